@@ -1,0 +1,52 @@
+"""A storage device as a data sheet: peak bandwidths, latencies, and how total bandwidth
+changes with the number of concurrent streams.
+
+Bandwidth is shared as device time: a byte read costs 1/read_bps and a byte written
+1/write_bps device-seconds. `read_scaling` / `write_scaling` give the fraction of peak
+bandwidth the device delivers in total when that many streams share it (linear between
+points, flat beyond the last): PM writes peak at a few threads then fall, HDD loses
+throughput to seeks between streams, NVMe needs several streams (queue depth) to reach
+its peak. When reads and writes are served together, `mixed_efficiency` scales both
+(flash program/erase blocking reads, Optane's read/write interference, HDD seeks).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DeviceModel:
+    """A device preset or user file, validated on load (see `device_models.load_device`)."""
+
+    name: str
+    description: str
+    read_bps: float
+    write_bps: float
+    read_latency_s: float
+    write_latency_s: float
+    read_scaling: tuple[tuple[int, float], ...] = ((1, 1.0),)
+    write_scaling: tuple[tuple[int, float], ...] = ((1, 1.0),)
+    mixed_efficiency: float = 1.0
+    source: str = ""
+
+    def bandwidth_bps(self, streams: int, mixed: bool) -> tuple[float, float]:
+        streams = max(1, streams)
+        read = self.read_bps * _interpolate(self.read_scaling, streams)
+        write = self.write_bps * _interpolate(self.write_scaling, streams)
+        if mixed:
+            read *= self.mixed_efficiency
+            write *= self.mixed_efficiency
+        return read, write
+
+
+def _interpolate(points: tuple[tuple[int, float], ...], streams: int) -> float:
+    counts = [p[0] for p in points]
+    position = bisect.bisect_left(counts, streams)
+    if position == 0:
+        return points[0][1]
+    if position == len(points):
+        return points[-1][1]
+    (x0, y0), (x1, y1) = points[position - 1], points[position]
+    return y0 + (y1 - y0) * (streams - x0) / (x1 - x0)

@@ -1,0 +1,12 @@
+"""lsmsim: a discrete-event simulator of RocksDB-style LSM key-value stores and their
+write stalls. Start with `simulate()`; see README.md."""
+
+from lsmsim.options import LsmOptions, OptionError
+from lsmsim.policy import Policy
+from lsmsim.result import SimulationResult
+from lsmsim.simulation import simulate
+from lsmsim.workload import Workload, make_workload
+
+__all__ = ["LsmOptions", "OptionError", "Policy", "SimulationResult", "Workload",
+           "make_workload", "simulate"]
+__version__ = "0.1.0"

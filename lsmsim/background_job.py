@@ -1,0 +1,109 @@
+"""Flush and compaction jobs as fluid activities: the CPU, device and rate-limiter work
+each needs, and what it installs when done.
+
+A flush merges the immutable memtables it picked into one L0 file (FlushJob::Run /
+WriteLevel0Table); a compaction merges its inputs and cuts the output at the level's
+target file size (CompactionJob, MaxFileSizeForLevel). Both are computed when the job
+starts, because the outcome does not depend on timing; only the duration does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from lsmsim.compaction_picker import Compaction
+from lsmsim.keyspace import merge_distinct
+from lsmsim.memtable import Memtable
+from lsmsim.sst_file import SstFile
+
+
+@dataclass(eq=False)
+class BackgroundJob:
+    """Work of one job; `remaining` is the fraction still to do (1 -> 0)."""
+
+    job_id: int
+    started_at_s: float
+    cpu_s: float
+    read_bytes: float
+    write_bytes: float
+    outputs: list[SstFile]
+    remaining: float = 1.0
+    rate: float = 0.0
+
+    kind: ClassVar[str] = "job"
+
+
+@dataclass(eq=False)
+class FlushJob(BackgroundJob):
+    memtables: list[Memtable] = field(default_factory=list)
+
+    kind: ClassVar[str] = "flush"
+    output_level: ClassVar[int] = 0
+
+    @property
+    def memtable_bytes(self) -> float:
+        return sum(m.size_bytes for m in self.memtables)
+
+
+@dataclass(eq=False)
+class CompactionJob(BackgroundJob):
+    compaction: Compaction = field(default=None)  # type: ignore[assignment]
+
+    kind: ClassVar[str] = "compaction"
+
+    @property
+    def output_level(self) -> int:
+        return self.compaction.output_level
+
+
+def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
+                          at_s: float, write_position_bytes: float) -> SstFile | None:
+    """An SST holding `keys` (full key-space vector), trimmed to its non-empty range."""
+    nonzero = np.flatnonzero(keys > 0)
+    if nonzero.size == 0:
+        return None
+    lo, hi = int(nonzero[0]), int(nonzero[-1]) + 1
+    return SstFile(number, lo, hi, keys[lo:hi].copy(), entry_bytes, at_s, write_position_bytes)
+
+
+def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int) -> np.ndarray:
+    """Distinct keys per bucket over [lo, hi) after merging the input files."""
+    aligned = []
+    for sst in inputs:
+        vector = np.zeros(hi - lo)
+        vector[sst.lo - lo:sst.hi - lo] = sst.keys
+        aligned.append(vector)
+    return merge_distinct(space_keys[lo:hi], aligned)
+
+
+def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
+                 first_number: int, at_s: float, write_position_bytes: float) -> list[SstFile]:
+    """Cut merged output into files of about `target_file_bytes`, at bucket edges.
+
+    CompactionOutputs::ShouldStopBefore closes a file once it reaches the target size;
+    here a file closes at the first bucket edge where it reaches it.
+    """
+    files: list[SstFile] = []
+    sizes = merged * entry_bytes
+    cumulative = np.cumsum(sizes)
+    start = 0
+    base = 0.0
+    position = write_position_bytes
+    n = len(merged)
+    while start < n:
+        end = int(np.searchsorted(cumulative, base + target_file_bytes, side="left")) + 1
+        end = min(max(end, start + 1), n)
+        keys = merged[start:end]
+        if keys.sum() > 0:
+            nonzero = np.flatnonzero(keys > 0)
+            a, b = start + int(nonzero[0]), start + int(nonzero[-1]) + 1
+            sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b].copy(),
+                          entry_bytes, at_s, position)
+            position += sst.size_bytes
+            files.append(sst)
+        base = cumulative[end - 1]
+        start = end
+    return files

@@ -1,0 +1,207 @@
+"""Which compaction runs next: RocksDB's leveled compaction picker.
+
+Follows `LevelCompactionBuilder::PickCompaction` (db/compaction/compaction_picker_level.cc,
+RocksDB 7.7): walk levels by score; L0 -> base takes every overlapping L0 file and never
+runs twice at once; Ln -> Ln+1 takes the file with the smallest overlapping ratio
+(kMinOverlappingRatio); trivial moves when the output range is empty; intra-L0 when
+L0 -> base cannot be picked. Simplified: boundaries fall on bucket edges, so
+`ExpandInputsToCleanCut` is a no-op, and the input-level growth of
+`SetupOtherInputsIfNeeded` is not modelled (with random keys it rarely applies).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lsmsim.options import LsmOptions
+from lsmsim.sst_file import SstFile
+from lsmsim.version_storage import LevelScores, VersionStorage
+
+MAX_EXTRA_TRIVIAL_MOVE_FILES = 4  # TryExtendNonL0TrivialMove
+INTRA_L0_MIN_FILES = 4           # kMinFilesForIntraL0Compaction
+
+
+@dataclass(eq=False)
+class Compaction:
+    """A picked compaction: inputs at `start_level` and overlapping files at `output_level`."""
+
+    start_level: int
+    output_level: int
+    inputs: list[SstFile]
+    output_level_inputs: list[SstFile]
+    reason: str
+    score: float
+    trivial_move: bool = False
+    lo: int = field(init=False)
+    hi: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        files = self.all_inputs
+        self.lo = min(f.lo for f in files)
+        self.hi = max(f.hi for f in files)
+
+    @property
+    def all_inputs(self) -> list[SstFile]:
+        return self.inputs + self.output_level_inputs
+
+    @property
+    def input_bytes(self) -> float:
+        return sum(f.size_bytes for f in self.all_inputs)
+
+    def mark_being_compacted(self, value: bool) -> None:
+        for sst in self.all_inputs:
+            sst.being_compacted = value
+
+
+class LevelCompactionPicker:
+    """Picks leveled compactions from a VersionStorage, as RocksDB's level picker does."""
+
+    def __init__(self) -> None:
+        self.running: list[Compaction] = []
+
+    @property
+    def level0_compaction_in_progress(self) -> bool:
+        return any(c.start_level == 0 for c in self.running)
+
+    def register(self, compaction: Compaction) -> None:
+        compaction.mark_being_compacted(True)
+        self.running.append(compaction)
+
+    def release(self, compaction: Compaction) -> None:
+        compaction.mark_being_compacted(False)
+        self.running.remove(compaction)
+
+    def pick(self, version: VersionStorage, scores: LevelScores,
+             opts: LsmOptions) -> Compaction | None:
+        """SetupInitialFiles + the rest of PickCompaction; None when nothing can run now."""
+        skipped_l0_to_base = False
+        for score, level in scores.ranked:
+            if score < 1.0:
+                break
+            if skipped_l0_to_base and level == scores.base_level:
+                continue
+            output_level = scores.base_level if level == 0 else level + 1
+            if level == 0:
+                picked = self._pick_l0_to_base(version, opts, output_level, score)
+                if picked is None:
+                    skipped_l0_to_base = True
+                    picked = self._pick_intra_l0(version, opts, score)
+            else:
+                picked = self._pick_level(version, opts, level, output_level, score)
+            if picked is not None:
+                return picked
+        return None
+
+    # -- L0 ------------------------------------------------------------------------------------
+    def _pick_l0_to_base(self, version: VersionStorage, opts: LsmOptions, output_level: int,
+                         score: float) -> Compaction | None:
+        if self.level0_compaction_in_progress:
+            return None
+        l0 = [f for f in version.levels[0] if not f.being_compacted]
+        if not l0:
+            return None
+        moved = self._l0_trivial_move(version, output_level, l0)
+        if moved:
+            return Compaction(0, output_level, moved, [], "LevelL0FilesNum", score,
+                              trivial_move=True)
+        first = min(l0, key=lambda f: self._overlap_ratio(version, output_level, f))
+        # SetupOtherL0FilesIfNeeded: grow to every L0 file overlapping the range, to a fixpoint.
+        lo, hi = first.lo, first.hi
+        chosen: list[SstFile] = []
+        while True:
+            chosen = version.overlapping(0, lo, hi)
+            new_lo, new_hi = min(f.lo for f in chosen), max(f.hi for f in chosen)
+            if (new_lo, new_hi) == (lo, hi):
+                break
+            lo, hi = new_lo, new_hi
+        if any(f.being_compacted for f in chosen):
+            return None
+        below = version.overlapping(output_level, lo, hi)
+        if any(f.being_compacted for f in below) or self._range_busy(output_level, lo, hi):
+            return None
+        return Compaction(0, output_level, chosen, below, "LevelL0FilesNum", score)
+
+    def _l0_trivial_move(self, version: VersionStorage, output_level: int,
+                         l0: list[SstFile]) -> list[SstFile]:
+        """TryPickL0TrivialMove: oldest-first L0 files disjoint from each other and the output."""
+        if not version.levels[output_level]:
+            return []
+        chosen: list[SstFile] = []
+        lo = hi = 0
+        for sst in reversed(l0):  # oldest first
+            if chosen and sst.overlaps(lo, hi):
+                break
+            if version.overlapping(output_level, sst.lo, sst.hi):
+                break
+            lo, hi = (min(lo, sst.lo), max(hi, sst.hi)) if chosen else (sst.lo, sst.hi)
+            chosen.append(sst)
+        return chosen
+
+    def _pick_intra_l0(self, version: VersionStorage, opts: LsmOptions,
+                       score: float) -> Compaction | None:
+        """PickIntraL0Compaction / FindIntraL0Compaction (min 4 files, per-file work falling)."""
+        l0 = version.levels[0]
+        if len(l0) < opts.level0_file_num_compaction_trigger + 2 or l0[0].being_compacted:
+            return None
+        total = l0[0].size_bytes
+        per_deleted = float("inf")
+        limit = 1
+        while limit < len(l0):
+            candidate = l0[limit]
+            new_total = total + candidate.size_bytes
+            new_per_deleted = new_total / limit
+            if (candidate.being_compacted or new_per_deleted > per_deleted
+                    or new_total > opts.effective_max_compaction_bytes):
+                break
+            total, per_deleted = new_total, new_per_deleted
+            limit += 1
+        if limit < INTRA_L0_MIN_FILES:
+            return None
+        return Compaction(0, 0, l0[:limit], [], "LevelL0FilesNum", score)
+
+    # -- Ln -> Ln+1 ----------------------------------------------------------------------------
+    def _pick_level(self, version: VersionStorage, opts: LsmOptions, level: int,
+                    output_level: int, score: float) -> Compaction | None:
+        candidates = [f for f in version.levels[level] if not f.being_compacted]
+        candidates.sort(key=lambda f: (self._overlap_ratio(version, output_level, f), f.lo))
+        for sst in candidates:
+            below = version.overlapping(output_level, sst.lo, sst.hi)
+            if any(f.being_compacted for f in below):
+                continue
+            if self._range_busy(output_level, sst.lo, sst.hi):
+                continue
+            if not below:
+                moved = self._extend_trivial_move(version, opts, level, output_level, sst)
+                return Compaction(level, output_level, moved, [], "LevelMaxLevelSize", score,
+                                  trivial_move=True)
+            return Compaction(level, output_level, [sst], below, "LevelMaxLevelSize", score)
+        return None
+
+    def _extend_trivial_move(self, version: VersionStorage, opts: LsmOptions, level: int,
+                             output_level: int, sst: SstFile) -> list[SstFile]:
+        """TryExtendNonL0TrivialMove: add following files that also overlap nothing below."""
+        files = version.levels[level]
+        moved = [sst]
+        total = sst.size_bytes
+        for nxt in files[files.index(sst) + 1:]:
+            if len(moved) > MAX_EXTRA_TRIVIAL_MOVE_FILES or nxt.being_compacted:
+                break
+            if version.overlapping(output_level, nxt.lo, nxt.hi):
+                break
+            if total + nxt.size_bytes > opts.effective_max_compaction_bytes:
+                break
+            moved.append(nxt)
+            total += nxt.size_bytes
+        return moved
+
+    # -- helpers -------------------------------------------------------------------------------
+    @staticmethod
+    def _overlap_ratio(version: VersionStorage, output_level: int, sst: SstFile) -> float:
+        """kMinOverlappingRatio key: overlapping bytes below * 1024 / file size."""
+        overlap = sum(f.size_bytes for f in version.overlapping(output_level, sst.lo, sst.hi))
+        return overlap * 1024.0 / max(sst.size_bytes, 1.0)
+
+    def _range_busy(self, output_level: int, lo: int, hi: int) -> bool:
+        """A running compaction into the same output level already covers part of [lo, hi)."""
+        return any(c.output_level == output_level and c.lo < hi and lo < c.hi
+                   for c in self.running)

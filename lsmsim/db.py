@@ -1,0 +1,471 @@
+"""The simulated DB: one SimPy process that moves the fluid state from event to event.
+
+Between events every activity (client writes, flushes, compactions) progresses at a
+constant rate set by `fluid_share.allocate`. Events are computed, not polled: a job
+finishing, the active memtable filling, an interval boundary, an open-loop backlog
+draining. At each, RocksDB's own reactions run in RocksDB's order: SwitchMemtable,
+flush/compaction install, InstallSuperVersion -> RecalculateWriteStallConditions, and
+MaybeScheduleFlushOrCompaction (db/db_impl/db_impl_compaction_flush.cc).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import simpy
+
+from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
+                                   file_from_bucket_keys, merge_inputs, split_output)
+from lsmsim.compaction_picker import Compaction, LevelCompactionPicker
+from lsmsim.entry_format import EntryFormat
+from lsmsim.event_log import EventLog
+from lsmsim.fluid_share import Demand, allocate
+from lsmsim.foreground_writer import ForegroundWriter
+from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace
+from lsmsim.machine import MachineProfile
+from lsmsim.memtable import MemtableList
+from lsmsim.metrics import IntervalRecorder
+from lsmsim.options import LsmOptions, OptionError
+from lsmsim.policy import Policy
+from lsmsim.sst_file import SstFile
+from lsmsim.stall_tracker import StallTracker, cause_name
+from lsmsim.storage_device import StorageDevice
+from lsmsim.version_storage import VersionStorage
+from lsmsim.workload import Workload
+from lsmsim.write_controller import WriteController
+from lsmsim.write_stall import ColumnFamilyStallState, StallInputs, WriteStallCondition
+
+DONE_EPSILON = 1e-9        # remaining fraction below which a job is finished
+FULL_EPSILON_OPS = 1e-6    # ops below which the active memtable is full
+
+
+@dataclass
+class DbCounters:
+    """Cumulative totals (InternalStats' compaction stats, simplified)."""
+
+    flushes: int = 0
+    compactions: int = 0
+    trivial_moves: int = 0
+    intra_l0_compactions: int = 0
+    flush_bytes_written: float = 0.0
+    compaction_bytes_read: float = 0.0
+    compaction_bytes_written: float = 0.0
+    bytes_written_per_level: list[float] = field(default_factory=list)
+    compactions_per_output_level: list[int] = field(default_factory=list)
+
+
+class DB:
+    """A RocksDB instance with one column family, driven by SimPy."""
+
+    def __init__(self, env: simpy.Environment, options: LsmOptions, machine: MachineProfile,
+                 device: StorageDevice, workload: Workload, policy: Policy,
+                 interval_s: float = 1.0, key_buckets: int = DEFAULT_BUCKETS,
+                 rng: np.random.Generator | None = None) -> None:
+        self.env = env
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.options = options
+        self.machine = machine
+        self.device = device
+        self.workload = workload
+        self.policy = policy
+        self.entry = EntryFormat(workload.key_size, workload.value_size)
+        self.distribution = workload.distribution()
+        self.keyspace = KeySpace.for_distribution(workload.num_keys, self.distribution, key_buckets)
+        self._bucket_keys = self.keyspace.keys_per_bucket
+        self.memtables = MemtableList(self.entry.memtable_bytes)
+        self.version = VersionStorage(options.num_levels)
+        self.picker = LevelCompactionPicker()
+        self.write_controller = WriteController(options.max_delayed_write_rate_bps)
+        self.stall_state = ColumnFamilyStallState()
+        self.scores = self.version.compute_compaction_score(options)
+        self.writer = ForegroundWriter(workload, self.entry, machine, not options.disable_wal)
+        self.flush_jobs: list[FlushJob] = []
+        self.compaction_jobs: list[CompactionJob] = []
+        self._finished_flushes: list[FlushJob] = []
+        self.events = EventLog()
+        self.stalls = StallTracker(self.events)
+        self.recorder = IntervalRecorder(interval_s)
+        self.counters = DbCounters(bytes_written_per_level=[0.0] * options.num_levels,
+                                   compactions_per_output_level=[0] * options.num_levels)
+        self._next_file_number = 1
+        self._next_job_id = 1
+        self._sst_bytes_written = 0.0
+        self._last_s = env.now
+        self._next_interval_s = env.now + interval_s
+        self._activities: list[tuple[object, Demand]] = []
+        self._replan_pending = False
+        self._install_super_version()
+        self._process = env.process(self._run())
+        policy.start(self)
+
+    # -- public API for policies (SetOptions / SetDBOptions / observation) -----------------------
+    def set_options(self, values: dict[str, Any]) -> None:
+        """DB::SetOptions on the column family: new Version, stall recalculation, schedule."""
+        self._apply_options(values, "cf", "SetOptions")
+        self._install_super_version()
+        self._maybe_schedule()
+        self._request_replan()
+
+    def set_db_options(self, values: dict[str, Any]) -> None:
+        """DB::SetDBOptions: job limits, delayed_write_rate (always reset), rate limiter."""
+        self._apply_options(values, "db", "SetDBOptions")
+        # DBImpl::SetDBOptions calls set_max_delayed_write_rate unconditionally.
+        self.write_controller.set_max_delayed_write_rate(self.options.max_delayed_write_rate_bps)
+        self._maybe_schedule()
+        self._request_replan()
+
+    def _apply_options(self, values: dict[str, Any], scope: str, call: str) -> None:
+        self.sync()
+        fields = {name: s for name, _, s, _ in LsmOptions.describe()}
+        wrong = [name for name in values if name in fields and fields[name] != scope]
+        if wrong:
+            raise OptionError(f"{call}: {', '.join(wrong)} cannot be set here "
+                              f"(use {'SetDBOptions' if scope == 'cf' else 'SetOptions'})")
+        self.options = self.options.updated(values, source=call, running=True)
+        self.events.emit(self.env.now, "options_changed", call=call,
+                         **{k: getattr(self.options, k) for k in values})
+
+    def sync(self) -> None:
+        """Bring the fluid state up to the current simulated time."""
+        self._advance(self.env.now)
+
+    @property
+    def now_s(self) -> float:
+        return self.env.now
+
+    # -- the event loop ------------------------------------------------------------------------
+    def _run(self):  # type: ignore[no-untyped-def]
+        while True:
+            self._allocate()
+            dt = self._time_to_next_event()
+            if dt > 0:
+                try:
+                    yield self.env.timeout(dt)
+                except simpy.Interrupt:
+                    pass
+                self._replan_pending = False
+            self._advance(self.env.now)
+            self._process_due()
+
+    def _request_replan(self) -> None:
+        if self.env.active_process is self._process or self._replan_pending:
+            return
+        self._replan_pending = True
+        self._process.interrupt("replan")
+
+    def _time_to_next_event(self) -> float:
+        now = self.env.now
+        candidates = [self._next_interval_s - now]
+        writer = self.writer
+        if writer.rate > 0:
+            ops_left = self.memtables.ops_until_full(self.options.write_buffer_size)
+            candidates.append(ops_left / writer.rate)
+            candidates.append(writer.time_to_drain_s())
+        for job in self._jobs():
+            if job.rate > 0:
+                candidates.append(job.remaining / job.rate)
+        return max(0.0, min(candidates))
+
+    def _jobs(self) -> list[BackgroundJob]:
+        return [*self.flush_jobs, *self.compaction_jobs]
+
+    def _allocate(self) -> None:
+        """Set every activity's rate from the shared CPU, device and rate limiter."""
+        jobs = self._jobs()
+        wal = not self.options.disable_wal
+        streams = len(jobs) + (1 if wal else 0)
+        mixed = any(j.read_bytes > 0 for j in jobs) and (wal or any(j.write_bytes for j in jobs))
+        read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
+        entries = self.memtables.active.ops
+        activities: list[tuple[object, Demand]] = [
+            (self.writer, self.writer.demand(self.write_controller, entries, write_bps,
+                                             self.policy.write_rate_cap_ops(self)))]
+        limiter_bps = self.options.rate_limiter_bytes_per_sec
+        for job in jobs:
+            per_unit = {"cpu": job.cpu_s,
+                        "device": job.read_bytes / read_bps + job.write_bytes / write_bps}
+            if limiter_bps:
+                per_unit["rate_limiter"] = job.write_bytes
+            cap = 1.0 / job.cpu_s if job.cpu_s > 0 else float("inf")
+            activities.append((job, Demand(per_unit, cap, self.policy.job_weights(self, job))))
+        capacities = {"cpu": float(self.machine.cores), "device": 1.0}
+        if limiter_bps:
+            capacities["rate_limiter"] = float(limiter_bps)
+        rates = allocate(capacities, [demand for _, demand in activities])
+        for (activity, _), rate in zip(activities, rates):
+            activity.rate = rate  # type: ignore[attr-defined]
+        self._activities = activities
+
+    def _advance(self, now: float) -> None:
+        dt = now - self._last_s
+        if dt <= 0:
+            return
+        acc = self.recorder.current
+        writer = self.writer
+        latency_s = writer.latency_s(writer.cpu_s_per_op(self.memtables.active.ops))
+        ops = writer.advance(dt)
+        self.memtables.active.ops += ops
+        acc.ops += ops
+        self.recorder.latency.add(latency_s, ops)
+        if not self.options.disable_wal:
+            acc.device_write_bytes += ops * self.entry.batch_bytes
+        for activity, demand in self._activities:
+            rate = activity.rate  # type: ignore[attr-defined]
+            acc.cpu_busy_core_s += rate * demand.per_unit.get("cpu", 0.0) * dt
+            acc.device_busy_s += rate * demand.per_unit.get("device", 0.0) * dt
+            if isinstance(activity, BackgroundJob):
+                done = min(rate * dt, activity.remaining)
+                activity.remaining -= done
+                acc.device_read_bytes += done * activity.read_bytes
+                acc.device_write_bytes += done * activity.write_bytes
+                if activity.kind == "flush":
+                    acc.flush_write_bytes += done * activity.write_bytes
+                else:
+                    acc.compaction_write_bytes += done * activity.write_bytes
+        condition = self.stall_state.condition
+        self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
+        self._last_s = now
+
+    def _process_due(self) -> None:
+        changed = False
+        for job in list(self.flush_jobs):
+            if job.remaining <= DONE_EPSILON:
+                self._finish_flush(job)
+                changed = True
+        for job in list(self.compaction_jobs):
+            if job.remaining <= DONE_EPSILON:
+                self._finish_compaction(job)
+                changed = True
+        if self.memtables.ops_until_full(self.options.write_buffer_size) <= FULL_EPSILON_OPS:
+            self._switch_memtable()
+            changed = True
+        if changed:
+            self._maybe_schedule()
+        if self.env.now >= self._next_interval_s - 1e-9:
+            self._close_interval()
+
+    # -- RocksDB reactions ---------------------------------------------------------------------
+    def _install_super_version(self) -> None:
+        """InstallSuperVersion: new scores, then RecalculateWriteStallConditions."""
+        self.scores = self.version.compute_compaction_score(self.options)
+        inputs = StallInputs(self.memtables.num_not_flushed(), len(self.version.levels[0]),
+                             self.scores.pending_compaction_bytes,
+                             self.picker.level0_compaction_in_progress)
+        self.stall_state.recalculate(inputs, self.options, self.write_controller)
+        ended = self.stalls.observe(
+            self.env.now, self.stall_state.condition, self.stall_state.cause,
+            self.write_controller.delayed_write_rate_bps,
+            {"l0_files": inputs.num_l0_files, "immutable_memtables": inputs.num_unflushed_memtables,
+             "pending_compaction_bytes": inputs.pending_compaction_bytes})
+        if ended is not None and ended.condition == WriteStallCondition.STOPPED.value:
+            # Each blocked client thread waited out the stop.
+            self.recorder.latency.add(self.env.now - ended.start_s, self.workload.threads)
+
+    def _switch_memtable(self) -> None:
+        """SwitchMemtable, then a flush request and a SuperVersion install."""
+        self.memtables.switch()
+        self._install_super_version()
+
+    def bg_job_limits(self) -> tuple[int, int]:
+        """GetBGJobLimits: flush and compaction slots; one compaction unless sped up."""
+        opts = self.options
+        if opts.max_background_flushes == -1 and opts.max_background_compactions == -1:
+            flushes = max(1, opts.max_background_jobs // 4)
+            compactions = max(1, opts.max_background_jobs - flushes)
+        else:
+            flushes = max(1, opts.max_background_flushes)
+            compactions = max(1, opts.max_background_compactions)
+        if not self.write_controller.need_speedup_compaction():
+            compactions = 1
+        return flushes, compactions
+
+    def _maybe_schedule(self) -> None:
+        """MaybeScheduleFlushOrCompaction."""
+        flush_limit, compaction_limit = self.bg_job_limits()
+        to_merge = self.options.effective_min_write_buffer_number_to_merge
+        while len(self.flush_jobs) < flush_limit and self.memtables.is_flush_pending(to_merge):
+            self._start_flush()
+        if self.options.disable_auto_compactions:
+            return
+        while len(self.compaction_jobs) < compaction_limit:
+            compaction = self.policy.pick_compaction(self) or self.picker.pick(
+                self.version, self.scores, self.options)
+            if compaction is None:
+                return
+            self.picker.register(compaction)
+            if compaction.trivial_move:
+                self._trivial_move(compaction)
+            else:
+                self._start_compaction(compaction)
+                self.scores = self.version.compute_compaction_score(self.options)
+
+    def _new_job_id(self) -> int:
+        job_id = self._next_job_id
+        self._next_job_id += 1
+        return job_id
+
+    def _start_flush(self) -> None:
+        memtables = self.memtables.pick_memtables_to_flush()
+        writes = sum(self.distribution.bucket_writes(self.keyspace, m.first_op, m.ops)
+                     for m in memtables)
+        keys = self.distribution.distinct_keys(self.keyspace, writes)
+        output = file_from_bucket_keys(self._next_file_number, keys, self.entry.sst_bytes,
+                                       self.env.now, self._sst_bytes_written)
+        self._next_file_number += 1
+        outputs = [output] if output is not None else []
+        memtable_bytes = sum(m.size_bytes for m in memtables)
+        written = sum(f.size_bytes for f in outputs)
+        self._sst_bytes_written += written
+        job = FlushJob(self._new_job_id(), self.env.now,
+                       cpu_s=self.machine.flush_cpu_s_per_byte * memtable_bytes,
+                       read_bytes=0.0, write_bytes=written, outputs=outputs, memtables=memtables)
+        self.flush_jobs.append(job)
+        self.events.emit(self.env.now, "flush_started", job=job.job_id,
+                         num_memtables=len(memtables), num_entries=round(sum(m.ops for m in memtables)),
+                         num_deletes=0, total_data_size=round(memtable_bytes),
+                         memory_usage=round(memtable_bytes), flush_reason="Write Buffer Full")
+
+    def _finish_flush(self, job: FlushJob) -> None:
+        self.flush_jobs.remove(job)
+        for memtable in job.memtables:
+            memtable.flushed = True
+        self._finished_flushes.append(job)
+        installed_any = False
+        # Results install in memtable order (MemTableList::TryInstallMemtableFlushResults).
+        while self.memtables.immutables and self.memtables.immutables[0].flushed:
+            oldest = self.memtables.immutables[0]
+            done = next(j for j in self._finished_flushes if oldest in j.memtables)
+            self._finished_flushes.remove(done)
+            self.memtables.install_flushed()
+            for sst in done.outputs:
+                self.version.add_file(0, sst)
+                self._table_file_creation(done.job_id, sst, 0)
+            self.counters.flushes += 1
+            self.counters.flush_bytes_written += done.write_bytes
+            self.counters.bytes_written_per_level[0] += done.write_bytes
+            installed_any = True
+            self.events.emit(self.env.now, "flush_finished", job=done.job_id,
+                             output_compression="NoCompression",
+                             lsm_state=self.version.file_counts(),
+                             immutable_memtables=self.memtables.num_not_flushed())
+        if installed_any:
+            self._install_super_version()
+
+    def _start_compaction(self, compaction: Compaction) -> None:
+        lo, hi = compaction.lo, compaction.hi
+        merged = merge_inputs(self._bucket_keys, compaction.all_inputs, lo, hi)
+        if compaction.output_level == 0:  # intra-L0: one output file
+            target = float("inf")
+        else:
+            target = self.options.max_file_size_for_level(compaction.output_level)
+        outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
+                               self.env.now, self._sst_bytes_written)
+        self._next_file_number += max(1, len(outputs))
+        written = sum(f.size_bytes for f in outputs)
+        cache = self.machine.page_cache_bytes
+        device_read = sum(f.size_bytes for f in compaction.all_inputs
+                          if self._sst_bytes_written - f.write_position_bytes >= cache)
+        self._sst_bytes_written += written
+        input_bytes = compaction.input_bytes
+        job = CompactionJob(self._new_job_id(), self.env.now,
+                            cpu_s=self.machine.compaction_cpu_s_per_byte * input_bytes,
+                            read_bytes=device_read, write_bytes=written, outputs=outputs,
+                            compaction=compaction)
+        self.compaction_jobs.append(job)
+        files = {f"files_L{compaction.start_level}": [f.number for f in compaction.inputs]}
+        if compaction.output_level_inputs:
+            files[f"files_L{compaction.output_level}"] = [
+                f.number for f in compaction.output_level_inputs]
+        reason = compaction.reason
+        self.events.emit(self.env.now, "compaction_started", job=job.job_id,
+                         compaction_reason=reason, **files, score=round(compaction.score, 6),
+                         input_data_size=round(input_bytes), output_level=compaction.output_level)
+
+    def _finish_compaction(self, job: CompactionJob) -> None:
+        compaction = job.compaction
+        self.compaction_jobs.remove(job)
+        self.picker.release(compaction)
+        for sst in compaction.inputs:
+            self.version.remove_file(compaction.start_level, sst)
+        for sst in compaction.output_level_inputs:
+            self.version.remove_file(compaction.output_level, sst)
+        for sst in job.outputs:
+            self.version.add_file(compaction.output_level, sst)
+            self._table_file_creation(job.job_id, sst, compaction.output_level)
+        counters = self.counters
+        counters.compactions += 1
+        counters.intra_l0_compactions += compaction.output_level == 0
+        counters.compaction_bytes_read += compaction.input_bytes
+        counters.compaction_bytes_written += job.write_bytes
+        counters.bytes_written_per_level[compaction.output_level] += job.write_bytes
+        counters.compactions_per_output_level[compaction.output_level] += 1
+        duration_s = self.env.now - job.started_at_s
+        self.events.emit(self.env.now, "compaction_finished", job=job.job_id,
+                         compaction_time_micros=round(duration_s * 1e6),
+                         compaction_time_cpu_micros=round(job.cpu_s * 1e6),
+                         output_level=compaction.output_level, num_output_files=len(job.outputs),
+                         total_output_size=round(job.write_bytes),
+                         num_input_records=round(sum(f.num_entries for f in compaction.all_inputs)),
+                         num_output_records=round(sum(f.num_entries for f in job.outputs)),
+                         output_compression="NoCompression", lsm_state=self.version.file_counts())
+        self._install_super_version()
+
+    def _trivial_move(self, compaction: Compaction) -> None:
+        """A metadata-only move (Compaction::IsTrivialMove), applied at once."""
+        for sst in compaction.inputs:
+            self.version.remove_file(compaction.start_level, sst)
+            self.version.add_file(compaction.output_level, sst)
+        self.picker.release(compaction)
+        self.counters.trivial_moves += 1
+        self.events.emit(self.env.now, "trivial_move", job=self._new_job_id(),
+                         destination_level=compaction.output_level, files=len(compaction.inputs),
+                         total_files_size=round(compaction.input_bytes))
+        self._install_super_version()
+
+    def _table_file_creation(self, job_id: int, sst: SstFile, level: int) -> None:
+        self.events.emit(self.env.now, "table_file_creation", job=job_id, file_number=sst.number,
+                         file_size=round(sst.size_bytes), level=level,
+                         table_properties={"num_entries": round(sst.num_entries),
+                                           "data_size": round(sst.size_bytes)})
+
+    # -- observation ---------------------------------------------------------------------------
+    def samples(self) -> dict[str, float | int | str]:
+        """Instantaneous state, as recorded at each interval's end."""
+        condition = self.stall_state.condition
+        row: dict[str, float | int | str] = {
+            "stall_condition": condition.value,
+            "delayed_write_rate_bps": self.write_controller.delayed_write_rate_bps,
+            "l0_files": len(self.version.levels[0]),
+            "pending_compaction_bytes": self.scores.pending_compaction_bytes,
+            "active_memtable_bytes": self.memtables.active.size_bytes,
+            "memtable_bytes": self.memtables.total_bytes,
+            "immutable_memtables": self.memtables.num_not_flushed(),
+            "running_flushes": len(self.flush_jobs),
+            "running_compactions": len(self.compaction_jobs),
+            "sst_bytes": self.version.total_bytes(),
+        }
+        for level in range(self.version.num_levels):
+            row[f"level{level}_bytes"] = self.version.level_bytes(level)
+        return row
+
+    def _close_interval(self) -> None:
+        self.recorder.close(self.env.now, self.samples(), self.entry.user_bytes, self.machine.cores)
+        self._next_interval_s += self.recorder.interval_s
+
+    def finish(self, end_s: float) -> None:
+        """Advance to `end_s`, close the last interval and any open stall episode."""
+        self._advance(end_s)
+        if end_s >= self._next_interval_s - 1e-9:
+            self._close_interval()
+        ended = self.stalls.finish(end_s)
+        if ended is not None and ended.condition == WriteStallCondition.STOPPED.value:
+            self.recorder.latency.add(end_s - ended.start_s, self.workload.threads)
+
+    def live_keys(self) -> float:
+        """Distinct keys in the whole tree (what a full compaction would keep)."""
+        files = [sst for level in self.version.levels for sst in level]
+        if not files:
+            return 0.0
+        return float(merge_inputs(self._bucket_keys, files, 0, self.keyspace.buckets).sum())

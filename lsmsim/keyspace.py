@@ -1,0 +1,176 @@
+"""Keys without keys: the key space as buckets, each file as distinct-key counts per bucket.
+
+A file is a vector `keys[b]` of how many distinct keys it holds in bucket b. Merging files
+whose keys are uniformly random inside a bucket of `S_b` keys keeps, in expectation,
+`S_b * (1 - prod_i(1 - n_i / S_b))` distinct keys, which is how overwritten keys disappear
+in flush and compaction. Bucket edges are chosen so that each bucket carries about the
+same share of writes: fine where a skewed distribution is hot, coarse where it is cold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+DEFAULT_BUCKETS = 4096
+
+
+class KeyDistribution(Protocol):
+    """Where writes land in the key space [0, num_keys)."""
+
+    name: str
+
+    def cdf(self, key_index: np.ndarray, num_keys: int) -> np.ndarray:
+        """Fraction of writes that go to keys below each `key_index`."""
+
+    def bucket_writes(self, space: "KeySpace", first_op: int, n_ops: float) -> np.ndarray:
+        """Expected writes per bucket for ops numbered [first_op, first_op + n_ops)."""
+
+    def distinct_keys(self, space: "KeySpace", writes: np.ndarray) -> np.ndarray:
+        """Expected distinct keys per bucket after `writes` inserts per bucket."""
+
+
+@dataclass(frozen=True)
+class KeySpace:
+    """Bucket edges over [0, num_keys) and the number of keys in each bucket."""
+
+    num_keys: int
+    edges: np.ndarray  # int64, len B+1, edges[0] = 0, edges[-1] = num_keys
+
+    @classmethod
+    def for_distribution(cls, num_keys: int, distribution: KeyDistribution,
+                         buckets: int = DEFAULT_BUCKETS) -> "KeySpace":
+        """Edges at equal-probability quantiles of `distribution` (at least one key each)."""
+        if num_keys < 1:
+            raise ValueError(f"num_keys must be positive, got {num_keys}")
+        buckets = max(1, min(buckets, num_keys))
+        grid = np.unique(np.round(np.geomspace(1, num_keys, 20000)).astype(np.int64))
+        grid = np.concatenate(([0], grid))
+        cdf = distribution.cdf(grid, num_keys)
+        targets = np.linspace(0.0, 1.0, buckets + 1)[1:-1]
+        inner = np.interp(targets, cdf, grid.astype(float))
+        uniform = np.linspace(0, num_keys, buckets + 1)[1:-1]
+        # Mix in uniform edges so cold regions are never a single giant bucket.
+        inner = np.unique(np.ceil(np.concatenate((inner[::2], uniform[1::2]))).astype(np.int64))
+        inner = inner[(inner > 0) & (inner < num_keys)]
+        edges = np.concatenate(([0], inner, [num_keys])).astype(np.int64)
+        return cls(num_keys=num_keys, edges=edges)
+
+    @property
+    def buckets(self) -> int:
+        return len(self.edges) - 1
+
+    @property
+    def keys_per_bucket(self) -> np.ndarray:
+        return np.diff(self.edges).astype(float)
+
+
+def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray]) -> np.ndarray:
+    """Distinct keys per bucket in the union of inputs whose keys are random within a bucket."""
+    if len(inputs) == 1:
+        return inputs[0].copy()
+    missing = np.ones_like(space_keys)
+    for counts in inputs:
+        missing *= 1.0 - np.minimum(counts / space_keys, 1.0)
+    return space_keys * (1.0 - missing)
+
+
+def random_distinct(space_keys: np.ndarray, writes: np.ndarray) -> np.ndarray:
+    """Distinct keys after `writes` uniformly random inserts into buckets of `space_keys` keys."""
+    with np.errstate(divide="ignore"):
+        per_write_miss = np.log1p(-1.0 / space_keys)  # -inf where a bucket has one key
+    exponent = np.where(writes > 0, writes * per_write_miss, 0.0)
+    return space_keys * -np.expm1(exponent)
+
+
+class UniformKeys:
+    """db_bench fillrandom: every key equally likely."""
+
+    name = "uniform"
+
+    def cdf(self, key_index: np.ndarray, num_keys: int) -> np.ndarray:
+        return np.asarray(key_index, dtype=float) / num_keys
+
+    def bucket_writes(self, space: KeySpace, first_op: int, n_ops: float) -> np.ndarray:
+        return n_ops * space.keys_per_bucket / space.num_keys
+
+    def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
+        return random_distinct(space.keys_per_bucket, writes)
+
+
+class ZipfianKeys:
+    """Zipfian popularity with the hottest keys at the start of the key space.
+
+    Key k (1-based) is written with probability k^-theta / H(N, theta). Unlike YCSB's
+    scrambled zipfian, hot keys are not hashed across the key space; that keeps them in
+    a few narrow buckets, where the within-bucket uniformity assumption holds best.
+    """
+
+    name = "zipfian"
+
+    def __init__(self, theta: float = 0.99) -> None:
+        if not 0.0 < theta < 10.0 or theta == 1.0:
+            raise ValueError(f"zipfian theta must be in (0, 10) and not 1, got {theta}")
+        self.theta = theta
+
+    def _harmonic(self, k: np.ndarray) -> np.ndarray:
+        """H(k, theta) = sum_{i<=k} i^-theta: exact to 4096, Euler-Maclaurin beyond."""
+        k = np.asarray(k, dtype=float)
+        exact_limit = 4096
+        table = np.concatenate(([0.0], np.cumsum(np.arange(1, exact_limit + 1) ** -self.theta)))
+        small = table[np.clip(k, 0, exact_limit).astype(np.int64)]
+        a = float(exact_limit)
+        big_k = np.maximum(k, a)
+        integral = (big_k ** (1 - self.theta) - a ** (1 - self.theta)) / (1 - self.theta)
+        tail = integral + (big_k ** -self.theta - a ** -self.theta) / 2
+        return np.where(k <= exact_limit, small, table[-1] + tail)
+
+    def cdf(self, key_index: np.ndarray, num_keys: int) -> np.ndarray:
+        return self._harmonic(key_index) / self._harmonic(np.array([num_keys]))[0]
+
+    def bucket_writes(self, space: KeySpace, first_op: int, n_ops: float) -> np.ndarray:
+        return n_ops * np.diff(self.cdf(space.edges, space.num_keys))
+
+    def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
+        return random_distinct(space.keys_per_bucket, writes)
+
+
+class SequentialKeys:
+    """db_bench fillseq: op i writes key i (mod num_keys); no key is written twice per pass."""
+
+    name = "sequential"
+
+    def cdf(self, key_index: np.ndarray, num_keys: int) -> np.ndarray:
+        return np.asarray(key_index, dtype=float) / num_keys
+
+    def bucket_writes(self, space: KeySpace, first_op: int, n_ops: float) -> np.ndarray:
+        writes = np.zeros(space.buckets)
+        start = float(first_op)
+        remaining = float(n_ops)
+        while remaining > 0:
+            position = start % space.num_keys
+            span = min(remaining, space.num_keys - position)
+            lo, hi = position, position + span
+            edges = space.edges.astype(float)
+            overlap = np.clip(np.minimum(edges[1:], hi) - np.maximum(edges[:-1], lo), 0, None)
+            writes += overlap
+            start += span
+            remaining -= span
+        return writes
+
+    def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
+        return np.minimum(writes, space.keys_per_bucket)
+
+
+def make_distribution(name: str, theta: float = 0.99) -> KeyDistribution:
+    """Distribution by name: uniform, zipfian or sequential."""
+    if name == "uniform":
+        return UniformKeys()
+    if name == "zipfian":
+        return ZipfianKeys(theta)
+    if name == "sequential":
+        return SequentialKeys()
+    raise ValueError(f"unknown key distribution {name!r}; valid: uniform, zipfian, sequential")
+

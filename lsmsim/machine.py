@@ -1,0 +1,76 @@
+"""The machine a simulated RocksDB runs on: CPU cores, per-byte CPU costs and page cache.
+
+Foreground writes and background jobs share the cores (one core at most per thread).
+The costs are parameters, not constants: `machine_profiles/*.toml` hold presets, and a
+user's own file (for instance one fitted by calibration) is read the same way.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsmsim.data_file import DataFileError, Number, read_fields, require
+
+PROFILE_DIR = Path(__file__).parent / "machine_profiles"
+NS = 1e-9
+
+
+@dataclass(frozen=True)
+class MachineProfile:
+    """CPU model of one machine. Costs are CPU-seconds of one core."""
+
+    name: str
+    description: str
+    cores: int
+    write_cpu_s_per_op: float
+    write_cpu_s_per_byte: float
+    memtable_insert_cpu_s_per_level: float
+    flush_cpu_s_per_byte: float
+    compaction_cpu_s_per_byte: float
+    page_cache_bytes: float
+
+    def write_cpu_s(self, batch_bytes: int, memtable_entries: float) -> float:
+        """CPU of one put: fixed cost, bytes through WAL and memtable, and the skiplist
+        search, which grows with log2 of the entries already in the memtable."""
+        depth = math.log2(memtable_entries + 2.0)
+        return (self.write_cpu_s_per_op + self.write_cpu_s_per_byte * batch_bytes
+                + self.memtable_insert_cpu_s_per_level * depth)
+
+
+_FIELDS = {"description": str, "cores": int, "write_ns_per_op": Number,
+           "write_ns_per_byte": Number, "memtable_insert_ns_per_level": Number,
+           "flush_ns_per_byte": Number, "compaction_ns_per_byte": Number,
+           "page_cache_GiB": Number}
+
+
+def profile_names() -> list[str]:
+    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
+
+
+def load_machine(name_or_path: str) -> MachineProfile:
+    """A preset by name (see `profile_names()`) or a machine TOML file by path."""
+    path = Path(name_or_path)
+    if path.suffix != ".toml" and not path.exists():
+        path = PROFILE_DIR / f"{name_or_path}.toml"
+        if not path.is_file():
+            names = profile_names()
+            close = difflib.get_close_matches(name_or_path, names, n=2)
+            hint = f" Did you mean {' or '.join(close)}?" if close else ""
+            raise DataFileError(f"unknown machine profile {name_or_path!r}.{hint} Valid: "
+                                f"{', '.join(names)} (or a path to a .toml file)")
+    data = read_fields(path, _FIELDS, {"name": str})
+    require(path, "cores", data["cores"], data["cores"] >= 1, "at least 1")
+    for key in _FIELDS:
+        if key not in ("description", "cores"):
+            require(path, key, data[key], data[key] >= 0, "zero or positive")
+    return MachineProfile(
+        name=data.get("name", path.stem), description=data["description"],
+        cores=data["cores"], write_cpu_s_per_op=data["write_ns_per_op"] * NS,
+        write_cpu_s_per_byte=data["write_ns_per_byte"] * NS,
+        memtable_insert_cpu_s_per_level=data["memtable_insert_ns_per_level"] * NS,
+        flush_cpu_s_per_byte=data["flush_ns_per_byte"] * NS,
+        compaction_cpu_s_per_byte=data["compaction_ns_per_byte"] * NS,
+        page_cache_bytes=data["page_cache_GiB"] * (1 << 30))

@@ -1,0 +1,104 @@
+"""Probes: per-interval rows of the DB's state and a histogram of write latency.
+
+Following salabim's split: *levels* that hold over time (ops, stall time, CPU and device
+busy time) are integrated over each interval; *samples* (L0 files, pending bytes,
+memtables, running jobs) are read at the interval's end.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lsmsim.write_stall import WriteStallCondition
+
+LATENCY_MIN_S = 1e-7
+LATENCY_BINS_PER_DECADE = 50
+LATENCY_DECADES = 12  # 100 ns .. 100 000 s
+
+
+class LatencyHistogram:
+    """Op-count-weighted histogram of latency with log-spaced bins (like HdrHistogram)."""
+
+    def __init__(self) -> None:
+        self.counts = np.zeros(LATENCY_BINS_PER_DECADE * LATENCY_DECADES + 1)
+
+    def add(self, latency_s: float, ops: float) -> None:
+        if ops <= 0:
+            return
+        position = math.log10(max(latency_s, LATENCY_MIN_S) / LATENCY_MIN_S)
+        index = min(int(position * LATENCY_BINS_PER_DECADE), len(self.counts) - 1)
+        self.counts[index] += ops
+
+    def percentile_s(self, percent: float) -> float:
+        """Latency below which `percent` % of ops finished (upper edge of the bin)."""
+        total = self.counts.sum()
+        if total <= 0:
+            return float("nan")
+        index = int(np.searchsorted(np.cumsum(self.counts), total * percent / 100.0))
+        index = min(index, len(self.counts) - 1)
+        return LATENCY_MIN_S * 10 ** ((index + 1) / LATENCY_BINS_PER_DECADE)
+
+
+@dataclass
+class IntervalAccumulator:
+    """Integrals over the current interval; reset when the interval closes."""
+
+    ops: float = 0.0
+    stopped_s: float = 0.0
+    delayed_s: float = 0.0
+    cpu_busy_core_s: float = 0.0
+    device_busy_s: float = 0.0
+    device_read_bytes: float = 0.0
+    device_write_bytes: float = 0.0
+    flush_write_bytes: float = 0.0
+    compaction_write_bytes: float = 0.0
+    stall_s_by_cause: dict[str, float] = field(default_factory=dict)
+
+
+class IntervalRecorder:
+    """Collects one row per interval into column lists."""
+
+    def __init__(self, interval_s: float) -> None:
+        self.interval_s = interval_s
+        self.current = IntervalAccumulator()
+        self.columns: dict[str, list] = {}
+        self.latency = LatencyHistogram()
+
+    def add_segment(self, dt: float, condition: WriteStallCondition, cause: str) -> None:
+        """Time spent in a stall condition (the writer's segment of length dt)."""
+        acc = self.current
+        if condition is WriteStallCondition.STOPPED:
+            acc.stopped_s += dt
+        elif condition is WriteStallCondition.DELAYED:
+            acc.delayed_s += dt
+        if condition is not WriteStallCondition.NORMAL:
+            acc.stall_s_by_cause[cause] = acc.stall_s_by_cause.get(cause, 0.0) + dt
+
+    def close(self, end_s: float, samples: dict[str, float | int | str],
+              user_bytes_per_op: int, cores: int) -> None:
+        """Finish the interval ending at `end_s` and append its row."""
+        acc = self.current
+        length = self.interval_s
+        dominant = max(acc.stall_s_by_cause.items(), key=lambda kv: kv[1], default=("none", 0))
+        row: dict[str, float | int | str] = {
+            "time_s": round(end_s, 9),
+            "ops": acc.ops,
+            "ops_per_s": acc.ops / length,
+            "user_bytes_per_s": acc.ops * user_bytes_per_op / length,
+            "stopped_s": acc.stopped_s,
+            "delayed_s": acc.delayed_s,
+            "stall_cause": dominant[0],
+            "cpu_util": acc.cpu_busy_core_s / (cores * length),
+            "device_util": acc.device_busy_s / length,
+            "device_read_bps": acc.device_read_bytes / length,
+            "device_write_bps": acc.device_write_bytes / length,
+            "flush_write_bps": acc.flush_write_bytes / length,
+            "compaction_write_bps": acc.compaction_write_bytes / length,
+            **samples,
+        }
+        for key, value in row.items():
+            self.columns.setdefault(key, []).append(value)
+        self.current = IntervalAccumulator()

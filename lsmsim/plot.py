@@ -1,0 +1,69 @@
+"""The timeline figure: throughput with stalls shaded by cause, L0 files against RocksDB's
+triggers, pending compaction bytes against the limits, memtables and running jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+if TYPE_CHECKING:
+    from lsmsim.result import SimulationResult
+
+CAUSE_COLOURS = {
+    "memtable_compaction": "#d62728", "memtable_slowdown": "#ff9896",
+    "level0_numfiles": "#1f77b4", "level0_slowdown": "#aec7e8",
+    "stop for pending_compaction_bytes": "#9467bd",
+    "slowdown for pending_compaction_bytes": "#c5b0d5",
+}
+
+
+def timeline_figure(result: "SimulationResult"):  # type: ignore[no-untyped-def]
+    ts = result.timeseries
+    options = result.config["options"]
+    t = np.asarray(ts["time_s"], dtype=float)
+    figure, axes = plt.subplots(4, 1, figsize=(11, 9), sharex=True)
+    ax = axes[0]
+    ax.plot(t, np.asarray(ts["ops_per_s"]) / 1e3, lw=0.8, color="black")
+    for episode in result.stall_episodes:
+        ax.axvspan(episode["start_s"], episode["end_s"], lw=0, alpha=0.35,
+                   color=CAUSE_COLOURS.get(episode["cause"], "grey"))
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c, alpha=0.5) for c in CAUSE_COLOURS.values()]
+    ax.legend(handles, list(CAUSE_COLOURS), fontsize=7, ncol=3, loc="upper right")
+    ax.set_ylabel("kops/s")
+    ax.set_title(f"{result.config['workload']['name']} on {result.config['device']} "
+                 f"({result.config['policy']['name']})")
+    ax = axes[1]
+    ax.plot(t, ts["l0_files"], lw=0.8)
+    for key, style in (("level0_slowdown_writes_trigger", "--"), ("level0_stop_writes_trigger", ":")):
+        ax.axhline(options[key], ls=style, color="red", lw=0.8, label=key)
+    ax.set_ylabel("L0 files")
+    ax.legend(fontsize=7, loc="upper right")
+    ax = axes[2]
+    ax.plot(t, np.asarray(ts["pending_compaction_bytes"]) / 2**30, lw=0.8)
+    for key, style in (("soft_pending_compaction_bytes_limit", "--"),
+                       ("hard_pending_compaction_bytes_limit", ":")):
+        ax.axhline(options[key] / 2**30, ls=style, color="red", lw=0.8, label=key)
+    ax.set_ylabel("pending GiB")
+    ax.set_yscale("symlog", linthresh=1)
+    ax.legend(fontsize=7, loc="upper right")
+    ax = axes[3]
+    ax.plot(t, ts["immutable_memtables"], lw=0.8, label="immutable memtables")
+    ax.plot(t, ts["running_flushes"], lw=0.8, label="running flushes")
+    ax.plot(t, ts["running_compactions"], lw=0.8, label="running compactions")
+    ax.set_ylabel("count")
+    ax.set_xlabel("simulated time (s)")
+    ax.legend(fontsize=7, loc="upper right")
+    figure.tight_layout()
+    return figure
+
+
+def save_timeline(result: "SimulationResult", path: Path) -> None:
+    figure = timeline_figure(result)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)

@@ -1,0 +1,70 @@
+"""`simulate()`: build a DB from names and options, run it under SimPy, return the result."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Mapping
+
+import numpy as np
+import simpy
+
+from lsmsim.db import DB
+from lsmsim.keyspace import DEFAULT_BUCKETS
+from lsmsim.machine import MachineProfile, load_machine
+from lsmsim.options import LsmOptions
+from lsmsim.policy import Policy
+from lsmsim.result import SimulationResult
+from lsmsim.storage_device import StorageDevice
+from lsmsim.summary import summarize
+from lsmsim.workload import Workload, make_workload
+
+
+def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDevice = "nvme",
+             machine: str | MachineProfile = "server", duration_s: float = 3600.0,
+             options: LsmOptions | Mapping[str, Any] | None = None,
+             policy: str | Policy = "rocksdb", interval_s: float = 1.0, seed: int = 0,
+             key_buckets: int = DEFAULT_BUCKETS, **workload_fields: Any) -> SimulationResult:
+    """Run one simulation. Names are resolved here: devices from `device_models`, machine
+    profiles from `lsmsim/machine_profiles`, policies from `policies`."""
+    if duration_s <= 0 or interval_s <= 0:
+        raise ValueError(f"duration_s and interval_s must be positive, got {duration_s}, "
+                         f"{interval_s}")
+    if isinstance(workload, str):
+        workload = make_workload(workload, **workload_fields)
+    elif workload_fields:
+        workload = dataclasses.replace(workload, **workload_fields)
+    if isinstance(device, str):
+        from device_models import load_device
+        device = load_device(device)
+    if isinstance(machine, str):
+        machine = load_machine(machine)
+    if isinstance(policy, str):
+        from policies import make_policy
+        policy = make_policy(policy)
+    if not isinstance(options, LsmOptions):
+        options = LsmOptions.from_mapping(options or {})
+    started = time.perf_counter()
+    env = simpy.Environment()
+    db = DB(env, options, machine, device, workload, policy, interval_s, key_buckets,
+            rng=np.random.default_rng(seed))
+    env.run(until=duration_s)
+    db.finish(duration_s)
+    wall_s = time.perf_counter() - started
+    config = {
+        "workload": dataclasses.asdict(workload),
+        "device": device.name,
+        "machine": dataclasses.asdict(machine),
+        "policy": policy.describe(),
+        "options": options.as_dict(),
+        "final_options": db.options.as_dict(),
+        "duration_s": duration_s,
+        "interval_s": interval_s,
+        "seed": seed,
+        "key_buckets": key_buckets,
+    }
+    timeseries = {name: np.asarray(values) for name, values in db.recorder.columns.items()}
+    return SimulationResult(config=config, summary=summarize(db, duration_s),
+                            timeseries=timeseries, events=db.events.events,
+                            stall_episodes=[e.as_dict() for e in db.stalls.episodes],
+                            wall_s=wall_s)

@@ -1,0 +1,93 @@
+"""Stall episodes: when each stop or slowdown began and ended, its cause and the rates it
+imposed, plus the log lines RocksDB would print ("Stalling writes because ...").
+
+Causes are named as on RocksDB's "Stalls(count)" line, so simulated and real runs report
+the same categories.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsmsim.event_log import EventLog
+from lsmsim.write_stall import WriteStallCause, WriteStallCondition
+
+CAUSE_NAMES = {
+    (WriteStallCondition.STOPPED, WriteStallCause.MEMTABLE_LIMIT): "memtable_compaction",
+    (WriteStallCondition.DELAYED, WriteStallCause.MEMTABLE_LIMIT): "memtable_slowdown",
+    (WriteStallCondition.STOPPED, WriteStallCause.L0_FILE_COUNT_LIMIT): "level0_numfiles",
+    (WriteStallCondition.DELAYED, WriteStallCause.L0_FILE_COUNT_LIMIT): "level0_slowdown",
+    (WriteStallCondition.STOPPED, WriteStallCause.PENDING_COMPACTION_BYTES):
+        "stop for pending_compaction_bytes",
+    (WriteStallCondition.DELAYED, WriteStallCause.PENDING_COMPACTION_BYTES):
+        "slowdown for pending_compaction_bytes",
+}
+
+
+def cause_name(condition: WriteStallCondition, cause: WriteStallCause) -> str:
+    return CAUSE_NAMES.get((condition, cause), "none")
+
+
+@dataclass
+class StallEpisode:
+    """A maximal stretch of one (condition, cause)."""
+
+    condition: str
+    cause: str
+    start_s: float
+    end_s: float | None = None
+    rate_bps_start: float | None = None
+    rate_bps_min: float | None = None
+    rates_bps: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"condition": self.condition, "cause": self.cause, "start_s": self.start_s,
+                "end_s": self.end_s, "duration_s": (self.end_s or self.start_s) - self.start_s,
+                "rate_bps_start": self.rate_bps_start, "rate_bps_min": self.rate_bps_min,
+                "rate_changes": len(self.rates_bps)}
+
+
+class StallTracker:
+    """Turns every stall recalculation into episodes and events."""
+
+    def __init__(self, events: EventLog) -> None:
+        self.events = events
+        self.episodes: list[StallEpisode] = []
+        self.current: StallEpisode | None = None
+
+    def observe(self, at_s: float, condition: WriteStallCondition, cause: WriteStallCause,
+                rate_bps: float, context: dict[str, Any]) -> StallEpisode | None:
+        """Record the outcome of one RecalculateWriteStallConditions; returns an episode
+        that just ended, if any."""
+        name = cause_name(condition, cause)
+        ended = None
+        if self.current is not None and self.current.cause != name:
+            ended = self._close(at_s)
+        if condition is WriteStallCondition.NORMAL:
+            if ended is not None:
+                self.events.emit(at_s, "write_stall", condition="normal", cause="none", **context)
+            return ended
+        rate = rate_bps if condition is WriteStallCondition.DELAYED else None
+        if self.current is None:
+            self.current = StallEpisode(condition.value, name, at_s, rate_bps_start=rate,
+                                        rate_bps_min=rate)
+        elif rate is not None:
+            self.current.rate_bps_min = min(self.current.rate_bps_min or rate, rate)
+        if rate is not None:
+            self.current.rates_bps.append(rate)
+        self.events.emit(at_s, "write_stall", condition=condition.value, cause=name,
+                         rate_bps=rate, **context)
+        return ended
+
+    def _close(self, at_s: float) -> StallEpisode:
+        episode = self.current
+        assert episode is not None
+        episode.end_s = at_s
+        self.episodes.append(episode)
+        self.current = None
+        return episode
+
+    def finish(self, at_s: float) -> StallEpisode | None:
+        """Close the episode still open when the run ends."""
+        return self._close(at_s) if self.current is not None else None

@@ -1,0 +1,24 @@
+"""The engine's view of a storage device: what bandwidth it gives a number of concurrent
+streams. Presets and the model behind them live in `device_models/`; the engine depends
+only on this protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class StorageDevice(Protocol):
+    """A device shared by concurrent I/O streams (fluid processor sharing of device time)."""
+
+    name: str
+    read_latency_s: float
+    write_latency_s: float
+
+    def bandwidth_bps(self, streams: int, mixed: bool) -> tuple[float, float]:
+        """Aggregate read and write bandwidth (bytes/s) while `streams` activities share the
+        device; `mixed` when reads and writes are both in flight.
+
+        A byte read costs 1/read_bps device-seconds and a byte written 1/write_bps; the
+        device has one device-second per second to share among the streams.
+        """

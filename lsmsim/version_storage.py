@@ -1,0 +1,186 @@
+"""The files of each level, and what RocksDB derives from them after every version change:
+level targets, compaction scores and the estimate of pending compaction bytes.
+
+Follows `VersionStorageInfo` in db/version_set.cc (RocksDB 7.7): `CalculateBaseBytes`,
+`ComputeCompactionScore` and `EstimateCompactionBytesNeeded`, exact for level style
+without deletions (compensated size = file size).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from lsmsim.options import LsmOptions
+from lsmsim.sst_file import SstFile
+
+SCORE_SCALE = 10.0  # kScoreScale in version_set.cc
+
+
+@dataclass(frozen=True)
+class LevelScores:
+    """Result of ComputeCompactionScore: (score, level) sorted by score, best first."""
+
+    ranked: list[tuple[float, int]]
+    base_level: int
+    targets: list[float]
+    pending_compaction_bytes: float
+
+    def score_of(self, level: int) -> float:
+        return next(score for score, lvl in self.ranked if lvl == level)
+
+    @property
+    def needs_compaction(self) -> bool:
+        return bool(self.ranked) and self.ranked[0][0] >= 1.0
+
+
+class VersionStorage:
+    """Files per level. L0 is newest first; L1+ are sorted by key range and never overlap."""
+
+    def __init__(self, num_levels: int) -> None:
+        self.levels: list[list[SstFile]] = [[] for _ in range(num_levels)]
+        self._lo_index: list[list[int]] = [[] for _ in range(num_levels)]
+
+    @property
+    def num_levels(self) -> int:
+        return len(self.levels)
+
+    def level_bytes(self, level: int) -> float:
+        return sum(f.size_bytes for f in self.levels[level])
+
+    def total_bytes(self) -> float:
+        return sum(self.level_bytes(level) for level in range(self.num_levels))
+
+    def file_counts(self) -> list[int]:
+        return [len(files) for files in self.levels]
+
+    # -- edits --------------------------------------------------------------------------------
+    def add_file(self, level: int, sst: SstFile) -> None:
+        if level == 0:
+            self.levels[0].insert(0, sst)
+            return
+        position = bisect.bisect_left(self._lo_index[level], sst.lo)
+        self.levels[level].insert(position, sst)
+        self._lo_index[level].insert(position, sst.lo)
+
+    def remove_file(self, level: int, sst: SstFile) -> None:
+        files = self.levels[level]
+        position = files.index(sst)
+        del files[position]
+        if level > 0:
+            del self._lo_index[level][position]
+
+    def overlapping(self, level: int, lo: int, hi: int) -> list[SstFile]:
+        """Files of `level` whose bucket range intersects [lo, hi)."""
+        if level == 0:
+            return [f for f in self.levels[0] if f.overlaps(lo, hi)]
+        files = self.levels[level]
+        start = max(0, bisect.bisect_right(self._lo_index[level], lo) - 1)
+        result = []
+        for sst in files[start:]:
+            if sst.lo >= hi:
+                break
+            if sst.hi > lo:
+                result.append(sst)
+        return result
+
+    # -- derived state ------------------------------------------------------------------------
+    def calculate_base_bytes(self, opts: LsmOptions) -> tuple[int, list[float]]:
+        """CalculateBaseBytes: the base level and every level's target size (exact)."""
+        num_levels = self.num_levels
+        base = float(opts.max_bytes_for_level_base)
+        mult = opts.max_bytes_for_level_multiplier
+        targets = [0.0] * num_levels
+        if not opts.level_compaction_dynamic_level_bytes:
+            targets[0] = base
+            for level in range(1, num_levels):
+                targets[level] = base if level == 1 else targets[level - 1] * mult
+            return 1, targets
+        targets = [float("inf")] * num_levels
+        sizes = [self.level_bytes(level) for level in range(num_levels)]
+        non_empty = [level for level in range(1, num_levels) if sizes[level] > 0]
+        if not non_empty:
+            return num_levels - 1, targets
+        first_non_empty = non_empty[0]
+        max_level_size = max(sizes[1:])
+        cur = max_level_size
+        for _ in range(num_levels - 2, first_non_empty - 1, -1):
+            cur /= mult
+        base_min = base / mult
+        base_level = first_non_empty
+        if cur <= base_min:
+            base_size = base_min + 1
+        else:
+            while base_level > 1 and cur > base:
+                base_level -= 1
+                cur /= mult
+            base_size = min(cur, base)
+        level_size = base_size
+        for level in range(base_level, num_levels):
+            if level > base_level:
+                level_size *= mult
+            targets[level] = max(level_size, base)
+        return base_level, targets
+
+    def compute_compaction_score(self, opts: LsmOptions) -> LevelScores:
+        """ComputeCompactionScore + EstimateCompactionBytesNeeded, after a version change."""
+        base_level, targets = self.calculate_base_bytes(opts)
+        dynamic = opts.level_compaction_dynamic_level_bytes
+        scores: list[tuple[float, int]] = []
+        total_downcompact = 0.0
+        for level in range(self.num_levels - 1):
+            files = self.levels[level]
+            if level == 0:
+                total_downcompact += sum(f.size_bytes for f in files)
+                idle = [f for f in files if not f.being_compacted]
+                idle_bytes = sum(f.size_bytes for f in idle)
+                score = len(idle) / opts.level0_file_num_compaction_trigger
+                if not dynamic:
+                    score = max(score, idle_bytes / opts.max_bytes_for_level_base)
+                else:
+                    if idle_bytes >= opts.max_bytes_for_level_base:
+                        score = max(score, 1.01)
+                    if idle_bytes > targets[base_level]:
+                        base_bytes = self.level_bytes(base_level)
+                        score = max(score, idle_bytes / max(base_bytes, targets[base_level]))
+                    if score > 1:
+                        score *= SCORE_SCALE
+            else:
+                idle_bytes = sum(f.size_bytes for f in files if not f.being_compacted)
+                total = sum(f.size_bytes for f in files)
+                target = targets[level]
+                if not dynamic or idle_bytes < target:
+                    score = idle_bytes / target if target != float("inf") else 0.0
+                else:
+                    score = idle_bytes / (target + total_downcompact) * SCORE_SCALE
+                if total > target:
+                    total_downcompact += total - target
+            scores.append((score, level))
+        # Bubble sort in RocksDB: stable, so ties keep the lower level first.
+        scores.sort(key=lambda item: -item[0])
+        pending = self.estimate_compaction_bytes_needed(opts, base_level, targets)
+        return LevelScores(scores, base_level, targets, pending)
+
+    def estimate_compaction_bytes_needed(self, opts: LsmOptions, base_level: int,
+                                         targets: list[float]) -> float:
+        """EstimateCompactionBytesNeeded: RocksDB's pending compaction bytes (exact)."""
+        l0_bytes = self.level_bytes(0)
+        l0_triggered = (len(self.levels[0]) >= opts.level0_file_num_compaction_trigger
+                        or l0_bytes >= opts.max_bytes_for_level_base)
+        estimate = l0_bytes if l0_triggered else 0.0
+        carry = l0_bytes if l0_triggered else 0.0
+        next_known = 0.0
+        for level in range(base_level, self.num_levels - 1):
+            size = next_known if next_known > 0 else self.level_bytes(level)
+            next_known = 0.0
+            if level == base_level and l0_triggered:
+                estimate += size
+            size += carry
+            carry = 0.0
+            if size > targets[level]:
+                carry = size - targets[level]
+                below = self.level_bytes(level + 1)
+                next_known = below
+                if below > 0:
+                    estimate += carry * (below / size + 1)
+        return estimate

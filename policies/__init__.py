@@ -1,0 +1,68 @@
+"""Write-stall policies, found by name: `make_policy("rocksdb")`, `make_policy("x:k=v,k2=v2")`.
+
+A user registers their own without editing lsmsim: `register("mine", MyPolicy)` from their
+module (or a `lsmsim.policies` entry point of their package), then `--policy mine`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from importlib.metadata import entry_points
+from typing import Any, Callable
+
+from lsmsim.policy import Policy
+from policies.rocksdb import RocksDbDefault
+
+_REGISTRY: dict[str, Callable[..., Policy]] = {}
+
+
+class PolicyError(ValueError):
+    """An unknown policy or a bad policy parameter."""
+
+
+def register(name: str, factory: Callable[..., Policy]) -> None:
+    """Make `factory(**params)` available as `--policy name`."""
+    _REGISTRY[name] = factory
+
+
+def policy_names() -> list[str]:
+    _load_entry_points()
+    return sorted(_REGISTRY)
+
+
+def _load_entry_points() -> None:
+    for entry in entry_points(group="lsmsim.policies"):
+        if entry.name not in _REGISTRY:
+            _REGISTRY[entry.name] = entry.load()
+
+
+def make_policy(spec: str) -> Policy:
+    """`name` or `name:param=value,param=value` -> a Policy instance."""
+    name, _, raw = spec.partition(":")
+    names = policy_names()
+    if name not in _REGISTRY:
+        close = difflib.get_close_matches(name, names, n=2)
+        hint = f" Did you mean {' or '.join(close)}?" if close else ""
+        raise PolicyError(f"unknown policy {name!r}.{hint} Valid policies: {', '.join(names)}")
+    params: dict[str, Any] = {}
+    for item in filter(None, raw.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise PolicyError(f"policy {name}: parameter {item!r} must look like name=value")
+        params[key.strip()] = _number_or_text(value.strip())
+    try:
+        return _REGISTRY[name](**params)
+    except TypeError as exc:
+        raise PolicyError(f"policy {name}: {exc}") from None
+
+
+def _number_or_text(value: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+register("rocksdb", RocksDbDefault)
