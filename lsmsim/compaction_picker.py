@@ -48,9 +48,9 @@ class Compaction:
     def input_bytes(self) -> float:
         return sum(f.size_bytes for f in self.all_inputs)
 
-    def mark_being_compacted(self, value: bool) -> None:
-        for sst in self.all_inputs:
-            sst.being_compacted = value
+    def mark_being_compacted(self, version: VersionStorage, value: bool) -> None:
+        version.set_being_compacted(self.start_level, self.inputs, value)
+        version.set_being_compacted(self.output_level, self.output_level_inputs, value)
 
 
 class LevelCompactionPicker:
@@ -63,12 +63,12 @@ class LevelCompactionPicker:
     def level0_compaction_in_progress(self) -> bool:
         return any(c.start_level == 0 for c in self.running)
 
-    def register(self, compaction: Compaction) -> None:
-        compaction.mark_being_compacted(True)
+    def register(self, version: VersionStorage, compaction: Compaction) -> None:
+        compaction.mark_being_compacted(version, True)
         self.running.append(compaction)
 
-    def release(self, compaction: Compaction) -> None:
-        compaction.mark_being_compacted(False)
+    def release(self, version: VersionStorage, compaction: Compaction) -> None:
+        compaction.mark_being_compacted(version, False)
         self.running.remove(compaction)
 
     def pick(self, version: VersionStorage, scores: LevelScores,
@@ -104,7 +104,8 @@ class LevelCompactionPicker:
         if moved:
             return Compaction(0, output_level, moved, [], "LevelL0FilesNum", score,
                               trivial_move=True)
-        first = min(l0, key=lambda f: self._overlap_ratio(version, output_level, f))
+        first = next(f for f in version.files_by_compaction_pri(0, output_level)
+                     if not f.being_compacted)
         # SetupOtherL0FilesIfNeeded: grow to every L0 file overlapping the range, to a fixpoint.
         lo, hi = first.lo, first.hi
         chosen: list[SstFile] = []
@@ -162,9 +163,9 @@ class LevelCompactionPicker:
     # -- Ln -> Ln+1 ----------------------------------------------------------------------------
     def _pick_level(self, version: VersionStorage, opts: LsmOptions, level: int,
                     output_level: int, score: float) -> Compaction | None:
-        candidates = [f for f in version.levels[level] if not f.being_compacted]
-        candidates.sort(key=lambda f: (self._overlap_ratio(version, output_level, f), f.lo))
-        for sst in candidates:
+        for sst in version.files_by_compaction_pri(level, output_level):
+            if sst.being_compacted:
+                continue
             below = version.overlapping(output_level, sst.lo, sst.hi)
             if any(f.being_compacted for f in below):
                 continue
@@ -195,12 +196,6 @@ class LevelCompactionPicker:
         return moved
 
     # -- helpers -------------------------------------------------------------------------------
-    @staticmethod
-    def _overlap_ratio(version: VersionStorage, output_level: int, sst: SstFile) -> float:
-        """kMinOverlappingRatio key: overlapping bytes below * 1024 / file size."""
-        overlap = sum(f.size_bytes for f in version.overlapping(output_level, sst.lo, sst.hi))
-        return overlap * 1024.0 / max(sst.size_bytes, 1.0)
-
     def _range_busy(self, output_level: int, lo: int, hi: int) -> bool:
         """A running compaction into the same output level already covers part of [lo, hi)."""
         return any(c.output_level == output_level and c.lo < hi and lo < c.hi

@@ -21,7 +21,7 @@ from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
 from lsmsim.compaction_picker import Compaction, LevelCompactionPicker
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog
-from lsmsim.fluid_share import Demand, allocate
+from lsmsim.fluid_share import CPU, DEVICE, RESOURCES, Demand, allocate
 from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace
 from lsmsim.machine import MachineProfile
@@ -184,15 +184,13 @@ class DB:
                                              self.policy.write_rate_cap_ops(self)))]
         limiter_bps = self.options.rate_limiter_bytes_per_sec
         for job in jobs:
-            per_unit = {"cpu": job.cpu_s,
-                        "device": job.read_bytes / read_bps + job.write_bytes / write_bps}
-            if limiter_bps:
-                per_unit["rate_limiter"] = job.write_bytes
+            per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
+                        job.write_bytes if limiter_bps else 0.0]
             cap = 1.0 / job.cpu_s if job.cpu_s > 0 else float("inf")
-            activities.append((job, Demand(per_unit, cap, self.policy.job_weights(self, job))))
-        capacities = {"cpu": float(self.machine.cores), "device": 1.0}
-        if limiter_bps:
-            capacities["rate_limiter"] = float(limiter_bps)
+            weights = self.policy.job_weights(self, job)
+            activities.append((job, Demand(per_unit, cap,
+                                           tuple(weights.get(r, 1.0) for r in RESOURCES))))
+        capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, [demand for _, demand in activities])
         for (activity, _), rate in zip(activities, rates):
             activity.rate = rate  # type: ignore[attr-defined]
@@ -213,8 +211,8 @@ class DB:
             acc.device_write_bytes += ops * self.entry.batch_bytes
         for activity, demand in self._activities:
             rate = activity.rate  # type: ignore[attr-defined]
-            acc.cpu_busy_core_s += rate * demand.per_unit.get("cpu", 0.0) * dt
-            acc.device_busy_s += rate * demand.per_unit.get("device", 0.0) * dt
+            acc.cpu_busy_core_s += rate * demand.per_unit[CPU] * dt
+            acc.device_busy_s += rate * demand.per_unit[DEVICE] * dt
             if isinstance(activity, BackgroundJob):
                 done = min(rate * dt, activity.remaining)
                 activity.remaining -= done
@@ -294,7 +292,7 @@ class DB:
                 self.version, self.scores, self.options)
             if compaction is None:
                 return
-            self.picker.register(compaction)
+            self.picker.register(self.version, compaction)
             if compaction.trivial_move:
                 self._trivial_move(compaction)
             else:
@@ -386,7 +384,7 @@ class DB:
     def _finish_compaction(self, job: CompactionJob) -> None:
         compaction = job.compaction
         self.compaction_jobs.remove(job)
-        self.picker.release(compaction)
+        self.picker.release(self.version, compaction)
         for sst in compaction.inputs:
             self.version.remove_file(compaction.start_level, sst)
         for sst in compaction.output_level_inputs:
@@ -417,7 +415,7 @@ class DB:
         for sst in compaction.inputs:
             self.version.remove_file(compaction.start_level, sst)
             self.version.add_file(compaction.output_level, sst)
-        self.picker.release(compaction)
+        self.picker.release(self.version, compaction)
         self.counters.trivial_moves += 1
         self.events.emit(self.env.now, "trivial_move", job=self._new_job_id(),
                          destination_level=compaction.output_level, files=len(compaction.inputs),

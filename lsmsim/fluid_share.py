@@ -10,54 +10,66 @@ another bottleneck goes to the others.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 INFINITE = float("inf")
-ALLOCATION_ROUNDS = 4
+MAX_ROUNDS = 6
+RESOURCES = ("cpu", "device", "rate_limiter")
+CPU, DEVICE, RATE_LIMITER = range(3)
 
 
 @dataclass
 class Demand:
-    """What one activity needs: resource -> amount per unit progress, with weights and a cap."""
+    """One activity: per-unit-of-progress amounts of each resource (indexed like RESOURCES),
+    a cap on its progress rate, and its weight on each resource."""
 
-    per_unit: dict[str, float]
+    per_unit: list[float]
     cap: float = INFINITE
-    weights: dict[str, float] = field(default_factory=dict)
+    weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
 
 
 def water_fill(capacity: float, wants: list[float], weights: list[float]) -> list[float]:
     """Weighted max-min fair shares of `capacity` among requests `wants`."""
     if sum(wants) <= capacity:
-        return list(wants)
+        return wants
     shares = [0.0] * len(wants)
     order = sorted(range(len(wants)), key=lambda i: wants[i] / weights[i])
     remaining = capacity
     weight_left = sum(weights)
     for i in order:
-        fair = remaining * weights[i] / weight_left
-        share = min(wants[i], fair)
+        share = min(wants[i], remaining * weights[i] / weight_left)
         shares[i] = share
         remaining -= share
         weight_left -= weights[i]
     return shares
 
 
-def allocate(capacities: dict[str, float], demands: list[Demand]) -> list[float]:
-    """Progress rate (units/s) of every activity under the shared capacities."""
-    limits = [dict.fromkeys(d.per_unit, INFINITE) for d in demands]
-    for _ in range(ALLOCATION_ROUNDS):
-        for resource, capacity in capacities.items():
-            users = [i for i, d in enumerate(demands) if d.per_unit.get(resource, 0.0) > 0.0]
-            if not users:
+def allocate(capacities: list[float | None], demands: list[Demand]) -> list[float]:
+    """Progress rate (units/s) of every activity; `capacities[r]` None means resource r is
+    not modelled (no rate limiter)."""
+    count = len(demands)
+    limits = [[INFINITE] * len(RESOURCES) for _ in range(count)]
+    active = [r for r, c in enumerate(capacities) if c is not None]
+    users = {r: [i for i in range(count) if demands[i].per_unit[r] > 0.0] for r in active}
+    for _ in range(MAX_ROUNDS):
+        changed = False
+        for r in active:
+            members = users[r]
+            if not members:
                 continue
             wants = []
-            for i in users:
-                others = min((v for r, v in limits[i].items() if r != resource), default=INFINITE)
-                wants.append(min(demands[i].cap, others) * demands[i].per_unit[resource])
-            weights = [demands[i].weights.get(resource, 1.0) for i in users]
-            if any(w == INFINITE for w in wants):
-                raise ValueError(f"an activity with no cap uses {resource!r} without bound")
-            shares = water_fill(capacity, wants, weights)
-            for i, share in zip(users, shares):
-                limits[i][resource] = share / demands[i].per_unit[resource]
-    return [min([d.cap, *limit.values()]) for d, limit in zip(demands, limits)]
+            for i in members:
+                others = min(v for s, v in enumerate(limits[i]) if s != r)
+                bound = min(demands[i].cap, others)
+                if bound == INFINITE:
+                    raise ValueError(f"an activity uses {RESOURCES[r]!r} without any bound")
+                wants.append(bound * demands[i].per_unit[r])
+            shares = water_fill(capacities[r], wants, [demands[i].weights[r] for i in members])
+            for i, share in zip(members, shares):
+                limit = share / demands[i].per_unit[r]
+                if limit != limits[i][r]:
+                    limits[i][r] = limit
+                    changed = True
+        if not changed:
+            break
+    return [min(d.cap, min(limit)) for d, limit in zip(demands, limits)]

@@ -52,10 +52,8 @@ class ForegroundWriter:
             cap = min(cap, max(policy_cap_ops, 0.0))
         if self.open_loop and self.backlog_ops <= BACKLOG_EPSILON_OPS:
             cap = min(cap, self.workload.open_loop_ops_per_s)
-        per_unit = {"cpu": cpu}
-        if self.wal_enabled:
-            per_unit["device"] = self.entry.batch_bytes / device_write_bps
-        return Demand(per_unit=per_unit, cap=cap)
+        wal_device_s = self.entry.batch_bytes / device_write_bps if self.wal_enabled else 0.0
+        return Demand(per_unit=[cpu, wal_device_s, 0.0], cap=cap)
 
     def advance(self, dt: float) -> float:
         """Move time forward by dt; returns ops written."""

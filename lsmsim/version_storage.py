@@ -11,6 +11,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+import numpy as np
+
 from lsmsim.options import LsmOptions
 from lsmsim.sst_file import SstFile
 
@@ -40,22 +42,42 @@ class VersionStorage:
     def __init__(self, num_levels: int) -> None:
         self.levels: list[list[SstFile]] = [[] for _ in range(num_levels)]
         self._lo_index: list[list[int]] = [[] for _ in range(num_levels)]
+        self._level_bytes = [0.0] * num_levels
+        self._compacting_bytes = [0.0] * num_levels
+        self._compacting_files = [0] * num_levels
+        self._by_priority: dict[tuple[int, int], list[SstFile]] = {}
+        self._prefix: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     @property
     def num_levels(self) -> int:
         return len(self.levels)
 
     def level_bytes(self, level: int) -> float:
-        return sum(f.size_bytes for f in self.levels[level])
+        return self._level_bytes[level]
 
     def total_bytes(self) -> float:
-        return sum(self.level_bytes(level) for level in range(self.num_levels))
+        return sum(self._level_bytes)
+
+    def set_being_compacted(self, level: int, files: list[SstFile], value: bool) -> None:
+        """Mark files as inputs of a running compaction (FileMetaData::being_compacted)."""
+        sign = 1 if value else -1
+        for sst in files:
+            if sst.being_compacted != value:
+                sst.being_compacted = value
+                self._compacting_bytes[level] += sign * sst.size_bytes
+                self._compacting_files[level] += sign
+
+    def idle_files(self, level: int) -> int:
+        """Files of `level` not being compacted."""
+        return len(self.levels[level]) - self._compacting_files[level]
 
     def file_counts(self) -> list[int]:
         return [len(files) for files in self.levels]
 
     # -- edits --------------------------------------------------------------------------------
     def add_file(self, level: int, sst: SstFile) -> None:
+        self._changed(level)
+        self._level_bytes[level] += sst.size_bytes
         if level == 0:
             self.levels[0].insert(0, sst)
             return
@@ -64,11 +86,55 @@ class VersionStorage:
         self._lo_index[level].insert(position, sst.lo)
 
     def remove_file(self, level: int, sst: SstFile) -> None:
+        self._changed(level)
+        self._level_bytes[level] -= sst.size_bytes
+        if sst.being_compacted:
+            self.set_being_compacted(level, [sst], False)
         files = self.levels[level]
         position = files.index(sst)
         del files[position]
         if level > 0:
             del self._lo_index[level][position]
+        if not files:  # keep sums exact when a level empties
+            self._level_bytes[level] = 0.0
+
+    def _changed(self, level: int) -> None:
+        """Drop what was derived from `level` (its order depends on the level below too)."""
+        self._prefix.pop(level, None)
+        for key in [k for k in self._by_priority if level in k]:
+            del self._by_priority[key]
+
+    def _level_arrays(self, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(lo, hi, prefix sums of size) of a sorted level, rebuilt after it changes."""
+        arrays = self._prefix.get(level)
+        if arrays is None:
+            files = self.levels[level]
+            los = np.fromiter((f.lo for f in files), dtype=np.int64, count=len(files))
+            his = np.fromiter((f.hi for f in files), dtype=np.int64, count=len(files))
+            sizes = np.fromiter((f.size_bytes for f in files), dtype=float, count=len(files))
+            arrays = self._prefix[level] = (los, his, np.concatenate(([0.0], np.cumsum(sizes))))
+        return arrays
+
+    def overlapping_bytes(self, level: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Total size of the files of `level` (L1+) overlapping each [lo, hi), vectorised."""
+        los, his, sums = self._level_arrays(level)
+        first = np.searchsorted(his, lo, side="right")
+        last = np.searchsorted(los, hi, side="left")
+        return np.where(last > first, sums[last] - sums[np.minimum(first, last)], 0.0)
+
+    def files_by_compaction_pri(self, level: int, output_level: int) -> list[SstFile]:
+        """UpdateFilesByCompactionPri for kMinOverlappingRatio: files of `level` by overlapping
+        bytes in `output_level` * 1024 / size, ties by smallest key; kept until either changes."""
+        cached = self._by_priority.get((level, output_level))
+        if cached is None:
+            files = self.levels[level]
+            los = np.fromiter((f.lo for f in files), dtype=np.int64, count=len(files))
+            his = np.fromiter((f.hi for f in files), dtype=np.int64, count=len(files))
+            sizes = np.fromiter((f.size_bytes for f in files), dtype=float, count=len(files))
+            ratio = self.overlapping_bytes(output_level, los, his) * 1024.0 / np.maximum(sizes, 1.0)
+            order = np.lexsort((los, ratio))
+            cached = self._by_priority[level, output_level] = [files[i] for i in order]
+        return cached
 
     def overlapping(self, level: int, lo: int, hi: int) -> list[SstFile]:
         """Files of `level` whose bucket range intersects [lo, hi)."""
@@ -129,12 +195,10 @@ class VersionStorage:
         scores: list[tuple[float, int]] = []
         total_downcompact = 0.0
         for level in range(self.num_levels - 1):
-            files = self.levels[level]
             if level == 0:
-                total_downcompact += sum(f.size_bytes for f in files)
-                idle = [f for f in files if not f.being_compacted]
-                idle_bytes = sum(f.size_bytes for f in idle)
-                score = len(idle) / opts.level0_file_num_compaction_trigger
+                total_downcompact += self._level_bytes[0]
+                idle_bytes = self._level_bytes[0] - self._compacting_bytes[0]
+                score = self.idle_files(0) / opts.level0_file_num_compaction_trigger
                 if not dynamic:
                     score = max(score, idle_bytes / opts.max_bytes_for_level_base)
                 else:
@@ -146,8 +210,8 @@ class VersionStorage:
                     if score > 1:
                         score *= SCORE_SCALE
             else:
-                idle_bytes = sum(f.size_bytes for f in files if not f.being_compacted)
-                total = sum(f.size_bytes for f in files)
+                total = self._level_bytes[level]
+                idle_bytes = total - self._compacting_bytes[level]
                 target = targets[level]
                 if not dynamic or idle_bytes < target:
                     score = idle_bytes / target if target != float("inf") else 0.0

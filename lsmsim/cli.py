@@ -1,0 +1,162 @@
+"""Command line: `lsmsim run fillrandom --device nvme --duration 3600 --out results/`.
+
+Names are resolved and checked here, at the edge; errors print one line naming what was
+wrong and what is valid, and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from lsmsim.data_file import DataFileError
+from lsmsim.keyspace import DEFAULT_BUCKETS
+from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
+from lsmsim.units import UnitError, format_bytes, parse_rate_bps
+from lsmsim.workload import WORKLOADS, WorkloadError
+
+USER_ERRORS: tuple[type[Exception], ...] = (OptionError, DataFileError, WorkloadError, UnitError)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lsmsim", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="simulate one workload and write its results")
+    run.add_argument("workload", help=f"one of: {', '.join(sorted(WORKLOADS))}")
+    run.add_argument("--device", default="nvme",
+                     help="device preset (pm, nvme, sata-ssd, hdd) or a device .toml file")
+    run.add_argument("--machine", default="server",
+                     help="machine profile name or .toml file (default: server)")
+    run.add_argument("--duration", type=float, default=3600.0, help="simulated seconds")
+    run.add_argument("--interval", type=float, default=1.0, help="seconds per timeseries row")
+    run.add_argument("--out", type=Path, help="folder for timeseries.csv, events.jsonl, ...")
+    run.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
+                     help="a RocksDB option by its own name, e.g. write_buffer_size=64MB")
+    run.add_argument("--db-bench-defaults", action="store_true",
+                     help="start from db_bench's option defaults "
+                          f"({', '.join(DB_BENCH_DEFAULTS)}) instead of the library's")
+    run.add_argument("--policy", default="rocksdb", help="policy name[:param=value,...]")
+    run.add_argument("--threads", type=int, help="client threads (closed loop)")
+    run.add_argument("--key-size", type=int, help="bytes per key (default 16)")
+    run.add_argument("--value-size", type=int, help="bytes per value (default 1000)")
+    run.add_argument("--num", type=int, help="key space size, as db_bench --num (default 1e8)")
+    run.add_argument("--key-distribution", choices=["uniform", "zipfian", "sequential"])
+    run.add_argument("--write-rate-limit", help="cap on client bytes/s, e.g. 30MB/s "
+                                                "(db_bench --benchmark_write_rate_limit)")
+    run.add_argument("--open-loop-ops", type=float,
+                     help="open-loop arrival rate in ops/s (excess queues)")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--buckets", type=int, default=DEFAULT_BUCKETS,
+                     help="key-space buckets (resolution of key overlap)")
+    run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
+    listing = commands.add_parser("list", help="list valid names")
+    listing.add_argument("what", choices=["devices", "machines", "options", "workloads",
+                                          "policies"])
+    return parser
+
+
+def _parse_sets(items: list[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise OptionError(f"--set {item!r}: expected OPTION=VALUE, e.g. write_buffer_size=64MB")
+        values[name.strip()] = value.strip()
+    return values
+
+
+def _run(args: argparse.Namespace) -> int:
+    from lsmsim.simulation import simulate
+
+    base = LsmOptions.from_mapping(DB_BENCH_DEFAULTS) if args.db_bench_defaults else LsmOptions()
+    options = base.updated(_parse_sets(args.set), source="--set")
+    result = simulate(
+        args.workload, device=args.device, machine=args.machine, duration_s=args.duration,
+        options=options, policy=args.policy, interval_s=args.interval, seed=args.seed,
+        key_buckets=args.buckets, threads=args.threads, key_size=args.key_size,
+        value_size=args.value_size, num_keys=args.num, key_distribution=args.key_distribution,
+        open_loop_ops_per_s=args.open_loop_ops,
+        write_rate_limit_bps=parse_rate_bps(args.write_rate_limit) if args.write_rate_limit
+        else None)
+    print(format_summary(result.summary, result.config))
+    print(f"\n{result.summary['duration_s']:.0f} simulated s in {result.wall_s:.2f} s wall "
+          f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")
+    if args.out:
+        out = result.write(args.out, plot=not args.no_plot)
+        print(f"results written to {out}/")
+    return 0
+
+
+def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
+    """The summary as an aligned two-column table."""
+    rows = [
+        ("workload / device / policy",
+         f"{config['workload']['name']} / {config['device']} / {config['policy']['name']}"),
+        ("throughput", f"{summary['throughput_ops_per_s']:,.0f} ops/s "
+                       f"({summary['throughput_MBps']:.1f} MB/s)"),
+        ("tail throughput p99 / p99.9", f"{summary['tail_throughput_p99_ops_per_s']:,.0f} / "
+                                        f"{summary['tail_throughput_p999_ops_per_s']:,.0f} ops/s"),
+        ("write latency p50 / p99 / p99.9", f"{summary['latency_p50_us']:,.1f} / "
+                                            f"{summary['latency_p99_us']:,.1f} / "
+                                            f"{summary['latency_p999_us']:,.1f} us"),
+        ("stalled", f"{summary['stall_time_s']:.1f} s ({100 * summary['stall_fraction']:.1f}%): "
+                    f"stopped {summary['stopped_time_s']:.1f} s, "
+                    f"delayed {summary['delayed_time_s']:.1f} s"),
+    ]
+    for cause, seconds in summary["stall_duration_s_by_cause"].items():
+        count = summary["stall_count_by_cause"][cause]
+        if count:
+            rows.append((f"  {cause}", f"{seconds:.1f} s in {count} episodes"))
+    rows += [
+        ("write amplification", f"{summary['write_amplification']:.2f}"),
+        ("space amplification", f"{summary['space_amplification']:.2f}"),
+        ("flushes / compactions / moves", f"{summary['flush_count']} / "
+                                          f"{summary['compaction_count']} / "
+                                          f"{summary['trivial_move_count']}"),
+        ("bytes written per level", ", ".join(
+            f"L{i} {format_bytes(b)}" for i, b in enumerate(summary["bytes_written_per_level"])
+            if b)),
+        ("final files per level", str(summary["final_lsm_state"])),
+        ("max L0 files", str(summary["max_l0_files"])),
+        ("mean CPU / device utilisation", f"{100 * summary['mean_cpu_util']:.0f}% / "
+                                          f"{100 * summary['mean_device_util']:.0f}%"),
+    ]
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label:<{width}}  {value}" for label, value in rows)
+
+
+def _list(what: str) -> int:
+    if what == "devices":
+        from device_models import load_device, preset_names
+        for name in preset_names():
+            print(f"{name:10} {load_device(name).description}")
+    elif what == "machines":
+        from lsmsim.machine import load_machine, profile_names
+        for name in profile_names():
+            print(f"{name:12} {load_machine(name).description}")
+    elif what == "options":
+        for name, default, scope, doc in LsmOptions.describe():
+            print(f"{name:40} {default!s:>14}  {scope:2}  {doc}")
+    elif what == "workloads":
+        for name, fields in sorted(WORKLOADS.items()):
+            print(f"{name:12} keys: {fields['key_distribution']}")
+    else:
+        from policies import policy_names
+        print("\n".join(policy_names()))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from policies import PolicyError
+    try:
+        return _run(args) if args.command == "run" else _list(args.what)
+    except (*USER_ERRORS, PolicyError) as exc:
+        print(f"lsmsim: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
