@@ -35,6 +35,11 @@ class BackgroundJob:
 
     kind: ClassVar[str] = "job"
 
+    @property
+    def cpu_cap(self) -> float:
+        """Progress-rate cap from running on one thread (one core at most)."""
+        return 1.0 / self.cpu_s if self.cpu_s > 0 else float("inf")
+
 
 @dataclass(eq=False)
 class FlushJob(BackgroundJob):

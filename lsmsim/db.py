@@ -21,7 +21,7 @@ from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
 from lsmsim.compaction_picker import Compaction, LevelCompactionPicker
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog
-from lsmsim.fluid_share import CPU, DEVICE, RESOURCES, Demand, allocate
+from lsmsim.fluid_share import CPU, DEVICE, Demand, allocate
 from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace
 from lsmsim.machine import MachineProfile
@@ -94,7 +94,7 @@ class DB:
         self._sst_bytes_written = 0.0
         self._last_s = env.now
         self._next_interval_s = env.now + interval_s
-        self._activities: list[tuple[object, Demand]] = []
+        self._demands: list[Demand] = []
         self._replan_pending = False
         self._install_super_version()
         self._process = env.process(self._run())
@@ -178,23 +178,24 @@ class DB:
         streams = len(jobs) + (1 if wal else 0)
         mixed = any(j.read_bytes > 0 for j in jobs) and (wal or any(j.write_bytes for j in jobs))
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
-        entries = self.memtables.active.ops
-        activities: list[tuple[object, Demand]] = [
-            (self.writer, self.writer.demand(self.write_controller, entries, write_bps,
-                                             self.policy.write_rate_cap_ops(self)))]
+        demands = [self.writer.demand(self.write_controller, self.memtables.active.ops,
+                                      write_bps, self.policy.write_rate_cap_ops(self))]
         limiter_bps = self.options.rate_limiter_bytes_per_sec
         for job in jobs:
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
-            cap = 1.0 / job.cpu_s if job.cpu_s > 0 else float("inf")
-            weights = self.policy.job_weights(self, job)
-            activities.append((job, Demand(per_unit, cap,
-                                           tuple(weights.get(r, 1.0) for r in RESOURCES))))
+            demands.append(Demand(per_unit, job.cpu_cap, self._weights(job)))
         capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
-        rates = allocate(capacities, [demand for _, demand in activities])
-        for (activity, _), rate in zip(activities, rates):
-            activity.rate = rate  # type: ignore[attr-defined]
-        self._activities = activities
+        rates = allocate(capacities, demands)
+        self.writer.rate = rates[0]
+        for job, rate in zip(jobs, rates[1:]):
+            job.rate = rate
+        self._demands = demands
+
+    def _weights(self, job: BackgroundJob) -> tuple[float, float, float]:
+        weights = self.policy.job_weights(self, job)
+        return (weights.get("cpu", 1.0), weights.get("device", 1.0),
+                weights.get("rate_limiter", 1.0))
 
     def _advance(self, now: float) -> None:
         dt = now - self._last_s
@@ -209,19 +210,21 @@ class DB:
         self.recorder.latency.add(latency_s, ops)
         if not self.options.disable_wal:
             acc.device_write_bytes += ops * self.entry.batch_bytes
-        for activity, demand in self._activities:
-            rate = activity.rate  # type: ignore[attr-defined]
+        demands = self._demands
+        acc.cpu_busy_core_s += writer.rate * demands[0].per_unit[CPU] * dt
+        acc.device_busy_s += writer.rate * demands[0].per_unit[DEVICE] * dt
+        for job, demand in zip(self._jobs(), demands[1:]):
+            rate = job.rate
             acc.cpu_busy_core_s += rate * demand.per_unit[CPU] * dt
             acc.device_busy_s += rate * demand.per_unit[DEVICE] * dt
-            if isinstance(activity, BackgroundJob):
-                done = min(rate * dt, activity.remaining)
-                activity.remaining -= done
-                acc.device_read_bytes += done * activity.read_bytes
-                acc.device_write_bytes += done * activity.write_bytes
-                if activity.kind == "flush":
-                    acc.flush_write_bytes += done * activity.write_bytes
-                else:
-                    acc.compaction_write_bytes += done * activity.write_bytes
+            done = min(rate * dt, job.remaining)
+            job.remaining -= done
+            acc.device_read_bytes += done * job.read_bytes
+            acc.device_write_bytes += done * job.write_bytes
+            if job.kind == "flush":
+                acc.flush_write_bytes += done * job.write_bytes
+            else:
+                acc.compaction_write_bytes += done * job.write_bytes
         condition = self.stall_state.condition
         self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
         self._last_s = now

@@ -46,10 +46,11 @@ def water_fill(capacity: float, wants: list[float], weights: list[float]) -> lis
 
 def allocate(capacities: list[float | None], demands: list[Demand]) -> list[float]:
     """Progress rate (units/s) of every activity; `capacities[r]` None means resource r is
-    not modelled (no rate limiter)."""
+    not modelled (no rate limiter). A resource whose users all fit sets no limit."""
     count = len(demands)
-    limits = [[INFINITE] * len(RESOURCES) for _ in range(count)]
+    caps = [d.cap for d in demands]
     active = [r for r, c in enumerate(capacities) if c is not None]
+    limits = {r: [INFINITE] * count for r in active}
     users = {r: [i for i in range(count) if demands[i].per_unit[r] > 0.0] for r in active}
     for _ in range(MAX_ROUNDS):
         changed = False
@@ -57,19 +58,28 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
             members = users[r]
             if not members:
                 continue
+            others = [limits[s] for s in active if s != r]
+            amounts = [demands[i].per_unit[r] for i in members]
             wants = []
-            for i in members:
-                others = min(v for s, v in enumerate(limits[i]) if s != r)
-                bound = min(demands[i].cap, others)
+            for i, amount in zip(members, amounts):
+                bound = caps[i]
+                for other in others:
+                    if other[i] < bound:
+                        bound = other[i]
                 if bound == INFINITE:
                     raise ValueError(f"an activity uses {RESOURCES[r]!r} without any bound")
-                wants.append(bound * demands[i].per_unit[r])
-            shares = water_fill(capacities[r], wants, [demands[i].weights[r] for i in members])
-            for i, share in zip(members, shares):
-                limit = share / demands[i].per_unit[r]
-                if limit != limits[i][r]:
-                    limits[i][r] = limit
+                wants.append(bound * amount)
+            own = limits[r]
+            capacity = capacities[r]
+            if sum(wants) <= capacity:
+                new = [INFINITE] * len(members)
+            else:
+                shares = water_fill(capacity, wants, [demands[i].weights[r] for i in members])
+                new = [share / amount for share, amount in zip(shares, amounts)]
+            for i, limit in zip(members, new):
+                if limit != own[i]:
+                    own[i] = limit
                     changed = True
         if not changed:
             break
-    return [min(d.cap, min(limit)) for d, limit in zip(demands, limits)]
+    return [min([caps[i], *(limits[r][i] for r in active)]) for i in range(count)]

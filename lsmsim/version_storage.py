@@ -42,6 +42,8 @@ class VersionStorage:
     def __init__(self, num_levels: int) -> None:
         self.levels: list[list[SstFile]] = [[] for _ in range(num_levels)]
         self._lo_index: list[list[int]] = [[] for _ in range(num_levels)]
+        self._hi_index: list[list[int]] = [[] for _ in range(num_levels)]
+        self._sizes: list[list[float]] = [[] for _ in range(num_levels)]
         self._level_bytes = [0.0] * num_levels
         self._compacting_bytes = [0.0] * num_levels
         self._compacting_files = [0] * num_levels
@@ -84,6 +86,8 @@ class VersionStorage:
         position = bisect.bisect_left(self._lo_index[level], sst.lo)
         self.levels[level].insert(position, sst)
         self._lo_index[level].insert(position, sst.lo)
+        self._hi_index[level].insert(position, sst.hi)
+        self._sizes[level].insert(position, sst.size_bytes)
 
     def remove_file(self, level: int, sst: SstFile) -> None:
         self._changed(level)
@@ -95,6 +99,8 @@ class VersionStorage:
         del files[position]
         if level > 0:
             del self._lo_index[level][position]
+            del self._hi_index[level][position]
+            del self._sizes[level][position]
         if not files:  # keep sums exact when a level empties
             self._level_bytes[level] = 0.0
 
@@ -108,11 +114,11 @@ class VersionStorage:
         """(lo, hi, prefix sums of size) of a sorted level, rebuilt after it changes."""
         arrays = self._prefix.get(level)
         if arrays is None:
-            files = self.levels[level]
-            los = np.fromiter((f.lo for f in files), dtype=np.int64, count=len(files))
-            his = np.fromiter((f.hi for f in files), dtype=np.int64, count=len(files))
-            sizes = np.fromiter((f.size_bytes for f in files), dtype=float, count=len(files))
-            arrays = self._prefix[level] = (los, his, np.concatenate(([0.0], np.cumsum(sizes))))
+            sums = np.zeros(len(self._sizes[level]) + 1)
+            np.cumsum(self._sizes[level], out=sums[1:])
+            arrays = self._prefix[level] = (np.array(self._lo_index[level], dtype=np.int64),
+                                            np.array(self._hi_index[level], dtype=np.int64),
+                                            sums)
         return arrays
 
     def overlapping_bytes(self, level: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -128,9 +134,13 @@ class VersionStorage:
         cached = self._by_priority.get((level, output_level))
         if cached is None:
             files = self.levels[level]
-            los = np.fromiter((f.lo for f in files), dtype=np.int64, count=len(files))
-            his = np.fromiter((f.hi for f in files), dtype=np.int64, count=len(files))
-            sizes = np.fromiter((f.size_bytes for f in files), dtype=float, count=len(files))
+            if level == 0:
+                los = np.array([f.lo for f in files], dtype=np.int64)
+                his = np.array([f.hi for f in files], dtype=np.int64)
+                sizes = np.array([f.size_bytes for f in files])
+            else:
+                los, his, sums = self._level_arrays(level)
+                sizes = np.diff(sums)
             ratio = self.overlapping_bytes(output_level, los, his) * 1024.0 / np.maximum(sizes, 1.0)
             order = np.lexsort((los, ratio))
             cached = self._by_priority[level, output_level] = [files[i] for i in order]

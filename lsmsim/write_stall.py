@@ -146,23 +146,25 @@ class ColumnFamilyStallState:
                        or debt >= opts.soft_pending_compaction_bytes_limit / 4)
             self._set_token(wc, "pressure" if speedup else None)
             if needed_delay:
-                wc.set_delayed_write_rate(wc.delayed_write_rate_bps * DELAY_RECOVER_SLOWDOWN_RATIO)
+                wc.set_delayed_write_rate(
+                    int(wc.delayed_write_rate_bps * DELAY_RECOVER_SLOWDOWN_RATIO))
         self.condition, self.cause = condition, cause
         self.prev_compaction_needed_bytes = debt
 
     @staticmethod
     def _setup_delay(wc: WriteController, debt: float, prev_debt: float, penalize: bool,
                      auto_off: bool) -> float:
-        """SetupDelay: the rate moves only while writes are already delayed."""
+        """SetupDelay: the rate moves only while writes are already delayed. Rates are
+        uint64_t in RocksDB, so every step truncates (8388608 -> 6710886 -> 5368708)."""
         max_rate = wc.max_delayed_write_rate_bps
         rate = wc.delayed_write_rate_bps
         if auto_off:
             return max_rate
         if wc.needs_delay() and max_rate > MIN_WRITE_RATE_BPS:
             if penalize:
-                rate = max(MIN_WRITE_RATE_BPS, rate * NEAR_STOP_SLOWDOWN_RATIO)
+                rate = max(MIN_WRITE_RATE_BPS, int(rate * NEAR_STOP_SLOWDOWN_RATIO))
             elif 0 < prev_debt <= debt:
-                rate = max(MIN_WRITE_RATE_BPS, rate * INC_SLOWDOWN_RATIO)
+                rate = max(MIN_WRITE_RATE_BPS, int(rate * INC_SLOWDOWN_RATIO))
             elif prev_debt > debt:
-                rate = min(max_rate, rate * DEC_SLOWDOWN_RATIO)
+                rate = min(max_rate, int(rate * DEC_SLOWDOWN_RATIO))
         return rate

@@ -1,0 +1,43 @@
+"""Shared helpers: small, fast simulations that still exercise flush, compaction and stalls."""
+
+from __future__ import annotations
+
+import pytest
+
+import lsmsim
+
+SMALL = {"write_buffer_size": "4MB", "max_bytes_for_level_base": "16MB",
+         "target_file_size_base": "4MB"}
+
+
+def run_small(duration_s: float = 20.0, device: str = "nvme", options: dict | None = None,
+              **kwargs):
+    """A short fillrandom on small memtables and levels (seconds of wall time at most)."""
+    return lsmsim.simulate("fillrandom", device=device, duration_s=duration_s,
+                           options={**SMALL, **(options or {})}, num_keys=2_000_000,
+                           key_buckets=512, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def small_run():
+    return run_small()
+
+
+def open_db(options: dict | None = None, device: str = "nvme", machine: str = "server",
+            workload: str = "fillrandom", **workload_fields):
+    """A DB on a fresh SimPy environment, for tests that inspect state while it runs."""
+    import simpy
+
+    from device_models import load_device
+    from lsmsim.db import DB
+    from lsmsim.machine import load_machine
+    from lsmsim.options import LsmOptions
+    from lsmsim.workload import make_workload
+    from policies import make_policy
+
+    env = simpy.Environment()
+    fields = {"num_keys": 2_000_000, **workload_fields}
+    db = DB(env, LsmOptions.from_mapping({**SMALL, **(options or {})}), load_machine(machine),
+            load_device(device), make_workload(workload, **fields), make_policy("rocksdb"),
+            key_buckets=512)
+    return env, db

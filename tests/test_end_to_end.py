@@ -1,0 +1,92 @@
+"""Whole runs: determinism, outputs, stall attribution, and the CLI's errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import lsmsim
+from conftest import run_small
+from lsmsim.cli import main
+
+
+def test_same_scenario_and_seed_give_identical_files(tmp_path):
+    first = run_small(duration_s=30, seed=7).write(tmp_path / "a", plot=False)
+    second = run_small(duration_s=30, seed=7).write(tmp_path / "b", plot=False)
+    for name in ("timeseries.csv", "events.jsonl", "stalls.jsonl"):
+        assert (first / name).read_bytes() == (second / name).read_bytes()
+
+
+def test_outputs_and_summary(small_run, tmp_path):
+    out = small_run.write(tmp_path)
+    rows = (out / "timeseries.csv").read_text().splitlines()
+    assert len(rows) == 1 + 20  # header + one row per second
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    kinds = {e["event"] for e in events}
+    assert {"flush_started", "flush_finished", "compaction_started", "compaction_finished",
+            "table_file_creation"} <= kinds
+    summary = json.loads((out / "summary.json").read_text())["summary"]
+    assert summary["flush_count"] == sum(e["event"] == "flush_finished" for e in events)
+    assert summary["write_amplification"] > 1.0
+    assert (out / "timeline.png").stat().st_size > 10_000
+    user_bytes = small_run.summary["ops"] * (16 + 1000)
+    assert small_run.summary["user_bytes"] == pytest.approx(user_bytes)
+
+
+def test_hdd_with_two_jobs_stalls_and_names_causes():
+    result = lsmsim.simulate("fillrandom", device="hdd", duration_s=300,
+                             options={"max_background_jobs": 2})
+    summary = result.summary
+    assert summary["stall_time_s"] > 0
+    attributed = sum(summary["stall_duration_s_by_cause"].values())
+    assert attributed == pytest.approx(summary["stall_time_s"], rel=1e-6)
+
+
+def test_write_buffer_size_changes_at_run_time_like_setoptions():
+    import simpy  # noqa: F401
+    from conftest import open_db
+    env, db = open_db({"write_buffer_size": "4MB"})
+    env.run(until=2)
+    switches_before = db.memtables.active.memtable_id
+    db.set_options({"write_buffer_size": "64MB"})
+    env.run(until=3)
+    rate_ops = db.writer.rate
+    assert db.memtables.ops_until_full(db.options.write_buffer_size) > 0
+    assert rate_ops > 0 and db.memtables.active.memtable_id >= switches_before
+    with pytest.raises(lsmsim.OptionError, match="SetDBOptions"):
+        db.set_options({"max_background_jobs": 4})
+    db.set_db_options({"max_background_jobs": 8})
+    assert db.bg_job_limits()[0] == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "fillrandom", "--set", "write_bufer_size=1"], "Did you mean write_buffer_size"),
+    (["run", "fillrandom", "--set", "level0_slowdown_writes_trigger=40"], "must be <="),
+    (["run", "fillrandom", "--set", "write_buffer_size=-5MB"], "must not be negative"),
+    (["run", "fillrandom", "--set", "write_buffer_size=lots"], "write_buffer_size"),
+    (["run", "nosuch"], "Valid workloads"),
+    (["run", "fillrandom", "--device", "floppy"], "Valid devices"),
+    (["run", "fillrandom", "--machine", "laptop"], "Valid:"),
+    (["run", "fillrandom", "--policy", "adocc"], "Valid policies"),
+    (["run", "fillrandom", "--value-size", "-1"], "value_size"),
+])
+def test_cli_errors_are_one_clear_line(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_cli_run_prints_summary_and_writes(tmp_path, capsys):
+    assert main(["run", "fillrandom", "--duration", "10", "--out", str(tmp_path),
+                 "--set", "write_buffer_size=8MB", "--num", "1000000", "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "throughput" in out and "write amplification" in out
+    assert (tmp_path / "timeseries.csv").exists() and not (tmp_path / "timeline.png").exists()
+
+
+def test_cli_lists_names(capsys):
+    for what in ("devices", "machines", "options", "workloads", "policies"):
+        assert main(["list", what]) == 0
+    out = capsys.readouterr().out
+    assert "sata-ssd" in out and "write_buffer_size" in out and "rocksdb" in out

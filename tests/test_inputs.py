@@ -1,0 +1,84 @@
+"""Options, units, device and machine files: valid input accepted, bad input named."""
+
+from __future__ import annotations
+
+import pytest
+
+from device_models import DeviceError, load_device
+from lsmsim.data_file import DataFileError
+from lsmsim.machine import load_machine
+from lsmsim.options import GIB, MIB, LsmOptions, OptionError
+from lsmsim.units import parse_size_bytes
+
+
+def test_sizes_are_binary_like_rocksdb():
+    assert parse_size_bytes("64MB") == 64 * MIB == parse_size_bytes("64M")
+    assert parse_size_bytes("1.5GiB") == 1.5 * GIB
+    assert parse_size_bytes(4096) == 4096
+
+
+def test_defaults_and_derived_values():
+    opts = LsmOptions()
+    assert opts.write_buffer_size == 64 * MIB and opts.level0_stop_writes_trigger == 36
+    assert opts.max_delayed_write_rate_bps == 16 * MIB
+    assert LsmOptions.from_mapping({"rate_limiter_bytes_per_sec": "40MB"}) \
+        .max_delayed_write_rate_bps == 40 * MIB
+    assert opts.effective_max_compaction_bytes == 25 * 64 * MIB
+    assert LsmOptions.from_mapping({"max_write_buffer_number": 2,
+                                    "min_write_buffer_number_to_merge": 5}) \
+        .effective_min_write_buffer_number_to_merge == 1
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"soft_pending_compaction_bytes_limit": "200GB",
+      "hard_pending_compaction_bytes_limit": "100GB"}, "soft_pending"),
+    ({"level0_file_num_compaction_trigger": 30}, "level0_slowdown_writes_trigger"),
+    ({"max_background_jobs": 0}, "max_background_jobs"),
+    ({"num_levels": 1}, "num_levels"),
+    ({"disable_wal": "maybe"}, "disable_wal"),
+])
+def test_bad_options_are_named(values, message):
+    with pytest.raises(OptionError, match=message):
+        LsmOptions.from_mapping(values)
+
+
+def test_fixed_options_refused_while_running():
+    with pytest.raises(OptionError, match="cannot change while the DB is open"):
+        LsmOptions().updated({"num_levels": 5}, running=True)
+
+
+def test_device_presets_follow_their_curves():
+    pm, hdd, nvme = load_device("pm"), load_device("hdd"), load_device("nvme")
+    assert pm.bandwidth_bps(16, False)[1] < pm.bandwidth_bps(2, False)[1]   # PM writes fall
+    assert pm.bandwidth_bps(8, False)[0] > pm.bandwidth_bps(1, False)[0]    # reads scale
+    assert hdd.bandwidth_bps(4, False)[1] < hdd.bandwidth_bps(1, False)[1]  # seeks
+    assert nvme.bandwidth_bps(8, False)[1] > nvme.bandwidth_bps(1, False)[1]
+    assert nvme.bandwidth_bps(1, True)[0] < nvme.bandwidth_bps(1, False)[0]
+
+
+def test_user_device_file_and_its_errors(tmp_path):
+    good = tmp_path / "ssd.toml"
+    good.write_text('description = "mine"\nread_MBps = 100\nwrite_MBps = 50\n'
+                    'read_latency_us = 10\nwrite_latency_us = 10\n')
+    assert load_device(str(good)).write_bps == 50e6
+    bad = tmp_path / "bad.toml"
+    bad.write_text('description = "x"\nread_MBps = -1\nwrite_MBps = 50\n'
+                   'read_latency_us = 10\nwrite_latency_us = 10\n')
+    with pytest.raises(DataFileError, match=r"bad.toml: field read_MBps must be positive"):
+        load_device(str(bad))
+    typo = tmp_path / "typo.toml"
+    typo.write_text(good.read_text() + "writ_MBps = 3\n")
+    with pytest.raises(DataFileError, match="unknown field"):
+        load_device(str(typo))
+    with pytest.raises(DeviceError, match="Did you mean nvme"):
+        load_device("nvm")
+
+
+def test_machine_profiles_load_and_reject_bad_files(tmp_path):
+    assert load_machine("local-2core").cores == 2
+    bad = tmp_path / "m.toml"
+    bad.write_text('description = "x"\ncores = 0\nwrite_ns_per_op = 1\nwrite_ns_per_byte = 1\n'
+                   'memtable_insert_ns_per_level = 1\nflush_ns_per_byte = 1\n'
+                   'compaction_ns_per_byte = 1\npage_cache_GiB = 1\n')
+    with pytest.raises(DataFileError, match="m.toml: field cores must be at least 1"):
+        load_machine(str(bad))

@@ -1,0 +1,99 @@
+"""Keys without keys, file cutting, and the level picker's choices."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lsmsim.background_job import split_output
+from lsmsim.compaction_picker import LevelCompactionPicker
+from lsmsim.keyspace import KeySpace, SequentialKeys, UniformKeys, ZipfianKeys, merge_distinct
+from lsmsim.options import LsmOptions
+from lsmsim.sst_file import SstFile
+from lsmsim.version_storage import VersionStorage
+
+
+@settings(max_examples=50, deadline=None)
+@given(a=st.floats(0, 1e6), b=st.floats(0, 1e6))
+def test_merging_random_writes_equals_writing_them_at_once(a, b):
+    space = KeySpace.for_distribution(10_000_000, UniformKeys(), 64)
+    dist = UniformKeys()
+    separate = [dist.distinct_keys(space, dist.bucket_writes(space, 0, n)) for n in (a, b)]
+    together = dist.distinct_keys(space, dist.bucket_writes(space, 0, a + b))
+    assert np.allclose(merge_distinct(space.keys_per_bucket, separate), together, rtol=1e-9,
+                       atol=1e-6)
+
+
+def test_zipfian_puts_writes_in_hot_buckets_and_matches_exact_harmonics():
+    dist = ZipfianKeys(0.99)
+    exact = sum(i ** -0.99 for i in range(1, 20001))
+    assert abs(dist._harmonic(np.array([20000]))[0] / exact - 1) < 1e-6
+    space = KeySpace.for_distribution(10**8, dist, 1024)
+    writes = dist.bucket_writes(space, 0, 1e6)
+    assert np.isclose(writes.sum(), 1e6)
+    assert space.keys_per_bucket[0] < space.keys_per_bucket[-1]   # fine where hot
+    distinct = dist.distinct_keys(space, writes)
+    assert distinct.sum() < UniformKeys().distinct_keys(space, writes.sum() / 1024).sum() * 1024
+
+
+def test_sequential_writes_never_overwrite_within_a_pass():
+    space = KeySpace.for_distribution(1000, SequentialKeys(), 10)
+    dist = SequentialKeys()
+    writes = dist.bucket_writes(space, 950, 100)  # wraps around the key space
+    assert writes.sum() == 100 and writes[0] == 50 and writes[-1] == 50
+    assert dist.distinct_keys(space, writes).sum() == 100
+
+
+def test_split_output_cuts_at_target_size():
+    merged = np.full(100, 10.0)  # 100 buckets of 10 keys of 100 bytes = 100 KB
+    files = split_output(merged, 0, 100, 10_000, 1, 0.0, 0.0)
+    assert len(files) == 10 and all(f.size_bytes == 10_000 for f in files)
+    assert [f.lo for f in files] == list(range(0, 100, 10))
+
+
+def _file(number, lo, hi, keys_each=100.0):
+    return SstFile(number, lo, hi, np.full(hi - lo, keys_each), 1000)
+
+
+def test_l0_compaction_takes_every_overlapping_l0_file_and_min_overlap_file_below():
+    opts = LsmOptions.from_mapping({"max_bytes_for_level_base": "64MB"})
+    version = VersionStorage(4)
+    for n in range(4):
+        version.add_file(0, _file(n + 1, 0, 100, 1.0))
+    for n, lo in enumerate(range(0, 100, 10)):
+        version.add_file(1, _file(10 + n, lo, lo + 10))
+    version.add_file(2, _file(30, 0, 50, 300.0))  # heavy overlap for L1 files in [0, 50)
+    picker = LevelCompactionPicker()
+    scores = version.compute_compaction_score(opts)
+    picked = picker.pick(version, scores, opts)
+    assert picked.start_level == 0 and len(picked.inputs) == 4
+    assert len(picked.output_level_inputs) == 10
+    picker.register(version, picked)
+    scores = version.compute_compaction_score(opts)
+    assert picker.pick(version, scores, opts) is None or \
+        picker.pick(version, scores, opts).start_level != 0  # never two L0 -> base at once
+    picker.release(version, picked)
+    for sst in list(version.levels[0]):
+        version.remove_file(0, sst)
+    small_base = LsmOptions.from_mapping({"max_bytes_for_level_base": "1MB"})
+    scores = version.compute_compaction_score(small_base)
+    picked = picker.pick(version, scores, small_base)
+    assert picked.start_level == 1 and picked.inputs[0].lo >= 50  # trivial move: no overlap
+    assert picked.trivial_move
+
+
+def test_pending_bytes_estimate_matches_rocksdb_formula():
+    opts = LsmOptions.from_mapping({"max_bytes_for_level_base": "1MB",
+                                    "level0_file_num_compaction_trigger": 2})
+    version = VersionStorage(4)
+    version.add_file(0, _file(1, 0, 10, 100.0))   # 1 MB
+    version.add_file(0, _file(2, 0, 10, 100.0))   # 1 MB
+    version.add_file(1, _file(3, 0, 20, 100.0))   # 2 MB (target 1 MiB)
+    version.add_file(2, _file(4, 0, 30, 100.0))   # 3 MB
+    scores = version.compute_compaction_score(opts)
+    l0, l1, l2 = 2e6, 2e6, 3e6
+    size1 = l1 + l0
+    carry = size1 - 1048576
+    expected = l0 + l1 + carry * (l2 / size1 + 1)
+    assert np.isclose(scores.pending_compaction_bytes, expected)
