@@ -7,11 +7,11 @@ and errors name the file, the field and the value.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
 from device_models.model import DeviceModel
+from lsmsim import data_file
 from lsmsim.data_file import DataFileError, Number, read_fields, require
 
 PRESET_DIR = Path(__file__).parent / "presets"
@@ -19,26 +19,16 @@ MB = 1_000_000  # device data sheets use decimal megabytes
 
 
 class DeviceError(DataFileError):
-    """A device name that is not a preset, or a device file that cannot be used."""
+    """A device file whose contents cannot be used."""
 
 
 def preset_names() -> list[str]:
-    return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
+    return data_file.preset_names(PRESET_DIR)
 
 
 def load_device(name_or_path: str) -> DeviceModel:
     """A preset by name (pm, nvme, sata-ssd, hdd) or a device TOML file by path."""
-    path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        return parse_device_file(path)
-    preset = PRESET_DIR / f"{name_or_path}.toml"
-    if not preset.is_file():
-        names = preset_names()
-        close = difflib.get_close_matches(name_or_path, names, n=2)
-        hint = f" Did you mean {' or '.join(close)}?" if close else ""
-        raise DeviceError(f"unknown device {name_or_path!r}.{hint} Valid devices: "
-                          f"{', '.join(names)} (or a path to a .toml device file)")
-    return parse_device_file(preset)
+    return parse_device_file(data_file.resolve_preset(name_or_path, PRESET_DIR, "device"))
 
 
 _REQUIRED = {"description": str, "read_MBps": Number, "write_MBps": Number,

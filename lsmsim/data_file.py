@@ -3,6 +3,7 @@ that name the file, the field and the value."""
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -40,3 +41,23 @@ def require(path: Path, field: str, value: float, condition: bool, what: str) ->
     """Raise a DataFileError naming the field unless `condition` holds."""
     if not condition:
         raise DataFileError(f"{path}: field {field} must be {what}, got {value!r}")
+
+
+def preset_names(preset_dir: Path) -> list[str]:
+    return sorted(p.stem for p in preset_dir.glob("*.toml"))
+
+
+def resolve_preset(name_or_path: str, preset_dir: Path, kind: str) -> Path:
+    """A path given as such (ends in .toml or exists), else the preset of that name; an
+    unknown name gets "did you mean" and the list of valid names."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        return path
+    preset = preset_dir / f"{name_or_path}.toml"
+    if preset.is_file():
+        return preset
+    names = preset_names(preset_dir)
+    close = difflib.get_close_matches(name_or_path, names, n=2)
+    hint = f" Did you mean {' or '.join(close)}?" if close else ""
+    raise DataFileError(f"unknown {kind} {name_or_path!r}.{hint} Valid {kind}s: "
+                        f"{', '.join(names)} (or a path to a .toml file)")

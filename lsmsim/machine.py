@@ -7,12 +7,12 @@ user's own file (for instance one fitted by calibration) is read the same way.
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from lsmsim.data_file import DataFileError, Number, read_fields, require
+from lsmsim import data_file
+from lsmsim.data_file import Number, read_fields, require
 
 PROFILE_DIR = Path(__file__).parent / "machine_profiles"
 NS = 1e-9
@@ -47,20 +47,12 @@ _FIELDS = {"description": str, "cores": int, "write_ns_per_op": Number,
 
 
 def profile_names() -> list[str]:
-    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
+    return data_file.preset_names(PROFILE_DIR)
 
 
 def load_machine(name_or_path: str) -> MachineProfile:
     """A preset by name (see `profile_names()`) or a machine TOML file by path."""
-    path = Path(name_or_path)
-    if path.suffix != ".toml" and not path.exists():
-        path = PROFILE_DIR / f"{name_or_path}.toml"
-        if not path.is_file():
-            names = profile_names()
-            close = difflib.get_close_matches(name_or_path, names, n=2)
-            hint = f" Did you mean {' or '.join(close)}?" if close else ""
-            raise DataFileError(f"unknown machine profile {name_or_path!r}.{hint} Valid: "
-                                f"{', '.join(names)} (or a path to a .toml file)")
+    path = data_file.resolve_preset(name_or_path, PROFILE_DIR, "machine profile")
     data = read_fields(path, _FIELDS, {"name": str})
     require(path, "cores", data["cores"], data["cores"] >= 1, "at least 1")
     for key in _FIELDS:

@@ -67,7 +67,7 @@ def test_write_buffer_size_changes_at_run_time_like_setoptions():
     (["run", "fillrandom", "--set", "write_buffer_size=lots"], "write_buffer_size"),
     (["run", "nosuch"], "Valid workloads"),
     (["run", "fillrandom", "--device", "floppy"], "Valid devices"),
-    (["run", "fillrandom", "--machine", "laptop"], "Valid:"),
+    (["run", "fillrandom", "--machine", "laptop"], "Valid machine profiles"),
     (["run", "fillrandom", "--policy", "adocc"], "Valid policies"),
     (["run", "fillrandom", "--value-size", "-1"], "value_size"),
 ])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from device_models import DeviceError, load_device
+from device_models import load_device
 from lsmsim.data_file import DataFileError
 from lsmsim.machine import load_machine
 from lsmsim.options import GIB, MIB, LsmOptions, OptionError
@@ -70,7 +70,7 @@ def test_user_device_file_and_its_errors(tmp_path):
     typo.write_text(good.read_text() + "writ_MBps = 3\n")
     with pytest.raises(DataFileError, match="unknown field"):
         load_device(str(typo))
-    with pytest.raises(DeviceError, match="Did you mean nvme"):
+    with pytest.raises(DataFileError, match="Did you mean nvme"):
         load_device("nvm")
 
 
