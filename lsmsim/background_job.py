@@ -92,19 +92,20 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
     here a file closes at the first bucket edge where it reaches it.
     """
     files: list[SstFile] = []
-    sizes = merged * entry_bytes
-    cumulative = np.cumsum(sizes)
-    start = 0
-    base = 0.0
+    cumulative = np.cumsum(merged) * entry_bytes
     position = write_position_bytes
     n = len(merged)
+    start = 0
+    base = 0.0
     while start < n:
         end = int(np.searchsorted(cumulative, base + target_file_bytes, side="left")) + 1
         end = min(max(end, start + 1), n)
-        keys = merged[start:end]
-        if keys.sum() > 0:
-            nonzero = np.flatnonzero(keys > 0)
-            a, b = start + int(nonzero[0]), start + int(nonzero[-1]) + 1
+        a, b = start, end
+        while a < b and merged[a] <= 0:  # trim empty edge buckets
+            a += 1
+        while b > a and merged[b - 1] <= 0:
+            b -= 1
+        if b > a:
             sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b].copy(),
                           entry_bytes, at_s, position)
             position += sst.size_bytes
