@@ -449,6 +449,8 @@ class DB:
         }
         for level in range(self.version.num_levels):
             row[f"level{level}_bytes"] = self.version.level_bytes(level)
+        for name, value in self.policy.interval_samples(self).items():
+            row[f"policy_{name}"] = value
         return row
 
     def _close_interval(self) -> None:

@@ -56,6 +56,11 @@ class Policy:
         """A compaction of the policy's own choosing, or None to use RocksDB's picker."""
         return None
 
+    def interval_samples(self, db: "DB") -> dict[str, float]:
+        """The policy's own state at each interval's end (e.g. its thread count), added to
+        the timeseries as `policy_<name>` columns so its view over time can be plotted."""
+        return {}
+
     def describe(self) -> dict[str, Any]:
         """The policy's name and parameters, saved with the results."""
         return {"name": self.name}
