@@ -96,6 +96,8 @@ class DB:
         self._next_interval_s = env.now + interval_s
         self._demands: list[Demand] = []
         self._replan_pending = False
+        # Succeeds when the clients have issued workload.max_ops puts (db_bench's end of run).
+        self.writes_done = env.event()
         self._install_super_version()
         self._process = env.process(self._run())
         policy.start(self)
@@ -163,6 +165,8 @@ class DB:
             ops_left = self.memtables.ops_until_full(self.options.write_buffer_size)
             candidates.append(ops_left / writer.rate)
             candidates.append(writer.time_to_drain_s())
+            if self.workload.max_ops:
+                candidates.append((self.workload.max_ops - writer.ops_done) / writer.rate)
         for job in self._jobs():
             if job.rate > 0:
                 candidates.append(job.remaining / job.rate)
@@ -246,6 +250,10 @@ class DB:
             self._maybe_schedule()
         if self.env.now >= self._next_interval_s - 1e-9:
             self._close_interval()
+        max_ops = self.workload.max_ops
+        if (max_ops and self.writer.ops_done >= max_ops - FULL_EPSILON_OPS
+                and not self.writes_done.triggered):
+            self.writes_done.succeed()
 
     # -- RocksDB reactions ---------------------------------------------------------------------
     def _install_super_version(self) -> None:

@@ -21,19 +21,24 @@ from lsmsim.workload import Workload, make_workload
 
 
 def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDevice = "nvme",
-             machine: str | MachineProfile = "server", duration_s: float = 3600.0,
+             machine: str | MachineProfile = "server", duration_s: float | None = 3600.0,
              options: LsmOptions | Mapping[str, Any] | None = None,
              policy: str | Policy = "rocksdb", interval_s: float = 1.0, seed: int = 0,
              key_buckets: int = DEFAULT_BUCKETS, **workload_fields: Any) -> SimulationResult:
     """Run one simulation. Names are resolved here: devices from `device_models`, machine
-    profiles from `lsmsim/machine_profiles`, policies from `policies`."""
-    if duration_s <= 0 or interval_s <= 0:
-        raise ValueError(f"duration_s and interval_s must be positive, got {duration_s}, "
-                         f"{interval_s}")
+    profiles from `lsmsim/machine_profiles`, policies from `policies`.
+
+    The run ends at `duration_s` or when the workload's `max_ops` puts are done, whichever
+    comes first (db_bench's --duration and --num); `duration_s=None` needs `max_ops`."""
     if isinstance(workload, str):
         workload = make_workload(workload, **workload_fields)
     elif workload_fields:
         workload = dataclasses.replace(workload, **workload_fields)
+    if duration_s is None and not workload.max_ops:
+        raise ValueError("duration_s=None needs a workload with max_ops (an end by op count)")
+    if (duration_s is not None and duration_s <= 0) or interval_s <= 0:
+        raise ValueError(f"duration_s and interval_s must be positive, got {duration_s}, "
+                         f"{interval_s}")
     if isinstance(device, str):
         from device_models import load_device
         device = load_device(device)
@@ -48,7 +53,9 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     env = simpy.Environment()
     db = DB(env, options, machine, device, workload, policy, interval_s, key_buckets,
             rng=np.random.default_rng(seed))
-    env.run(until=duration_s)
+    end = db.writes_done if duration_s is None else env.timeout(duration_s) | db.writes_done
+    env.run(until=end)
+    duration_s = env.now
     db.finish(duration_s)
     wall_s = time.perf_counter() - started
     config = {

@@ -33,6 +33,7 @@ class Workload:
     threads: int = 1
     open_loop_ops_per_s: float = 0.0
     write_rate_limit_bps: float = 0.0
+    max_ops: int = 0  # puts in total before the clients finish (db_bench: threads x --num); 0 = no limit
 
     def __post_init__(self) -> None:
         if self.key_size < 1 or self.value_size < 0:
@@ -42,6 +43,9 @@ class Workload:
             raise WorkloadError(f"workload {self.name}: num_keys must be >= 1, got {self.num_keys}")
         if self.threads < 1:
             raise WorkloadError(f"workload {self.name}: threads must be >= 1, got {self.threads}")
+        if self.max_ops < 0:
+            raise WorkloadError(f"workload {self.name}: max_ops must not be negative, "
+                                f"got {self.max_ops}")
         if self.open_loop_ops_per_s < 0 or self.write_rate_limit_bps < 0:
             raise WorkloadError(f"workload {self.name}: rates must not be negative")
         try:
