@@ -80,7 +80,7 @@ class DB:
         self.write_controller = WriteController(options.max_delayed_write_rate_bps)
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
-        self.writer = ForegroundWriter(workload, self.entry, machine, not options.disable_wal)
+        self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced())
         self.flush_jobs: list[FlushJob] = []
         self.compaction_jobs: list[CompactionJob] = []
         self._finished_flushes: list[FlushJob] = []
@@ -101,6 +101,10 @@ class DB:
         self._install_super_version()
         self._process = env.process(self._run())
         policy.start(self)
+
+    def _wal_synced(self) -> bool:
+        """Whether WAL appends reach the device before a write returns (WriteOptions.sync)."""
+        return self.options.sync and not self.options.disable_wal
 
     # -- public API for policies (SetOptions / SetDBOptions / observation) -----------------------
     def set_options(self, values: dict[str, Any]) -> None:
@@ -126,6 +130,7 @@ class DB:
             raise OptionError(f"{call}: {', '.join(wrong)} cannot be set here "
                               f"(use {'SetDBOptions' if scope == 'cf' else 'SetOptions'})")
         self.options = self.options.updated(values, source=call, running=True)
+        self.writer.wal_synced = self._wal_synced()
         self.events.emit(self.env.now, "options_changed", call=call,
                          **{k: getattr(self.options, k) for k in values})
 
@@ -178,12 +183,13 @@ class DB:
     def _allocate(self) -> None:
         """Set every activity's rate from the shared CPU, device and rate limiter."""
         jobs = self._jobs()
-        wal = not self.options.disable_wal
+        wal = self.writer.wal_synced
         streams = len(jobs) + (1 if wal else 0)
         mixed = any(j.read_bytes > 0 for j in jobs) and (wal or any(j.write_bytes for j in jobs))
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
         demands = [self.writer.demand(self.write_controller, self.memtables.active.ops,
-                                      write_bps, self.policy.write_rate_cap_ops(self))]
+                                      write_bps, self.device.write_latency_s,
+                                      self.policy.write_rate_cap_ops(self))]
         limiter_bps = self.options.rate_limiter_bytes_per_sec
         for job in jobs:
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
@@ -212,7 +218,7 @@ class DB:
         self.memtables.active.ops += ops
         acc.ops += ops
         self.recorder.latency.add(latency_s, ops)
-        if not self.options.disable_wal:
+        if writer.wal_synced:
             acc.device_write_bytes += ops * self.entry.batch_bytes
         demands = self._demands
         acc.cpu_busy_core_s += writer.rate * demands[0].per_unit[CPU] * dt
