@@ -140,8 +140,8 @@ def _list(what: str) -> int:
         for name, default, scope, doc in LsmOptions.describe():
             print(f"{name:40} {default!s:>14}  {scope:2}  {doc}")
     elif what == "workloads":
-        for name, fields in sorted(WORKLOADS.items()):
-            print(f"{name:12} keys: {fields['key_distribution']}")
+        for name, description in sorted(WORKLOADS.items()):
+            print(f"{name:22} {description}")
     else:
         from policies import policy_names
         print("\n".join(policy_names()))

@@ -22,6 +22,7 @@ from lsmsim.compaction_picker import Compaction, LevelCompactionPicker
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog
 from lsmsim.fluid_share import CPU, DEVICE, Demand, allocate
+from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace
 from lsmsim.machine import MachineProfile
@@ -81,6 +82,8 @@ class DB:
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
         self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced())
+        # Workloads with phases (reads, mixes) run as client streams; write-only ones as the writer.
+        self.clients = ForegroundClients(self) if workload.phases else None
         self.flush_jobs: list[FlushJob] = []
         self.compaction_jobs: list[CompactionJob] = []
         self._finished_flushes: list[FlushJob] = []
@@ -95,6 +98,7 @@ class DB:
         self._last_s = env.now
         self._next_interval_s = env.now + interval_s
         self._demands: list[Demand] = []
+        self._client_rates: list[float] = []
         self._replan_pending = False
         # Succeeds when the clients have issued workload.max_ops puts (db_bench's end of run).
         self.writes_done = env.event()
@@ -175,6 +179,8 @@ class DB:
         for job in self._jobs():
             if job.rate > 0:
                 candidates.append(job.remaining / job.rate)
+        if self.clients is not None:
+            candidates.append(self.clients.time_to_next_event_s(now))
         return max(0.0, min(candidates))
 
     def _jobs(self) -> list[BackgroundJob]:
@@ -185,11 +191,21 @@ class DB:
         jobs = self._jobs()
         wal = self.writer.wal_synced
         streams = len(jobs) + (1 if wal else 0)
-        mixed = any(j.read_bytes > 0 for j in jobs) and (wal or any(j.write_bytes for j in jobs))
+        reading = any(j.read_bytes > 0 for j in jobs)
+        if self.clients is not None:
+            readers = self.clients.device_streams()
+            streams += readers
+            reading = reading or readers > 0
+        mixed = reading and (wal or any(j.write_bytes for j in jobs))
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
-        demands = [self.writer.demand(self.write_controller, self.memtables.active.ops,
-                                      write_bps, self.device.write_latency_s,
-                                      self.policy.write_rate_cap_ops(self))]
+        if self.clients is None:
+            demands = [self.writer.demand(self.write_controller, self.memtables.active.ops,
+                                          write_bps, self.device.write_latency_s,
+                                          self.policy.write_rate_cap_ops(self))]
+        else:
+            demands = self.clients.demands(read_bps, write_bps,
+                                           self.policy.write_rate_cap_ops(self))
+        clients = len(demands)
         limiter_bps = self.options.rate_limiter_bytes_per_sec
         for job in jobs:
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
@@ -197,8 +213,12 @@ class DB:
             demands.append(Demand(per_unit, job.cpu_cap, self._weights(job)))
         capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
-        self.writer.rate = rates[0]
-        for job, rate in zip(jobs, rates[1:]):
+        self._client_rates = rates[:clients]
+        if self.clients is None:
+            self.writer.rate = rates[0]
+        else:
+            self.clients.set_rates(self._client_rates)
+        for job, rate in zip(jobs, rates[clients:]):
             job.rate = rate
         self._demands = demands
 
@@ -213,7 +233,10 @@ class DB:
             return
         acc = self.recorder.current
         writer = self.writer
-        latency_s = writer.latency_s(writer.cpu_s_per_op(self.memtables.active.ops))
+        if self.clients is None:
+            latency_s = writer.latency_s(writer.cpu_s_per_op(self.memtables.active.ops))
+        else:
+            latency_s = self.clients.advance(dt, acc)
         ops = writer.advance(dt)
         self.memtables.active.ops += ops
         acc.ops += ops
@@ -221,9 +244,10 @@ class DB:
         if writer.wal_synced:
             acc.device_write_bytes += ops * self.entry.batch_bytes
         demands = self._demands
-        acc.cpu_busy_core_s += writer.rate * demands[0].per_unit[CPU] * dt
-        acc.device_busy_s += writer.rate * demands[0].per_unit[DEVICE] * dt
-        for job, demand in zip(self._jobs(), demands[1:]):
+        for rate, demand in zip(self._client_rates, demands):
+            acc.cpu_busy_core_s += rate * demand.per_unit[CPU] * dt
+            acc.device_busy_s += rate * demand.per_unit[DEVICE] * dt
+        for job, demand in zip(self._jobs(), demands[len(self._client_rates):]):
             rate = job.rate
             acc.cpu_busy_core_s += rate * demand.per_unit[CPU] * dt
             acc.device_busy_s += rate * demand.per_unit[DEVICE] * dt
@@ -254,6 +278,8 @@ class DB:
             changed = True
         if changed:
             self._maybe_schedule()
+        if self.clients is not None:
+            self.clients.process_due(self.env.now)
         if self.env.now >= self._next_interval_s - 1e-9:
             self._close_interval()
         max_ops = self.workload.max_ops
@@ -265,6 +291,8 @@ class DB:
     def _install_super_version(self) -> None:
         """InstallSuperVersion: new scores, then RecalculateWriteStallConditions."""
         self.scores = self.version.compute_compaction_score(self.options)
+        if self.clients is not None:
+            self.clients.tree_changed()
         inputs = StallInputs(self.memtables.num_not_flushed(), len(self.version.levels[0]),
                              self.scores.pending_compaction_bytes,
                              self.picker.level0_compaction_in_progress)
@@ -468,7 +496,10 @@ class DB:
         return row
 
     def _close_interval(self) -> None:
-        self.recorder.close(self.env.now, self.samples(), self.entry.user_bytes, self.machine.cores)
+        samples = self.samples()
+        if self.clients is not None:
+            samples.update(self.clients.close_interval(self.recorder.interval_s))
+        self.recorder.close(self.env.now, samples, self.entry.user_bytes, self.machine.cores)
         self._next_interval_s += self.recorder.interval_s
 
     def finish(self, end_s: float) -> None:

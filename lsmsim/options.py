@@ -67,6 +67,12 @@ class LsmOptions:
                                             "output file size growth per level")
     max_compaction_bytes: int = _opt(0, "size", "cf", True,
                                      "cap on one compaction's input; 0 = 25 x target file size")
+    # -- block-based table: the read path (column family) ----------------------------------
+    bloom_bits_per_key: float = _opt(0.0, "float", "cf", False,
+                                     "full-filter bits per key (NewBloomFilterPolicy); 0 = no filter")
+    block_size: int = _opt(4 * KIB, "size", "cf", False, "uncompressed bytes per data block")
+    block_cache_size: int = _opt(8 * MIB, "size", "cf", False,
+                                 "LRU block cache for data blocks (7.x default 8 MiB)")
     # -- background jobs (DB) ---------------------------------------------------------------
     max_background_jobs: int = _opt(2, "int", "db", True, "flush + compaction threads")
     max_background_compactions: int = _opt(-1, "int", "db", True,
@@ -158,6 +164,8 @@ class LsmOptions:
             fail("max_bytes_for_level_multiplier must be positive")
         if self.target_file_size_multiplier < 1:
             fail("target_file_size_multiplier must be at least 1")
+        if self.block_size < 1:
+            fail(f"block_size must be at least 1, got {self.block_size}")
         if self.max_background_jobs < 1:
             fail(f"max_background_jobs must be at least 1, got {self.max_background_jobs}")
         if self.max_background_compactions == 0 or self.max_background_flushes == 0:

@@ -14,6 +14,7 @@ class StorageDevice(Protocol):
     name: str
     read_latency_s: float
     write_latency_s: float
+    random_read_iops: float  # small random reads per second at best (0: bandwidth only)
 
     def bandwidth_bps(self, streams: int, mixed: bool) -> tuple[float, float]:
         """Aggregate read and write bandwidth (bytes/s) while `streams` activities share the

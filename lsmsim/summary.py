@@ -33,6 +33,7 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
     stall_n = {c: sum(1 for e in episodes if e["cause"] == c) for c in causes}
     stopped_s = float(sum(columns.get("stopped_s", [0.0])))
     delayed_s = float(sum(columns.get("delayed_s", [0.0])))
+    reads = db.clients.summary(duration_s) if db.clients is not None else {}
     return {
         "duration_s": duration_s,
         "ops": total_ops,
@@ -68,4 +69,5 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
         "mean_device_util": float(np.mean(columns.get("device_util", [0.0]))),
         "final_lsm_state": db.version.file_counts(),
         "stall_episodes": len(episodes),
+        **reads,
     }
