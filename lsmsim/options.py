@@ -204,6 +204,14 @@ DB_BENCH_DEFAULTS: dict[str, Any] = {
 }
 
 
+def parse_option(name: str, raw: Any, source: str = "options") -> Any:
+    """One option's value, parsed by its declared kind; unknown names are rejected."""
+    spec = {f.name: f for f in dataclasses.fields(LsmOptions)}.get(name)
+    if spec is None:
+        raise OptionError(_unknown_message(source, name, LsmOptions.names()))
+    return _parse_value(source, name, spec.metadata["kind"], raw)
+
+
 def _parse_value(source: str, name: str, kind: str, raw: Any) -> Any:
     try:
         if kind == "bool":
