@@ -146,6 +146,13 @@ class Workload:
                                     "duration_s or ops (only the last phase may run to the end)")
 
     @property
+    def ends_by_itself(self) -> bool:
+        """Whether the clients stop on their own: after max_ops puts, or after the last of
+        phases that do not repeat."""
+        return bool(self.max_ops) or bool(self.phases and self.repeat_from_phase < 0
+                                          and self.phases[-1].has_end)
+
+    @property
     def keys_loaded(self) -> int:
         return self.record_count or self.num_keys
 

@@ -191,3 +191,14 @@ def test_cli_scenario_error_is_one_line(tmp_path, capsys):
     assert main(["run", str(path)]) == 2
     err = capsys.readouterr().err
     assert "line 3" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_readme_scenario_example_runs(tmp_path):
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    example = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+    scenario = load_scenario(_write(tmp_path, example))
+    workload = scenario.make_workload(num_keys=20_000)
+    assert [p.name for p in workload.phases] == ["mostly reads"]
+    result = lsmsim.simulate(workload, duration_s=3, options=scenario.lsm_options(TINY),
+                             key_buckets=256)
+    assert result.summary["gets"] > 0
