@@ -202,3 +202,19 @@ def test_readme_scenario_example_runs(tmp_path):
     result = lsmsim.simulate(workload, duration_s=3, options=scenario.lsm_options(TINY),
                              key_buckets=256)
     assert result.summary["gets"] > 0
+
+
+def test_reads_slow_down_while_background_jobs_share_the_machine():
+    """W5:R95 on two cores: intervals with a flush or compaction running serve fewer gets."""
+    result = lsmsim.simulate("dopa_w5", device="sata-ssd", machine="local-2core",
+                             duration_s=60, num_keys=300_000, threads=4, key_buckets=256,
+                             options={"write_buffer_size": "8MB", "bloom_bits_per_key": 10,
+                                      "max_bytes_for_level_base": "32MB",
+                                      "target_file_size_base": "8MB"})
+    ts = result.timeseries
+    in_phase = np.array([p == "W5" for p in ts["phase"]])
+    in_phase[np.argmax(in_phase)] = False  # the interval the load ended in
+    busy = (ts["running_compactions"] + ts["running_flushes"]) > 0
+    reads = ts["read_ops_per_s"]
+    assert (in_phase & busy).sum() >= 3 and (in_phase & ~busy).sum() >= 3
+    assert reads[in_phase & busy].mean() < reads[in_phase & ~busy].mean()
