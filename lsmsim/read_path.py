@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 READ_GROUPS = 128         # coarse key-space groups the read cost is averaged over
 CACHE_LINE_BITS = 512     # FastLocalBloomImpl probes stay in one 64-byte cache line
 CHE_ITERATIONS = 40       # at most; Newton usually converges in a few
-ACTIVE_GROWTH = 1.1       # relative growth of the active memtable that refreshes its keys
+ACTIVE_STEPS = 16         # the active memtable's keys are refreshed 16 times as it fills
 
 
 def bloom_num_probes(bits_per_key: float) -> int:
@@ -136,6 +136,7 @@ class ReadPath:
         self._memtables: dict[int, np.ndarray] = {}
         self._active: tuple[int, float, np.ndarray] | None = None  # (id, ops, found)
         self._block_log_t = self._page_log_t = 0.0
+        self._requests: tuple[np.ndarray, np.ndarray] | None = None  # (by bucket, by group)
 
     # -- per-source vectors over groups ----------------------------------------------------------
     def group_shares(self, bucket_values: np.ndarray) -> np.ndarray:
@@ -179,16 +180,16 @@ class ReadPath:
         return np.clip(coverage, 0.0, 1.0), np.clip(found, 0.0, 1.0)
 
     def _memtable_found(self, memtable: Memtable, distribution: KeyDistribution,
-                        frozen: bool) -> np.ndarray:
-        """Share of each group's keys in a memtable. The active one is recomputed when it
-        has grown by ACTIVE_GROWTH since last time (it grows between every two events)."""
+                        frozen: bool, step_ops: float) -> np.ndarray:
+        """Share of each group's keys in a memtable. The active one grows between every two
+        events; its keys are recomputed once it has grown by `step_ops`."""
         if frozen:
             cached = self._memtables.get(memtable.memtable_id)
         else:
             active = self._active
             cached = None
             if (active is not None and active[0] == memtable.memtable_id
-                    and memtable.ops <= active[1] * ACTIVE_GROWTH):
+                    and memtable.ops < active[1] + step_ops):
                 cached = active[2]
         if cached is None:
             writes = distribution.bucket_writes(self.space, memtable.first_op, memtable.ops)
@@ -208,12 +209,16 @@ class ReadPath:
 
         `memtables` are newest first, the active one first."""
         machine = self.machine
-        p = self.group_shares(read_shares)
+        if self._requests is None or self._requests[0] is not read_shares:
+            self._requests = (read_shares, self.group_shares(read_shares))
+        p = self._requests[1]
         groups = len(p)
         rows_cov, rows_found, rows_cpu_probe, is_sst = [], [], [], []
+        step_ops = options.write_buffer_size / self.entry.memtable_bytes / ACTIVE_STEPS
         for position, memtable in enumerate(memtables):
             rows_cov.append(np.ones(groups))
-            rows_found.append(self._memtable_found(memtable, distribution, position > 0))
+            rows_found.append(self._memtable_found(memtable, distribution, position > 0,
+                                                   step_ops))
             depth = math.log2(memtable.ops + 2.0)
             rows_cpu_probe.append(machine.memtable_insert_cpu_s_per_level * depth)
             is_sst.append(False)
@@ -236,16 +241,20 @@ class ReadPath:
                 is_sst.append(True)
                 sst_keys += found * self._group_keys
         self._forget(live, memtables)
-        cov = np.array(rows_cov)
+        cov = np.array(rows_cov)               # memtable rows: 1 (always searched)
         found = np.array(rows_found)
-        sst = np.array(is_sst)[:, None]
+        sst = np.array(is_sst, dtype=float)[:, None]
         probe_cpu = np.array(rows_cpu_probe)[:, None]
         fp = bloom_fp_rate(options.bloom_bits_per_key)
-        miss_probe = np.clip(cov - found, 0.0, None)
-        blocks = np.where(sst, found + miss_probe * fp, 0.0)       # block reads if reached
+        miss_probe = np.maximum(cov - found, 0.0)
         missing = 1.0 - found
-        reach = np.cumprod(np.vstack((np.ones(groups), missing)), axis=0)
-        reached, not_found = reach[:-1], reach[-1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            given_miss = np.where(missing > 0, miss_probe / missing, 0.0)
+        false_blocks = given_miss * (fp * sst)                   # block reads of a miss
+        blocks = (found + miss_probe * fp) * sst                 # block reads if reached
+        reach = np.cumprod(missing, axis=0)
+        reached = np.vstack((np.ones(groups), reach[:-1]))
+        not_found = reach[-1]
         # Both caches, by Che's approximation over each group's data blocks.
         entries_per_block = max(1.0, options.block_size / self.entry.sst_bytes)
         data_blocks = sst_keys / entries_per_block
@@ -254,44 +263,35 @@ class ReadPath:
             data_blocks, access, options.block_cache_size / options.block_size, self._block_log_t)
         page_hit, self._page_log_t = che_hit_rates(
             data_blocks, access, machine.page_cache_bytes / options.block_size, self._page_log_t)
-        page_hit = np.maximum(block_hit, page_hit)
+        device_share = 1.0 - np.maximum(block_hit, page_hit)
         block_cpu = (machine.get_cpu_s_per_block
                      + (1 - block_hit) * machine.page_cache_cpu_s_per_byte * options.block_size)
-        device_share = 1.0 - page_hit
         io_s = self.device.read_latency_s + options.block_size / self.device.bandwidth_bps(1, False)[0]
         base = machine.get_cpu_s_per_op
-        # Cost at each source, and the path cost of sources passed without finding the key.
-        probe = np.where(sst, cov, 1.0) * probe_cpu
-        step_cpu = probe + blocks * block_cpu
-        with np.errstate(divide="ignore", invalid="ignore"):
-            given_miss = np.where(missing > 0, np.where(sst, miss_probe, 1.0) / missing, 0.0)
-        miss_cpu = given_miss * probe_cpu + np.where(sst, given_miss * fp, 0.0) * block_cpu
-        miss_io = np.where(sst, given_miss * fp, 0.0) * device_share
-        path_cpu = np.cumsum(np.vstack((np.zeros(groups), miss_cpu)), axis=0)
-        path_io = np.cumsum(np.vstack((np.zeros(groups), miss_io)), axis=0)
-        hit_cpu = probe_cpu + np.where(sst, block_cpu, 0.0)
-        at = reached * found * p                                  # found here, by group
-        in_memory = base + path_cpu[:-1] + hit_cpu + path_io[:-1] * io_s
-        device_at = np.where(sst, device_share, 0.0)
-        weights = np.concatenate(((at * (1 - device_at)).sum(axis=1), (at * device_at).sum(axis=1),
-                                  [(not_found * p).sum()]))
+        # The path to each source: what the sources before it cost without finding the key.
+        miss_cost = given_miss * probe_cpu + false_blocks * (block_cpu + device_share * io_s)
+        path = base + np.vstack((np.zeros(groups), np.cumsum(miss_cost, axis=0)))
+        hit_cpu = probe_cpu + sst * block_cpu
+        at = reached * found * p                                 # found here, by group
+        device_at = sst * device_share
+        in_memory = path[:-1] + hit_cpu
+        weights = np.concatenate(((at * (1 - device_at)).sum(axis=1),
+                                  (at * device_at).sum(axis=1), [(not_found * p).sum()]))
         totals = np.concatenate(((at * (1 - device_at) * in_memory).sum(axis=1),
                                  (at * device_at * (in_memory + io_s)).sum(axis=1),
-                                 [(not_found * p * (base + path_cpu[-1] + path_io[-1] * io_s)).sum()]))
-        get_cpu = base + float((p * (reached * step_cpu).sum(axis=0)).sum())
-        get_io = float((p * (reached * blocks * device_share).sum(axis=0)).sum())
+                                 [(not_found * p * path[-1]).sum()]))
+        step_cpu = cov * probe_cpu + blocks * block_cpu
+        get_cpu = base + float(np.dot(p, (reached * step_cpu).sum(axis=0)))
+        get_io = float(np.dot(p, (reached * blocks).sum(axis=0) * device_share))
         get = _cost(get_cpu, get_io, io_s, weights, totals)
         # A scan: Seek in every source covering the start key, then scan_length Next.
-        seek_blocks = np.where(sst, cov, 0.0)
-        sources = np.where(sst, cov, 1.0).sum(axis=0)
-        next_cpu = machine.scan_cpu_s_per_entry * np.log2(sources + 1.0)
-        per_block = block_cpu
-        scan_cpu_g = (base + (np.where(sst, cov, 1.0) * probe_cpu).sum(axis=0)
-                      + seek_blocks.sum(axis=0) * per_block
-                      + scan_length * (next_cpu + per_block / entries_per_block))
-        scan_io_g = (seek_blocks.sum(axis=0) + scan_length / entries_per_block) * device_share
-        scan_cpu = float((p * scan_cpu_g).sum())
-        scan_io = float((p * scan_io_g).sum())
+        seek_blocks = (cov * sst).sum(axis=0)
+        next_cpu = machine.scan_cpu_s_per_entry * np.log2(cov.sum(axis=0) + 1.0)
+        scan_cpu_g = (base + (cov * probe_cpu).sum(axis=0) + seek_blocks * block_cpu
+                      + scan_length * (next_cpu + block_cpu / entries_per_block))
+        scan_io_g = (seek_blocks + scan_length / entries_per_block) * device_share
+        scan_cpu = float(np.dot(p, scan_cpu_g))
+        scan_io = float(np.dot(p, scan_io_g))
         service = scan_cpu + scan_io * io_s
         scan = ReadCost(scan_cpu, scan_io, service, np.array([service]), np.array([1.0]))
         return get, scan
