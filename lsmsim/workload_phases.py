@@ -141,7 +141,8 @@ class PhaseSchedule:
             return False
         if phase.duration_s:
             return now_s >= self.started_at_s + phase.duration_s - PHASE_EPSILON
-        return bool(phase.ops) and ops_done >= self.ops_at_start + phase.ops - 1e-6
+        target = self.ops_at_start + phase.ops
+        return bool(phase.ops) and ops_done >= target - 1e-6 - 1e-12 * target
 
     def next_phase(self, now_s: float, ops_done: float) -> bool:
         """Move to the next phase; False when the workload is over."""
