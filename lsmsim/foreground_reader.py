@@ -32,7 +32,7 @@ from lsmsim.workload_phases import PhasedKeys, PhaseSchedule
 if TYPE_CHECKING:
     from lsmsim.db import DB
 
-REFRESH_MIN_S = 0.05
+REFRESH_MIN_S = 0.1
 
 
 @dataclass
