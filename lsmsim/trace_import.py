@@ -326,9 +326,9 @@ def _rows(log: RocksDBLog, ends: np.ndarray, ops: np.ndarray, episodes: list[dic
         "immutable_memtables": _step([imm_times[i] for i in order],
                                      [imm_values[i] for i in order], ends, 0),
     }
-    for kind in ("flush", "compaction"):
+    for kind, column in (("flush", "running_flushes"), ("compaction", "running_compactions")):
         steps = changes[kind]
-        rows[f"running_{kind}s"] = _step([t for t, _ in steps],
+        rows[column] = _step([t for t, _ in steps],
                                          list(np.cumsum([d for _, d in steps])), ends, 0)
     for kind in ("flush", "compaction"):
         bytes_in = np.zeros(ends.size)
