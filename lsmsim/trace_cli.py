@@ -100,7 +100,9 @@ def _db_bench(args: argparse.Namespace) -> int:
               + ", ".join(setup.unmodelled), file=sys.stderr)
     result = setup.simulate(device=args.device, machine=args.machine)
     print(format_summary(result.summary, result.config))
-    ends = "at --duration" if setup.duration_s else f"after {setup.workload.max_ops:,} puts"
+    by_duration = setup.duration_s is not None and \
+        result.summary["duration_s"] >= setup.duration_s - 1e-9
+    ends = "at --duration" if by_duration else f"after {setup.workload.max_ops:,} puts"
     print(f"\n{result.summary['duration_s']:.0f} simulated s ({ends}) in "
           f"{result.wall_s:.2f} s wall")
     if args.out:
