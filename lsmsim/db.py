@@ -170,7 +170,7 @@ class DB:
             ops_left = self.memtables.ops_until_full(self.options.write_buffer_size)
             candidates.append(ops_left / writer.rate)
             candidates.append(writer.time_to_drain_s())
-            if self.workload.max_ops:
+            if self.workload.max_ops and not self.writes_done.triggered:
                 candidates.append((self.workload.max_ops - writer.ops_done) / writer.rate)
         for job in self._jobs():
             if job.rate > 0:
