@@ -255,7 +255,7 @@ class DB:
         if changed:
             self._maybe_schedule()
         if self.env.now >= self._next_interval_s - 1e-9:
-            self._close_interval()
+            self._close_interval(self.env.now)
         max_ops = self.workload.max_ops
         if (max_ops and self.writer.ops_done >= max_ops - FULL_EPSILON_OPS
                 and not self.writes_done.triggered):
@@ -467,15 +467,20 @@ class DB:
             row[f"policy_{name}"] = value
         return row
 
-    def _close_interval(self) -> None:
-        self.recorder.close(self.env.now, self.samples(), self.entry.user_bytes, self.machine.cores)
+    def _close_interval(self, end_s: float, length_s: float | None = None) -> None:
+        self.recorder.close(end_s, self.samples(), self.entry.user_bytes, self.machine.cores,
+                            length_s)
         self._next_interval_s += self.recorder.interval_s
 
     def finish(self, end_s: float) -> None:
-        """Advance to `end_s`, close the last interval and any open stall episode."""
+        """Advance to `end_s`, close the last interval (partial when the run ended between
+        boundaries, e.g. by op count) and any open stall episode."""
         self._advance(end_s)
         if end_s >= self._next_interval_s - 1e-9:
-            self._close_interval()
+            self._close_interval(end_s)
+        interval_start_s = self._next_interval_s - self.recorder.interval_s
+        if end_s > interval_start_s + 1e-9:
+            self._close_interval(end_s, length_s=end_s - interval_start_s)
         ended = self.stalls.finish(end_s)
         if ended is not None and ended.condition == WriteStallCondition.STOPPED.value:
             self.recorder.latency.add(end_s - ended.start_s, self.workload.threads)
