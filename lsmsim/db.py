@@ -174,7 +174,7 @@ class DB:
             ops_left = self.memtables.ops_until_full(self.options.write_buffer_size)
             candidates.append(ops_left / writer.rate)
             candidates.append(writer.time_to_drain_s())
-            if self.workload.max_ops:
+            if self.workload.max_ops and not self.writes_done.triggered:
                 candidates.append((self.workload.max_ops - writer.ops_done) / writer.rate)
         for job in self._jobs():
             if job.rate > 0:
@@ -281,7 +281,7 @@ class DB:
         if self.clients is not None:
             self.clients.process_due(self.env.now)
         if self.env.now >= self._next_interval_s - 1e-9:
-            self._close_interval()
+            self._close_interval(self.env.now)
         max_ops = self.workload.max_ops
         if (max_ops and self.writer.ops_done >= max_ops - FULL_EPSILON_OPS
                 and not self.writes_done.triggered):
@@ -495,18 +495,22 @@ class DB:
             row[f"policy_{name}"] = value
         return row
 
-    def _close_interval(self) -> None:
+    def _close_interval(self, end_s: float, length_s: float | None = None) -> None:
         samples = self.samples()
         if self.clients is not None:
-            samples.update(self.clients.close_interval(self.recorder.interval_s))
-        self.recorder.close(self.env.now, samples, self.entry.user_bytes, self.machine.cores)
+            samples.update(self.clients.close_interval(length_s or self.recorder.interval_s))
+        self.recorder.close(end_s, samples, self.entry.user_bytes, self.machine.cores, length_s)
         self._next_interval_s += self.recorder.interval_s
 
     def finish(self, end_s: float) -> None:
-        """Advance to `end_s`, close the last interval and any open stall episode."""
+        """Advance to `end_s`, close the last interval (partial when the run ended between
+        boundaries, e.g. by op count) and any open stall episode."""
         self._advance(end_s)
         if end_s >= self._next_interval_s - 1e-9:
-            self._close_interval()
+            self._close_interval(end_s)
+        interval_start_s = self._next_interval_s - self.recorder.interval_s
+        if end_s > interval_start_s + 1e-9:
+            self._close_interval(end_s, length_s=end_s - interval_start_s)
         ended = self.stalls.finish(end_s)
         if ended is not None and ended.condition == WriteStallCondition.STOPPED.value:
             self.recorder.latency.add(end_s - ended.start_s, self.workload.threads)

@@ -102,3 +102,13 @@ def test_only_a_synced_wal_reaches_the_device(sync):
     sst_bytes = summary["flush_bytes_written"] + summary["compaction_bytes_written"]
     wal_bytes = summary["ops"] * EntryFormat(16, 1000).batch_bytes if sync else 0.0
     assert device_bytes == pytest.approx(sst_bytes + wal_bytes, rel=0.02)
+
+
+def test_a_run_ended_by_op_count_keeps_its_last_partial_interval():
+    result = run_small(duration_s=None, max_ops=300_000)
+    rows = result.timeseries
+    assert result.summary["duration_s"] % 1.0 != 0.0  # ends between interval boundaries
+    assert rows["time_s"][-1] == pytest.approx(result.summary["duration_s"])
+    assert float(rows["ops"].sum()) == pytest.approx(300_000)
+    stalled = float(rows["stopped_s"].sum() + rows["delayed_s"].sum())
+    assert stalled == pytest.approx(sum(result.summary["stall_duration_s_by_cause"].values()))
