@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--buckets", type=int, default=DEFAULT_BUCKETS,
                      help="key-space buckets (resolution of key overlap)")
     run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
+    from lsmsim import compare
+    compare.add_arguments(commands.add_parser(
+        "compare", help="run a grid of policies x devices; one table, a CSV and figures"))
     listing = commands.add_parser("list", help="list valid names")
     listing.add_argument("what", choices=["devices", "machines", "options", "workloads",
                                           "policies"])
@@ -152,6 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from policies import PolicyError
     try:
+        if args.command == "compare":
+            from lsmsim import compare
+            return compare.main(args, LsmOptions().updated(_parse_sets(args.set), source="--set"))
         return _run(args) if args.command == "run" else _list(args.what)
     except (*USER_ERRORS, PolicyError) as exc:
         print(f"lsmsim: error: {exc}", file=sys.stderr)
