@@ -14,7 +14,8 @@
   ADOC's port runs at 1 s (§2.8).
 - Flush first, then L0->L1 (§3.3, §3.5): one compaction may run in the flush (HIGH) pool
   whenever L0 holds >= 4 files and no L0 compaction runs, even while compactions are
-  paused; it runs RocksDB's picker, so it is usually, not always, L0->L1 (as coded). Device
+  paused; it runs RocksDB's picker, so it is usually, not always, L0->L1 (as coded). It
+  does not hold back a flush (simplified: SILK's shared HIGH pool queues them). Device
   and rate-limiter shares are weighted flush > L0 compaction > deeper compaction
   (simplified: SILK itself uses thread pools and the limiter's IO_HIGH/IO_LOW).
 - Preempting deeper compactions (§3.4): pausing stops new compactions outside the HIGH
