@@ -359,7 +359,7 @@ class DB:
         """Pick one compaction (the policy's, else RocksDB's) and start it; False if none."""
         compaction = self.policy.pick_compaction(self) or self.picker.pick(
             self.version, self.scores, self.options)
-        if compaction is None:
+        if compaction is None or not self.policy.compaction_allowed(self, compaction):
             return False
         self.picker.register(self.version, compaction)
         if compaction.trivial_move:

@@ -143,6 +143,11 @@ class Policy:
         """A compaction of the policy's own choosing, or None to use RocksDB's picker."""
         return None
 
+    def compaction_allowed(self, db: "DB", compaction: "Compaction") -> bool:
+        """Whether a picked compaction may run now; False defers it (no compaction is
+        scheduled this time, as when RocksDB's picker returns none)."""
+        return True
+
     def high_pool_compaction_allowed(self, db: "DB") -> bool:
         """Whether one compaction may run in the flush (HIGH) pool now, even while
         compaction work is paused (SILK's prioritised L0->L1 compaction)."""

@@ -27,17 +27,21 @@
   paper's pause-and-resume.
 - The L0 stall is disabled, as SILK's original setting is (ADOC §6.1): the L0 slowdown
   and stop triggers are set out of reach.
-Not modelled: TRIAD's L0-compaction deferral left in SILK's picker (§3.6).
+- TRIAD's L0-compaction deferral, left active in SILK's picker (§3.6), is a switch
+  (`triad_defer`, off by default: the paper does not describe it): an L0->L1 compaction
+  with at most 4 L0 files waits while under 40 % of the L0 entries are duplicates.
 """
 
 from __future__ import annotations
 
 from typing import Any, Generator
 
-from lsmsim.background_job import BackgroundJob
+from lsmsim.background_job import BackgroundJob, merge_inputs
+from lsmsim.compaction_picker import Compaction
 from lsmsim.db import DB
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Param, Policy
+from lsmsim.sst_file import SstFile
 from lsmsim.storage_device import StorageDevice, peak_write_bps
 from policies.rocksdb_at import delayed_rate_without_limiter
 
@@ -45,6 +49,16 @@ L0_TRIGGER_OUT_OF_REACH = 1 << 30
 PREEMPTED_WEIGHT = 1e-6   # a paused deeper compaction gets only bandwidth nobody else wants
 # Shares of device time and rate limiter: flush first, then L0 compactions, then the rest.
 FLUSH_WEIGHT, L0_COMPACTION_WEIGHT, DEEPER_WEIGHT = 100.0, 10.0, 1.0
+
+
+def l0_reclaim_fraction(db: DB, l0_files: list[SstFile]) -> float:
+    """1 - distinct keys / entries over the L0 files (TRIAD's HyperLogLog estimate)."""
+    entries = sum(f.num_entries for f in l0_files)
+    if entries <= 0:
+        return 0.0
+    lo, hi = min(f.lo for f in l0_files), max(f.hi for f in l0_files)
+    distinct = float(merge_inputs(db.keyspace.keys_per_bucket, l0_files, lo, hi).sum())
+    return 1.0 - distinct / entries
 
 
 class Silk(Policy):
@@ -70,6 +84,12 @@ class Silk(Policy):
                                     "PauseCompactionWork's double increment", "choice",
                            ("fixed", "as_coded")),
         "disable_l0_stall": Param(True, "L0 slowdown/stop triggers out of reach", "bool"),
+        "triad_defer": Param(False, "TRIAD's L0 compaction deferral left in SILK's code",
+                             "bool"),
+        "triad_min_reclaim": Param(0.4, "duplicate fraction of L0 entries below which an "
+                                        "L0 compaction is deferred"),
+        "triad_max_l0_files": Param(4, "deferral applies only up to this many L0 files",
+                                    "int"),
     }
 
     def __init__(self, **params: Any) -> None:
@@ -130,6 +150,16 @@ class Silk(Policy):
     def high_pool_compaction_allowed(self, db: DB) -> bool:
         return (len(db.version.levels[0]) >= self.params["high_pool_l0_files"]
                 and not db.picker.level0_compaction_in_progress)
+
+    def compaction_allowed(self, db: DB, compaction: Compaction) -> bool:
+        """TRIAD's check in SetupOtherInputsIfNeeded: defer while L0 is small and mostly
+        distinct keys (reclaim = 1 - distinct / entries over all L0 files)."""
+        p = self.params
+        l0_files = db.version.levels[0]
+        if (not p["triad_defer"] or compaction.start_level != 0 or compaction.output_level == 0
+                or len(l0_files) > p["triad_max_l0_files"]):
+            return True
+        return l0_reclaim_fraction(db, l0_files) >= p["triad_min_reclaim"]
 
     def job_weights(self, db: DB, job: BackgroundJob) -> dict[str, float]:
         if job.kind == "flush":

@@ -296,3 +296,21 @@ def test_subclass_hooks_default_to_rocksdb():
     _, db = open_with("rocksdb")
     assert Quiet().delayed_write_rate_bps(db, 123.0) == 123.0
     assert Quiet().high_pool_compaction_allowed(db) is False
+
+
+def test_silk_triad_defers_small_l0_compactions_of_distinct_keys():
+    from policies.silk import l0_reclaim_fraction
+    env, db = open_with("silk:triad_defer=true")
+    env.run(until=5.0)
+    silk = db.policy
+    compaction = db.picker.pick(db.version, db.scores, db.options)
+    files = db.version.levels[0]
+    if compaction is not None and compaction.start_level == 0 and len(files) <= 4:
+        reclaim = l0_reclaim_fraction(db, files)
+        assert silk.compaction_allowed(db, compaction) == (reclaim >= 0.4)
+    # Uniform keys over 2e6 keys: a few 4 MB L0 files hardly overlap (reclaim < 0.4), so
+    # every L0->L1 compaction waits for a fifth file.
+    result = run_small(duration_s=20, policy="silk:triad_defer=true")
+    l0_inputs = [len(e["files_L0"]) for e in result.events if e["event"] == "compaction_started"
+                 and "files_L0" in e and e["output_level"] != 0]
+    assert l0_inputs and min(l0_inputs) >= 5
