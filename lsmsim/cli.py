@@ -11,13 +11,15 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from lsmsim import compare, trace_cli
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.units import UnitError, format_bytes, parse_rate_bps
 from lsmsim.workload import WORKLOADS, WorkloadError
 
-USER_ERRORS: tuple[type[Exception], ...] = (OptionError, DataFileError, WorkloadError, UnitError)
+USER_ERRORS: tuple[type[Exception], ...] = (OptionError, DataFileError, WorkloadError, UnitError,
+                                            *trace_cli.USER_ERRORS)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,16 +53,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--buckets", type=int, default=DEFAULT_BUCKETS,
                      help="key-space buckets (resolution of key overlap)")
     run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
-    from lsmsim import compare
-    compare.add_arguments(commands.add_parser(
-        "compare", help="run a grid of policies x devices; one table, a CSV and figures"))
+    run.set_defaults(handler=_run)
     listing = commands.add_parser("list", help="list valid names")
     listing.add_argument("what", choices=["devices", "machines", "options", "workloads",
                                           "policies"])
+    listing.set_defaults(handler=lambda args: _list(args.what))
+    trace_cli.register(commands)
+    compare.register(commands)
     return parser
 
 
-def _parse_sets(items: list[str]) -> dict[str, str]:
+def parse_sets(items: list[str]) -> dict[str, str]:
     values: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -74,7 +77,7 @@ def _run(args: argparse.Namespace) -> int:
     from lsmsim.simulation import simulate
 
     base = LsmOptions.from_mapping(DB_BENCH_DEFAULTS) if args.db_bench_defaults else LsmOptions()
-    options = base.updated(_parse_sets(args.set), source="--set")
+    options = base.updated(parse_sets(args.set), source="--set")
     result = simulate(
         args.workload, device=args.device, machine=args.machine, duration_s=args.duration,
         options=options, policy=args.policy, interval_s=args.interval, seed=args.seed,
@@ -93,7 +96,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
-    """The summary as an aligned two-column table."""
+    """The summary as an aligned two-column table; rows whose figures a trace lacks (a real
+    run has no latency histogram or utilisations) are left out."""
+    def has(*keys: str) -> bool:
+        return all(summary.get(k) is not None and summary.get(k) == summary.get(k) for k in keys)
+
     rows = [
         ("workload / device / policy",
          f"{config['workload']['name']} / {config['device']} / {config['policy']['name']}"),
@@ -101,20 +108,23 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
                        f"({summary['throughput_MBps']:.1f} MB/s)"),
         ("tail throughput p99 / p99.9", f"{summary['tail_throughput_p99_ops_per_s']:,.0f} / "
                                         f"{summary['tail_throughput_p999_ops_per_s']:,.0f} ops/s"),
-        ("write latency p50 / p99 / p99.9", f"{summary['latency_p50_us']:,.1f} / "
-                                            f"{summary['latency_p99_us']:,.1f} / "
-                                            f"{summary['latency_p999_us']:,.1f} us"),
-        ("stalled", f"{summary['stall_time_s']:.1f} s ({100 * summary['stall_fraction']:.1f}%): "
-                    f"stopped {summary['stopped_time_s']:.1f} s, "
-                    f"delayed {summary['delayed_time_s']:.1f} s"),
     ]
+    if has("latency_p50_us", "latency_p99_us", "latency_p999_us"):
+        rows.append(("write latency p50 / p99 / p99.9", f"{summary['latency_p50_us']:,.1f} / "
+                                                        f"{summary['latency_p99_us']:,.1f} / "
+                                                        f"{summary['latency_p999_us']:,.1f} us"))
+    rows.append(("stalled", f"{summary['stall_time_s']:.1f} s "
+                            f"({100 * summary['stall_fraction']:.1f}%): "
+                            f"stopped {summary['stopped_time_s']:.1f} s, "
+                            f"delayed {summary['delayed_time_s']:.1f} s"))
     for cause, seconds in summary["stall_duration_s_by_cause"].items():
         count = summary["stall_count_by_cause"][cause]
         if count:
             rows.append((f"  {cause}", f"{seconds:.1f} s in {count} episodes"))
+    rows.append(("write amplification", f"{summary['write_amplification']:.2f}"))
+    if has("space_amplification"):
+        rows.append(("space amplification", f"{summary['space_amplification']:.2f}"))
     rows += [
-        ("write amplification", f"{summary['write_amplification']:.2f}"),
-        ("space amplification", f"{summary['space_amplification']:.2f}"),
         ("flushes / compactions / moves", f"{summary['flush_count']} / "
                                           f"{summary['compaction_count']} / "
                                           f"{summary['trivial_move_count']}"),
@@ -123,9 +133,10 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
             if b)),
         ("final files per level", str(summary["final_lsm_state"])),
         ("max L0 files", str(summary["max_l0_files"])),
-        ("mean CPU / device utilisation", f"{100 * summary['mean_cpu_util']:.0f}% / "
-                                          f"{100 * summary['mean_device_util']:.0f}%"),
     ]
+    if has("mean_cpu_util", "mean_device_util"):
+        rows.append(("mean CPU / device utilisation", f"{100 * summary['mean_cpu_util']:.0f}% / "
+                                                      f"{100 * summary['mean_device_util']:.0f}%"))
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"{label:<{width}}  {value}" for label, value in rows)
 
@@ -152,13 +163,14 @@ def _list(what: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "takes_extra_flags", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra_flags = extra
     from policies import PolicyError
     try:
-        if args.command == "compare":
-            from lsmsim import compare
-            return compare.main(args, LsmOptions().updated(_parse_sets(args.set), source="--set"))
-        return _run(args) if args.command == "run" else _list(args.what)
+        return args.handler(args)
     except (*USER_ERRORS, PolicyError) as exc:
         print(f"lsmsim: error: {exc}", file=sys.stderr)
         return 2

@@ -172,7 +172,10 @@ def save_figures(cells: list[Cell], out: Path) -> list[Path]:
     return written
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def register(commands: Any) -> None:
+    """Add `compare` to the CLI's subcommands."""
+    parser = commands.add_parser(
+        "compare", help="run a grid of policies x devices; one table, a CSV and figures")
     parser.add_argument("workload")
     parser.add_argument("--policies", required=True, help="comma-separated policy specs")
     parser.add_argument("--devices", required=True, help="comma-separated device presets/files")
@@ -183,11 +186,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                         help="processes (default: 2 or the CPU count if lower)")
     parser.add_argument("--out", type=Path, help="folder for compare.csv and figures")
+    parser.set_defaults(handler=_compare)
 
 
-def main(args: argparse.Namespace, options: Any) -> int:
+def _compare(args: argparse.Namespace) -> int:
     """Check every name first (a typo is a user error, not a grid of failed cells)."""
     from device_models import load_device
+    from lsmsim.cli import parse_sets
+    from lsmsim.options import LsmOptions
     from lsmsim.workload import make_workload
     from policies import make_policy
 
@@ -199,6 +205,7 @@ def main(args: argparse.Namespace, options: Any) -> int:
     for device in devices:
         load_device(device)
     started = time.perf_counter()
+    options = LsmOptions().updated(parse_sets(args.set), source="--set")
     cells = run_grid(args.workload, policies, devices, args.duration, workers=args.workers,
                      machine=args.machine, options=options, seed=args.seed)
     wall_s = time.perf_counter() - started

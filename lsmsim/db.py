@@ -90,7 +90,7 @@ class DB:
         self.compaction_paused = 0
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
-        self.writer = ForegroundWriter(workload, self.entry, machine, not options.disable_wal)
+        self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced())
         self.flush_jobs: list[FlushJob] = []
         self.compaction_jobs: list[CompactionJob] = []
         self._finished_flushes: list[FlushJob] = []
@@ -111,6 +111,10 @@ class DB:
         self._install_super_version()
         self._process = env.process(self._run())
         policy.start(self)
+
+    def _wal_synced(self) -> bool:
+        """Whether WAL appends reach the device before a write returns (WriteOptions.sync)."""
+        return self.options.sync and not self.options.disable_wal
 
     # -- public API for policies (SetOptions / SetDBOptions / observation) -----------------------
     def set_options(self, values: dict[str, Any]) -> None:
@@ -162,6 +166,7 @@ class DB:
             raise OptionError(f"{call}: {', '.join(wrong)} cannot be set here "
                               f"(use {'SetDBOptions' if scope == 'cf' else 'SetOptions'})")
         self.options = self.options.updated(values, source=call, running=True)
+        self.writer.wal_synced = self._wal_synced()
         self.events.emit(self.env.now, "options_changed", call=call,
                          **{k: getattr(self.options, k) for k in values})
 
@@ -201,7 +206,7 @@ class DB:
             ops_left = self.memtables.ops_until_full(self.options.write_buffer_size)
             candidates.append(ops_left / writer.rate)
             candidates.append(writer.time_to_drain_s())
-            if self.workload.max_ops:
+            if self.workload.max_ops and not self.writes_done.triggered:
                 candidates.append((self.workload.max_ops - writer.ops_done) / writer.rate)
         for job in self._jobs():
             if job.rate > 0:
@@ -214,12 +219,13 @@ class DB:
     def _allocate(self) -> None:
         """Set every activity's rate from the shared CPU, device and rate limiter."""
         jobs = self._jobs()
-        wal = not self.options.disable_wal
+        wal = self.writer.wal_synced
         streams = len(jobs) + (1 if wal else 0)
         mixed = any(j.read_bytes > 0 for j in jobs) and (wal or any(j.write_bytes for j in jobs))
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
         demands = [self.writer.demand(self.write_controller, self.memtables.active.ops,
-                                      write_bps, self.policy.write_rate_cap_ops(self))]
+                                      write_bps, self.device.write_latency_s,
+                                      self.policy.write_rate_cap_ops(self))]
         limiter = self.rate_limiter
         if jobs:
             limiter.maybe_tune(self.env.now)   # Request() tunes an auto-tuned limiter
@@ -254,7 +260,7 @@ class DB:
         self.memtables.active.ops += ops
         acc.ops += ops
         self.recorder.latency.add(latency_s, ops)
-        if not self.options.disable_wal:
+        if writer.wal_synced:
             acc.device_write_bytes += ops * self.entry.batch_bytes
         demands = self._demands
         acc.cpu_busy_core_s += writer.rate * demands[0].per_unit[CPU] * dt
@@ -293,7 +299,7 @@ class DB:
         if changed:
             self._maybe_schedule()
         if self.env.now >= self._next_interval_s - 1e-9:
-            self._close_interval()
+            self._close_interval(self.env.now)
         max_ops = self.workload.max_ops
         if (max_ops and self.writer.ops_done >= max_ops - FULL_EPSILON_OPS
                 and not self.writes_done.triggered):
@@ -520,15 +526,20 @@ class DB:
             row[f"policy_{name}"] = value
         return row
 
-    def _close_interval(self) -> None:
-        self.recorder.close(self.env.now, self.samples(), self.entry.user_bytes, self.machine.cores)
+    def _close_interval(self, end_s: float, length_s: float | None = None) -> None:
+        self.recorder.close(end_s, self.samples(), self.entry.user_bytes, self.machine.cores,
+                            length_s)
         self._next_interval_s += self.recorder.interval_s
 
     def finish(self, end_s: float) -> None:
-        """Advance to `end_s`, close the last interval and any open stall episode."""
+        """Advance to `end_s`, close the last interval (partial when the run ended between
+        boundaries, e.g. by op count) and any open stall episode."""
         self._advance(end_s)
         if end_s >= self._next_interval_s - 1e-9:
-            self._close_interval()
+            self._close_interval(end_s)
+        interval_start_s = self._next_interval_s - self.recorder.interval_s
+        if end_s > interval_start_s + 1e-9:
+            self._close_interval(end_s, length_s=end_s - interval_start_s)
         ended = self.stalls.finish(end_s)
         if ended is not None and ended.condition == WriteStallCondition.STOPPED.value:
             self.recorder.latency.add(end_s - ended.start_s, self.workload.threads)

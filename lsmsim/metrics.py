@@ -78,10 +78,11 @@ class IntervalRecorder:
             acc.stall_s_by_cause[cause] = acc.stall_s_by_cause.get(cause, 0.0) + dt
 
     def close(self, end_s: float, samples: dict[str, float | int | str],
-              user_bytes_per_op: int, cores: int) -> None:
-        """Finish the interval ending at `end_s` and append its row."""
+              user_bytes_per_op: int, cores: int, length_s: float | None = None) -> None:
+        """Finish the interval ending at `end_s` and append its row; `length_s` is shorter
+        than `interval_s` only for a run's last, partial interval."""
         acc = self.current
-        length = self.interval_s
+        length = self.interval_s if length_s is None else length_s
         dominant = max(acc.stall_s_by_cause.items(), key=lambda kv: kv[1], default=("none", 0))
         row: dict[str, float | int | str] = {
             "time_s": round(end_s, 9),

@@ -81,6 +81,8 @@ class LsmOptions:
     rate_limiter_auto_tuned: bool = _opt(False, "bool", "db", False,
                                          "RocksDB's auto-tuned rate limiter")
     disable_wal: bool = _opt(False, "bool", "db", True, "WriteOptions.disableWAL")
+    sync: bool = _opt(False, "bool", "db", True,
+                      "WriteOptions.sync: fsync the WAL on every write group")
 
     # ----------------------------------------------------------------------------------------
     @classmethod

@@ -1,0 +1,142 @@
+"""One trace type for real and simulated runs (DESIGN-NOTES "One trace type").
+
+A `Trace` is per-interval columns (`timeseries`), an event stream with RocksDB's
+EVENT_LOG_v1 names (`events`, `time_micros` counted from the start of the run), stall
+episodes and a `summary` computed from those three by `lsmsim.summary.summarize_trace`,
+the same code for a simulated run and for a RocksDB LOG read by `lsmsim.trace_import`.
+Every plot, summary and comparison reads only this type.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+# Columns every trace has, real or simulated (others are optional; see README).
+COMMON_COLUMNS = ("time_s", "ops", "ops_per_s", "user_bytes_per_s", "stopped_s", "delayed_s",
+                  "stall_cause", "l0_files", "pending_compaction_bytes", "immutable_memtables",
+                  "running_flushes", "running_compactions", "flush_write_bps",
+                  "compaction_write_bps")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One flush or compaction, paired from its *_started and *_finished events."""
+
+    kind: str  # "flush" or "compaction"
+    job: int
+    start_s: float
+    end_s: float
+    input_levels: tuple[int, ...]
+    output_level: int
+    input_bytes: float
+    output_bytes: float
+    output_files: int
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s
+
+
+@dataclass
+class Trace:
+    """A run, real or simulated. `timeseries` loads straight into a DataFrame:
+    `pd.DataFrame(trace.timeseries)`. `config` holds what reproduces the run (workload,
+    device, options, ...)."""
+
+    config: dict[str, Any]
+    summary: dict[str, Any]
+    timeseries: dict[str, np.ndarray]
+    events: list[dict[str, Any]]
+    stall_episodes: list[dict[str, Any]]
+
+    def jobs(self) -> list[Job]:
+        """Flush and compaction jobs with sizes, levels and durations (finished ones only)."""
+        return list(jobs_from_events(self.events))
+
+    def summary_document(self) -> dict[str, Any]:
+        """What summary.json holds; subclasses add what only they know."""
+        return {"summary": self.summary, "config": self.config}
+
+    def write(self, out_dir: str | Path, plot: bool = True) -> Path:
+        """timeseries.csv, events.jsonl, stalls.jsonl, summary.json (+ config), timeline.png."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        names = list(self.timeseries)
+        with open(out / "timeseries.csv", "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(names)
+            for row in zip(*(self.timeseries[n] for n in names)):
+                writer.writerow([_cell(v) for v in row])
+        with open(out / "events.jsonl", "w") as handle:
+            for event in self.events:
+                handle.write(json.dumps(event, default=_json_default) + "\n")
+        with open(out / "stalls.jsonl", "w") as handle:
+            for episode in self.stall_episodes:
+                handle.write(json.dumps(episode, default=_json_default) + "\n")
+        (out / "summary.json").write_text(
+            json.dumps(self.summary_document(), indent=2, default=_json_default))
+        if plot:
+            from lsmsim.plot import save_timeline
+            save_timeline(self, out / "timeline.png")
+        return out
+
+    def plot(self, path: str | Path | None = None):  # type: ignore[no-untyped-def]
+        """The timeline figure (matplotlib); saved to `path` when given."""
+        from lsmsim.plot import timeline_figure
+        figure = timeline_figure(self)
+        if path is not None:
+            figure.savefig(path, dpi=110)
+        return figure
+
+
+def jobs_from_events(events: list[dict[str, Any]]) -> Iterator[Job]:
+    """Pair flush_started/flush_finished and compaction_started/compaction_finished by job
+    id; output bytes and files come from the job's table_file_creation events."""
+    started: dict[tuple[str, int], dict[str, Any]] = {}
+    outputs: dict[int, list[float]] = {}
+    for event in events:
+        name = event.get("event")
+        job = event.get("job")
+        if name in ("flush_started", "compaction_started"):
+            started[(name.split("_")[0], job)] = event
+        elif name == "table_file_creation":
+            outputs.setdefault(job, []).append(float(event.get("file_size", 0)))
+        elif name in ("flush_finished", "compaction_finished"):
+            kind = name.split("_")[0]
+            begin = started.pop((kind, job), None)
+            if begin is None:
+                continue
+            files = outputs.pop(job, [])
+            if kind == "flush":
+                levels: tuple[int, ...] = ()
+                output_level = 0
+                input_bytes = float(begin.get("total_data_size", 0))
+            else:
+                levels = tuple(sorted(int(k[len("files_L"):]) for k in begin
+                                      if k.startswith("files_L")))
+                output_level = int(event.get("output_level", 0))
+                input_bytes = float(begin.get("input_data_size", 0))
+            yield Job(kind, int(job), begin["time_micros"] / 1e6, event["time_micros"] / 1e6,
+                      levels, output_level, input_bytes, sum(files), len(files))
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
