@@ -218,4 +218,7 @@ def _compare(args: argparse.Namespace) -> int:
         write_csv(cells, args.out / "compare.csv")
         save_figures(cells, args.out)
         print(f"results written to {args.out}/")
-    return 0
+    failed = [f"{c.policy}/{c.device}" for c in cells if c.error]
+    if failed:
+        print(f"{len(failed)} of {len(cells)} runs failed: {', '.join(failed)}")
+    return 1 if failed else 0

@@ -60,3 +60,10 @@ def test_cli_compare_rejects_unknown_names(capsys):
     assert main(["compare", "fillrandom", "--policies", "rocksdb,adocc", "--devices",
                  "nvme", "--duration", "5"]) == 2
     assert "Did you mean adoc" in capsys.readouterr().err
+
+
+def test_cli_compare_exit_status_reports_failed_runs(capsys):
+    register("broken-for-test", Broken)
+    assert main(["compare", "fillrandom", "--policies", "broken-for-test", "--devices", "nvme",
+                 "--duration", "5", "--workers", "1", "--set", "write_buffer_size=4MB"]) == 1
+    assert "1 of 1 runs failed: broken-for-test/nvme" in capsys.readouterr().out
