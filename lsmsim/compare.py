@@ -3,7 +3,8 @@ CSV and a figure set.
 
 Each cell is an independent, seeded simulation, so results do not depend on which worker
 runs it or when; cells come back in grid order. A cell that fails is a row with its
-error, not the end of the sweep (desmod's "a failure is data").
+error, not the end of the sweep (desmod's "a failure is data"). Workers are forked, so a
+policy registered at run time (`policies.register`) is known to them too.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import csv
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,7 +85,7 @@ def run_grid(workload: str, policies: list[str], devices: list[str], duration_s:
     grid = [(p, d) for d in devices for p in policies]
     if workers <= 1:
         return [run_cell(p, d, workload, duration_s, simulate_kwargs) for p, d in grid]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
         futures = [pool.submit(run_cell, p, d, workload, duration_s, simulate_kwargs)
                    for p, d in grid]
         return [f.result() for f in futures]
