@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from lsmsim import trace_cli
+from lsmsim import compare, trace_cli
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
@@ -64,10 +64,11 @@ def _parser() -> argparse.ArgumentParser:
                                           "policies"])
     listing.set_defaults(handler=lambda args: _list(args.what))
     trace_cli.register(commands)
+    compare.register(commands)
     return parser
 
 
-def _parse_sets(items: list[str]) -> dict[str, str]:
+def parse_sets(items: list[str]) -> dict[str, str]:
     values: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -84,7 +85,7 @@ def _run(args: argparse.Namespace) -> int:
     scenario = (load_scenario(args.workload) if is_scenario_path(args.workload)
                 else Scenario.for_workload(args.workload))
     scenario.db_bench_defaults = scenario.db_bench_defaults or args.db_bench_defaults
-    options = scenario.lsm_options().updated(_parse_sets(args.set), source="--set")
+    options = scenario.lsm_options().updated(parse_sets(args.set), source="--set")
     workload = scenario.make_workload(
         threads=args.threads, key_size=args.key_size, value_size=args.value_size,
         num_keys=args.num, record_count=args.record_count,

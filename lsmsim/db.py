@@ -30,6 +30,7 @@ from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
 from lsmsim.policy import Policy
+from lsmsim.rate_limiter import GenericRateLimiter
 from lsmsim.sst_file import SstFile
 from lsmsim.stall_tracker import StallTracker, cause_name
 from lsmsim.storage_device import StorageDevice
@@ -65,6 +66,10 @@ class DB:
                  interval_s: float = 1.0, key_buckets: int = DEFAULT_BUCKETS,
                  rng: np.random.Generator | None = None) -> None:
         self.env = env
+        overrides = policy.open_options(options, device)
+        if overrides:
+            options = options.updated(overrides, source=f"policy {policy.name}")
+        self.open_options = options   # as opened, after the policy's own settings
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.options = options
         self.machine = machine
@@ -79,6 +84,11 @@ class DB:
         self.version = VersionStorage(options.num_levels)
         self.picker = LevelCompactionPicker()
         self.write_controller = WriteController(options.max_delayed_write_rate_bps)
+        self.rate_limiter = GenericRateLimiter(options.rate_limiter_bytes_per_sec,
+                                               options.rate_limiter_auto_tuned, env.now)
+        self._limiter_saturated = False
+        # bg_compaction_paused_: while > 0 no compaction starts outside the HIGH pool.
+        self.compaction_paused = 0
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
         self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced())
@@ -121,10 +131,36 @@ class DB:
     def set_db_options(self, values: dict[str, Any]) -> None:
         """DB::SetDBOptions: job limits, delayed_write_rate (always reset), rate limiter."""
         self._apply_options(values, "db", "SetDBOptions")
+        if values.get("rate_limiter_bytes_per_sec"):
+            self.rate_limiter.set_bytes_per_second(self.options.rate_limiter_bytes_per_sec)
         # DBImpl::SetDBOptions calls set_max_delayed_write_rate unconditionally.
         self.write_controller.set_max_delayed_write_rate(self.options.max_delayed_write_rate_bps)
         self._maybe_schedule()
         self._request_replan()
+
+    def set_rate_limiter_bytes_per_sec(self, rate_bps: float) -> None:
+        """RateLimiter::SetBytesPerSecond: the limiter's rate now (delayed_write_rate and
+        the auto-tuner's maximum stay as they are)."""
+        self.sync()
+        self.rate_limiter.set_bytes_per_second(rate_bps)
+        self._request_replan()
+
+    def pause_compaction_work(self) -> None:
+        """bg_compaction_paused_ += 1: no new compactions (running ones finish), except
+        those a policy allows in the HIGH pool."""
+        self.sync()
+        self.compaction_paused += 1
+        self._request_replan()
+
+    def continue_compaction_work(self) -> None:
+        """ContinueBackgroundWork for compactions: one pause undone; at zero, schedule."""
+        if self.compaction_paused <= 0:
+            raise RuntimeError("continue_compaction_work without a matching pause")
+        self.compaction_paused -= 1
+        if self.compaction_paused == 0:
+            self.sync()
+            self._maybe_schedule()
+            self._request_replan()
 
     def _apply_options(self, values: dict[str, Any], scope: str, call: str) -> None:
         self.sync()
@@ -206,7 +242,10 @@ class DB:
             demands = self.clients.demands(read_bps, write_bps,
                                            self.policy.write_rate_cap_ops(self))
         clients = len(demands)
-        limiter_bps = self.options.rate_limiter_bytes_per_sec
+        limiter = self.rate_limiter
+        if jobs:
+            limiter.maybe_tune(self.env.now)   # Request() tunes an auto-tuned limiter
+        limiter_bps = limiter.rate_bps
         for job in jobs:
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
@@ -218,8 +257,11 @@ class DB:
             self.writer.rate = rates[0]
         else:
             self.clients.set_rates(self._client_rates)
+        limited_bps = 0.0
         for job, rate in zip(jobs, rates[clients:]):
             job.rate = rate
+            limited_bps += rate * job.write_bytes
+        self._limiter_saturated = bool(limiter_bps) and limited_bps >= limiter_bps * (1 - 1e-9)
         self._demands = demands
 
     def _weights(self, job: BackgroundJob) -> tuple[float, float, float]:
@@ -259,6 +301,8 @@ class DB:
                 acc.flush_write_bytes += done * job.write_bytes
             else:
                 acc.compaction_write_bytes += done * job.write_bytes
+        if self._limiter_saturated:
+            self.rate_limiter.add_saturated(dt)
         condition = self.stall_state.condition
         self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
         self._last_s = now
@@ -297,6 +341,10 @@ class DB:
                              self.scores.pending_compaction_bytes,
                              self.picker.level0_compaction_in_progress)
         self.stall_state.recalculate(inputs, self.options, self.write_controller)
+        if self.stall_state.condition is WriteStallCondition.DELAYED:
+            wc = self.write_controller
+            wc.set_delayed_write_rate(self.policy.delayed_write_rate_bps(
+                self, wc.delayed_write_rate_bps))
         ended = self.stalls.observe(
             self.env.now, self.stall_state.condition, self.stall_state.cause,
             self.write_controller.delayed_write_rate_bps,
@@ -332,17 +380,28 @@ class DB:
             self._start_flush()
         if self.options.disable_auto_compactions:
             return
+        if (not any(job.high_pool for job in self.compaction_jobs)
+                and self.policy.high_pool_compaction_allowed(self)):
+            self._schedule_compaction(high_pool=True)
+        if self.compaction_paused:
+            return
         while len(self.compaction_jobs) < compaction_limit:
-            compaction = self.policy.pick_compaction(self) or self.picker.pick(
-                self.version, self.scores, self.options)
-            if compaction is None:
+            if not self._schedule_compaction(high_pool=False):
                 return
-            self.picker.register(self.version, compaction)
-            if compaction.trivial_move:
-                self._trivial_move(compaction)
-            else:
-                self._start_compaction(compaction)
-                self.scores = self.version.compute_compaction_score(self.options)
+
+    def _schedule_compaction(self, high_pool: bool) -> bool:
+        """Pick one compaction (the policy's, else RocksDB's) and start it; False if none."""
+        compaction = self.policy.pick_compaction(self) or self.picker.pick(
+            self.version, self.scores, self.options)
+        if compaction is None or not self.policy.compaction_allowed(self, compaction):
+            return False
+        self.picker.register(self.version, compaction)
+        if compaction.trivial_move:
+            self._trivial_move(compaction)
+        else:
+            self._start_compaction(compaction, high_pool)
+            self.scores = self.version.compute_compaction_score(self.options)
+        return True
 
     def _new_job_id(self) -> int:
         job_id = self._next_job_id
@@ -396,7 +455,7 @@ class DB:
         if installed_any:
             self._install_super_version()
 
-    def _start_compaction(self, compaction: Compaction) -> None:
+    def _start_compaction(self, compaction: Compaction, high_pool: bool = False) -> None:
         lo, hi = compaction.lo, compaction.hi
         merged = merge_inputs(self._bucket_keys, compaction.all_inputs, lo, hi)
         if compaction.output_level == 0:  # intra-L0: one output file
@@ -415,7 +474,7 @@ class DB:
         job = CompactionJob(self._new_job_id(), self.env.now,
                             cpu_s=self.machine.compaction_cpu_s_per_byte * input_bytes,
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
-                            compaction=compaction)
+                            compaction=compaction, high_pool=high_pool)
         self.compaction_jobs.append(job)
         files = {f"files_L{compaction.start_level}": [f.number for f in compaction.inputs]}
         if compaction.output_level_inputs:

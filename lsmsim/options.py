@@ -187,7 +187,9 @@ class LsmOptions:
         """`delayed_write_rate` 0 becomes the rate limiter's rate, else 16 MiB/s (db_impl_open.cc)."""
         if self.delayed_write_rate:
             return float(self.delayed_write_rate)
-        return float(self.rate_limiter_bytes_per_sec or 16 * MIB)
+        # GetBytesPerSecond(): an auto-tuned limiter starts at half its rate.
+        limiter_bps = self.rate_limiter_bytes_per_sec // (2 if self.rate_limiter_auto_tuned else 1)
+        return float(limiter_bps or 16 * MIB)
 
     def max_file_size_for_level(self, level: int) -> float:
         """MaxFileSizeForLevel: target_file_size_base x multiplier^(level-1) for level >= 1."""

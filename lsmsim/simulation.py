@@ -65,7 +65,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
         "device": device.name,
         "machine": dataclasses.asdict(machine),
         "policy": policy.describe(),
-        "options": options.as_dict(),
+        "options": db.open_options.as_dict(),
         "final_options": db.options.as_dict(),
         "duration_s": duration_s,
         "interval_s": interval_s,

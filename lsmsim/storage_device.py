@@ -23,3 +23,9 @@ class StorageDevice(Protocol):
         A byte read costs 1/read_bps device-seconds and a byte written 1/write_bps; the
         device has one device-second per second to share among the streams.
         """
+
+
+def peak_write_bps(device: StorageDevice, max_streams: int = 64) -> float:
+    """The most write bandwidth the device gives any number of streams (its data-sheet
+    figure, e.g. for a policy told "the device bandwidth")."""
+    return max(device.bandwidth_bps(streams, False)[1] for streams in range(1, max_streams + 1))
