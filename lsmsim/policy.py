@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from lsmsim.compaction_picker import CompactionPicker, LevelCompactionPicker
+
 if TYPE_CHECKING:
     from lsmsim.background_job import BackgroundJob
     from lsmsim.compaction_picker import Compaction
@@ -55,6 +57,28 @@ class Policy:
     def pick_compaction(self, db: "DB") -> "Compaction | None":
         """A compaction of the policy's own choosing, or None to use RocksDB's picker."""
         return None
+
+    # -- tree shape and job limits: for policies that change the tree itself -------------------
+    def flush_output_level(self, db: "DB") -> int:
+        """The level a flush writes to. RocksDB: 0. A deeper level makes the flush merge the
+        memtables with that level's overlapping files (CruiseDB's SP-LSM tree has no L0);
+        such flushes then run one at a time and go before compactions touching that level."""
+        return 0
+
+    def compaction_picker(self) -> CompactionPicker:
+        """The picker the DB asks for compactions (called once, when the DB opens). A policy
+        with its own tree shape (DOPA-DB's tiered key ranges) returns its own."""
+        return LevelCompactionPicker()
+
+    def compaction_speedup(self, db: "DB") -> bool:
+        """GetBGJobLimits' parallelize_compactions: whether more than one compaction may run.
+        RocksDB: only while writes are stalled/delayed or L0/pending bytes are high."""
+        return db.write_controller.need_speedup_compaction()
+
+    def writer_weights(self, db: "DB") -> dict[str, float]:
+        """Weights of the client writes' (WAL and memtable) share of each resource, as
+        `job_weights` for jobs; RocksDB gives them no priority (all 1)."""
+        return {}
 
     def interval_samples(self, db: "DB") -> dict[str, float]:
         """The policy's own state at each interval's end (e.g. its thread count), added to
