@@ -130,6 +130,12 @@ class DB:
         self.events.emit(self.env.now, "options_changed", call=call,
                          **{k: getattr(self.options, k) for k in values})
 
+    def replan(self) -> None:
+        """Recompute every rate now: a policy changed what one of its hooks returns (an
+        admission cap, job weights) from its own process."""
+        self.sync()
+        self._request_replan()
+
     def sync(self) -> None:
         """Bring the fluid state up to the current simulated time."""
         self._advance(self.env.now)
@@ -290,20 +296,31 @@ class DB:
         return flushes, compactions
 
     def _maybe_schedule(self) -> None:
-        """MaybeScheduleFlushOrCompaction. A flush into a deeper level (policy hook) runs
-        alone and goes first: while one waits, compactions touching that level wait too."""
+        """MaybeScheduleFlushOrCompaction: flushes, then compactions (compactions first when
+        the policy says so). A flush into a deeper level (policy hook) runs alone; while it
+        waits for files being compacted, compactions touching that level wait too."""
         flush_limit, compaction_limit = self.bg_job_limits()
+        if self.policy.compaction_before_flush(self):
+            self._schedule_compactions(compaction_limit, None)
+            self._schedule_flushes(flush_limit)
+        else:
+            held_level = self._schedule_flushes(flush_limit)
+            self._schedule_compactions(compaction_limit, held_level)
+
+    def _schedule_flushes(self, flush_limit: int) -> int | None:
+        """Start flushes; returns the level a flush is blocked on, if any."""
         flush_level = self.policy.flush_output_level(self)
         if flush_level > 0:
             flush_limit = 1
         to_merge = self.options.effective_min_write_buffer_number_to_merge
         while len(self.flush_jobs) < flush_limit and self.memtables.is_flush_pending(to_merge):
             if not self._start_flush(flush_level):
-                break
+                return flush_level
+        return None
+
+    def _schedule_compactions(self, compaction_limit: int, held_level: int | None) -> None:
         if self.options.disable_auto_compactions:
             return
-        held_level = (flush_level if flush_level > 0 and self.memtables.is_flush_pending(to_merge)
-                      else None)
         while len(self.compaction_jobs) < compaction_limit:
             compaction = self.policy.pick_compaction(self) or self.picker.pick(
                 self.version, self.scores, self.options)

@@ -70,6 +70,10 @@ class Policy:
         with its own tree shape (DOPA-DB's tiered key ranges) returns its own."""
         return LevelCompactionPicker()
 
+    def compaction_before_flush(self, db: "DB") -> bool:
+        """Whether compactions are scheduled before flushes now (RocksDB: never)."""
+        return False
+
     def compaction_speedup(self, db: "DB") -> bool:
         """GetBGJobLimits' parallelize_compactions: whether more than one compaction may run.
         RocksDB: only while writes are stalled/delayed or L0/pending bytes are high."""

@@ -11,6 +11,7 @@ from importlib.metadata import entry_points
 from typing import Any, Callable
 
 from lsmsim.policy import Policy
+from policies.cruisedb import CruiseDb
 from policies.rocksdb import RocksDbDefault
 
 _REGISTRY: dict[str, Callable[..., Policy]] = {}
@@ -52,7 +53,7 @@ def make_policy(spec: str) -> Policy:
         params[key.strip()] = _number_or_text(value.strip())
     try:
         return _REGISTRY[name](**params)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise PolicyError(f"policy {name}: {exc}") from None
 
 
@@ -66,3 +67,4 @@ def _number_or_text(value: str) -> Any:
 
 
 register("rocksdb", RocksDbDefault)
+register("cruisedb", CruiseDb)
