@@ -172,7 +172,7 @@ class DB:
             ops_left = self.memtables.ops_until_full(self.options.write_buffer_size)
             candidates.append(ops_left / writer.rate)
             candidates.append(writer.time_to_drain_s())
-            if self.workload.max_ops:
+            if self.workload.max_ops and not self.writes_done.triggered:
                 candidates.append((self.workload.max_ops - writer.ops_done) / writer.rate)
         for job in self._jobs():
             if job.rate > 0:
@@ -189,8 +189,10 @@ class DB:
         streams = len(jobs) + (1 if wal else 0)
         mixed = any(j.read_bytes > 0 for j in jobs) and (wal or any(j.write_bytes for j in jobs))
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
+        # The clients are done once writes_done fires (the DB keeps compacting if run on).
+        cap_ops = 0.0 if self.writes_done.triggered else self.policy.write_rate_cap_ops(self)
         writer = self.writer.demand(self.write_controller, self.memtables.active.ops,
-                                    write_bps, self.policy.write_rate_cap_ops(self))
+                                    write_bps, cap_ops)
         writer.weights = _weight_tuple(self.policy.writer_weights(self))
         demands = [writer]
         limiter_bps = self.options.rate_limiter_bytes_per_sec

@@ -33,12 +33,16 @@ class SstFile:
 
     def entries_in(self, lo: int, hi: int) -> float:
         """Distinct keys the file holds in buckets [lo, hi)."""
+        if lo <= self.lo and self.hi <= hi:
+            return self.num_entries
         a, b = max(lo, self.lo), min(hi, self.hi)
         return float(self.keys[a - self.lo:b - self.lo].sum()) if b > a else 0.0
 
     def without(self, lo: int, hi: int) -> "SstFile | None":
         """The same file with its keys in [lo, hi) marked compacted (dropped), or None when
         nothing is left: a file compacted range by range (DOPA-DB's compaction bit array)."""
+        if lo <= self.lo and self.hi <= hi:
+            return None
         keys = self.keys.copy()
         a, b = max(lo, self.lo), min(hi, self.hi)
         keys[max(0, a - self.lo):max(0, b - self.lo)] = 0.0

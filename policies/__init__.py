@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from lsmsim.policy import Policy
 from policies.cruisedb import CruiseDb
+from policies.dopadb import DopaDb
 from policies.rocksdb import RocksDbDefault
 
 _REGISTRY: dict[str, Callable[..., Policy]] = {}
@@ -68,3 +69,4 @@ def _number_or_text(value: str) -> Any:
 
 register("rocksdb", RocksDbDefault)
 register("cruisedb", CruiseDb)
+register("dopadb", DopaDb)

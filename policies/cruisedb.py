@@ -20,6 +20,7 @@
   limit starts after one window without admission at the rate measured in it.
 - Token bucket (§V-C): a fluid cap on client writes at the admitted rate (the bucket's
   100 ms refills average to that rate).
+`admission=0` keeps the tree, buffer and I/O classes but admits every write (an ablation).
 The workload is write-only, so Equation 3 has P_r = 0: T_c = 1 / (R_WA/T_W + R_WA/T_R),
 with R_WA the measured write amplification and T_W, T_R the device's current bandwidths.
 """
@@ -79,7 +80,7 @@ class CruiseDb(Policy):
     DEFAULTS: dict[str, Any] = {"k1": 0.5, "k2": 0.4, "target_watermark": 0.5,
                                 "high_watermark": 0.8, "tune_ops": 300_000,
                                 "min_interval_s": 1.0, "max_write_buffer_number": 12,
-                                "oversize_factor": 5.0}
+                                "oversize_factor": 5.0, "admission": 1}
 
     def __init__(self, **params: Any) -> None:
         values = known_names(self.name, params, self.DEFAULTS)
@@ -98,6 +99,7 @@ class CruiseDb(Policy):
                                                  True),
             "oversize_factor": number_in(self.name, "oversize_factor", values["oversize_factor"],
                                          1.0, 1e6),
+            "admission": number_in(self.name, "admission", values["admission"], 0, 1, True),
         }
         if self.params["high_watermark"] <= self.params["target_watermark"]:
             raise ValueError(f"policy {self.name}: high_watermark "
@@ -114,7 +116,8 @@ class CruiseDb(Policy):
     def start(self, db: "DB") -> None:
         if db.options.max_write_buffer_number < self.params["max_write_buffer_number"]:
             db.set_options({"max_write_buffer_number": self.params["max_write_buffer_number"]})
-        db.env.process(self._tune(db))
+        if self.params["admission"]:
+            db.env.process(self._tune(db))
 
     # -- SP-LSM tree and I/O classes ---------------------------------------------------------
     def flush_output_level(self, db: "DB") -> int:
