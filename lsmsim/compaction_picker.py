@@ -93,8 +93,9 @@ class CompactionPicker(Protocol):
     def release(self, version: VersionStorage, compaction: Compaction) -> None: ...
 
 
-class LevelCompactionPicker:
-    """Picks leveled compactions from a VersionStorage, as RocksDB's level picker does."""
+class RunningCompactions:
+    """The running compactions a picker keeps: their files are being compacted until
+    released (CompactionPicker::RegisterCompaction / ReleaseCompactionFiles)."""
 
     def __init__(self) -> None:
         self.running: list[Compaction] = []
@@ -110,6 +111,10 @@ class LevelCompactionPicker:
     def release(self, version: VersionStorage, compaction: Compaction) -> None:
         compaction.mark_being_compacted(version, False)
         self.running.remove(compaction)
+
+
+class LevelCompactionPicker(RunningCompactions):
+    """Picks leveled compactions from a VersionStorage, as RocksDB's level picker does."""
 
     def pick(self, version: VersionStorage, scores: LevelScores,
              opts: LsmOptions) -> Compaction | None:

@@ -29,7 +29,8 @@ class SimulationResult:
         return self.summary["duration_s"] / self.wall_s if self.wall_s > 0 else math.inf
 
     def write(self, out_dir: str | Path, plot: bool = True) -> Path:
-        """timeseries.csv, events.jsonl, stalls.jsonl, summary.json (+ config), timeline.png."""
+        """timeseries.csv, events.jsonl, stalls.jsonl, summary.json (+ config), timeline.png,
+        and policy.png when the policy reports its own state."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         names = list(self.timeseries)
@@ -51,6 +52,9 @@ class SimulationResult:
         if plot:
             from lsmsim.plot import save_timeline
             save_timeline(self, out / "timeline.png")
+            from lsmsim.policy_plot import policy_columns, save_policy_view
+            if policy_columns(self):
+                save_policy_view(self, out / "policy.png")
         return out
 
     def plot(self, path: str | Path | None = None):  # type: ignore[no-untyped-def]

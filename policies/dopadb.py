@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lsmsim.compaction_picker import Compaction
+from lsmsim.compaction_picker import Compaction, RunningCompactions
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Policy
 from lsmsim.sst_file import SstFile
@@ -85,12 +85,12 @@ def split_ranges(edges: np.ndarray, weights: np.ndarray, parts: int) -> np.ndarr
     return np.array(new, dtype=np.int64)
 
 
-class DopaPicker:
+class DopaPicker(RunningCompactions):
     """DOPA-DB's compaction picker (a CompactionPicker for the DB)."""
 
     def __init__(self, policy: "DopaDb") -> None:
+        super().__init__()
         self.policy = policy
-        self.running: list[Compaction] = []
         self.edges: list[np.ndarray] = []       # per level: range edges (bucket indices)
         self.runs: list[np.ndarray] = []        # per level: sorted runs (sub-levels) per range
         self.next_range: list[int] = []         # per level: round-robin position
@@ -98,21 +98,15 @@ class DopaPicker:
         self._plans: dict[Compaction, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
         self.last_hint_bytes = float("nan")
 
-    # -- CompactionPicker ------------------------------------------------------------------
-    @property
-    def level0_compaction_in_progress(self) -> bool:
-        return any(c.start_level == 0 for c in self.running)
-
+    # -- CompactionPicker: running compactions also hold their ranges -----------------------
     def register(self, version: VersionStorage, compaction: Compaction) -> None:
-        compaction.mark_being_compacted(version, True)
-        self.running.append(compaction)
+        super().register(version, compaction)
         read, written = self._plans[compaction]
         self._busy.update(read)
         self._busy.update(written)
 
     def release(self, version: VersionStorage, compaction: Compaction) -> None:
-        compaction.mark_being_compacted(version, False)
-        self.running.remove(compaction)
+        super().release(version, compaction)
         read, written = self._plans.pop(compaction)
         self._busy.difference_update(read)
         self._busy.difference_update(written)

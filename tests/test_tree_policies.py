@@ -174,3 +174,19 @@ def test_policy_parameters_override_defaults():
 def test_cli_rejects_a_bad_policy_parameter(capsys):
     assert main(["run", "fillrandom", "--duration", "1", "--policy", "cruisedb:k2=x"]) == 2
     assert "k2" in capsys.readouterr().err
+
+
+def test_policy_view_columns_and_figure(tmp_path):
+    result = run_small(10, policy="dopadb", options={"num_levels": 4})
+    assert {"policy_l0_fill_to_threshold", "policy_ulc_hint_bytes"} <= set(result.timeseries)
+    result.write(tmp_path)
+    assert (tmp_path / "policy.png").stat().st_size > 0
+    assert "policy_l0_fill_to_threshold" in (tmp_path / "timeseries.csv").read_text().split("\n")[0]
+
+
+@pytest.mark.parametrize("policy", ["cruisedb", "dopadb"])
+def test_tree_policies_are_deterministic(policy):
+    first, second = (run_small(8, policy=policy, options={"num_levels": 4}) for _ in range(2))
+    assert first.summary == second.summary
+    for name, column in first.timeseries.items():
+        assert np.array_equal(column, second.timeseries[name], equal_nan=column.dtype.kind == "f")
