@@ -4,7 +4,9 @@ A policy observes the DB on a period it chooses (by starting SimPy processes in
 `start`), changes options at run time through `DB.set_options` / `DB.set_db_options`
 (RocksDB's SetOptions / SetDBOptions), caps the client write rate (admission), sets the
 shares each background job gets of the device, CPU and rate limiter, and may choose
-compactions itself. The engine never imports a specific policy: `policies/` holds them.
+compactions itself. A policy that changes the tree supplies its own compaction picker or
+sends flushes to a deeper level (hooks in their own section below). The engine never
+imports a specific policy: `policies/` holds them.
 """
 
 from __future__ import annotations

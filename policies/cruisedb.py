@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsmsim.background_job import CompactionJob
 from lsmsim.policy import IO_HIGH, IO_LOW, IO_USER, Policy
-from policies.parameters import known_names, number_in
+from policies.parameters import resolve
 
 if TYPE_CHECKING:
     from lsmsim.background_job import BackgroundJob
@@ -77,33 +77,18 @@ class CruiseDb(Policy):
     """CruiseDB: SP-LSM tree, enlarged buffer, I/O classes and adaptive admission."""
 
     name = "cruisedb"
-    DEFAULTS: dict[str, Any] = {"k1": 0.5, "k2": 0.4, "target_watermark": 0.5,
-                                "high_watermark": 0.8, "tune_ops": 300_000,
-                                "min_interval_s": 1.0, "max_write_buffer_number": 12,
-                                "oversize_factor": 5.0, "admission": 1}
+    PARAMETERS = {  # name: (default, low, high, integer)
+        "k1": (0.5, 0.0, 10.0, False), "k2": (0.4, 0.0, 10.0, False),
+        "target_watermark": (0.5, 0.01, 0.99, False), "high_watermark": (0.8, 0.01, 1.0, False),
+        "tune_ops": (300_000, 1, 1e12, True), "min_interval_s": (1.0, 0.01, 3600.0, False),
+        "max_write_buffer_number": (12, 2, 1000, True),
+        "oversize_factor": (5.0, 1.0, 1e6, False), "admission": (1, 0, 1, True),
+    }
 
     def __init__(self, **params: Any) -> None:
-        values = known_names(self.name, params, self.DEFAULTS)
-        self.params = {
-            "k1": number_in(self.name, "k1", values["k1"], 0.0, 10.0),
-            "k2": number_in(self.name, "k2", values["k2"], 0.0, 10.0),
-            "target_watermark": number_in(self.name, "target_watermark",
-                                          values["target_watermark"], 0.01, 0.99),
-            "high_watermark": number_in(self.name, "high_watermark", values["high_watermark"],
-                                        0.01, 1.0),
-            "tune_ops": number_in(self.name, "tune_ops", values["tune_ops"], 1, 1e12, True),
-            "min_interval_s": number_in(self.name, "min_interval_s", values["min_interval_s"],
-                                        0.01, 3600.0),
-            "max_write_buffer_number": number_in(self.name, "max_write_buffer_number",
-                                                 values["max_write_buffer_number"], 2, 1000,
-                                                 True),
-            "oversize_factor": number_in(self.name, "oversize_factor", values["oversize_factor"],
-                                         1.0, 1e6),
-            "admission": number_in(self.name, "admission", values["admission"], 0, 1, True),
-        }
+        self.params = resolve(params, self.PARAMETERS)
         if self.params["high_watermark"] <= self.params["target_watermark"]:
-            raise ValueError(f"policy {self.name}: high_watermark "
-                             f"({self.params['high_watermark']}) must be above "
+            raise ValueError(f"high_watermark ({self.params['high_watermark']}) must be above "
                              f"target_watermark ({self.params['target_watermark']})")
         self.controller = AdmissionController(self.params["k1"], self.params["k2"],
                                               self.params["target_watermark"],

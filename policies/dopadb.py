@@ -42,7 +42,7 @@ from lsmsim.options import LsmOptions
 from lsmsim.policy import Policy
 from lsmsim.sst_file import SstFile
 from lsmsim.version_storage import LevelScores, VersionStorage
-from policies.parameters import known_names, number_in
+from policies.parameters import resolve
 
 if TYPE_CHECKING:
     from lsmsim.db import DB
@@ -284,17 +284,13 @@ class DopaDb(Policy):
     """DOPA-DB: tiered key-range LSM tree with the Compaction Size Recommender."""
 
     name = "dopadb"
-    DEFAULTS: dict[str, Any] = {"p": 4, "r_ratio": 4, "r0": 4, "flush_window_s": 10.0}
+    PARAMETERS = {  # name: (default, low, high, integer)
+        "p": (4, 1, 64, True), "r_ratio": (4, 1, 64, True), "r0": (4, 1, 4096, True),
+        "flush_window_s": (10.0, 1.0, 3600.0, False),
+    }
 
     def __init__(self, **params: Any) -> None:
-        values = known_names(self.name, params, self.DEFAULTS)
-        self.params = {
-            "p": number_in(self.name, "p", values["p"], 1, 64, True),
-            "r_ratio": number_in(self.name, "r_ratio", values["r_ratio"], 1, 64, True),
-            "r0": number_in(self.name, "r0", values["r0"], 1, 4096, True),
-            "flush_window_s": number_in(self.name, "flush_window_s", values["flush_window_s"],
-                                        1.0, 3600.0),
-        }
+        self.params = resolve(params, self.PARAMETERS)
         self.picker = DopaPicker(self)
         self._flushed: deque[float] = deque()
 

@@ -1,29 +1,30 @@
 """Checks for policy parameters given as `--policy name:param=value`: one clear line per
-bad value, naming the policy, the parameter, the value and what is allowed."""
+bad value, naming the parameter, the value and what is allowed (`make_policy` adds the
+policy's name)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 
-def number_in(policy: str, name: str, value: Any, low: float, high: float,
-              integer: bool = False) -> float:
+def number_in(name: str, value: Any, low: float, high: float, integer: bool = False) -> float:
     """`value` as a number in [low, high] (an int when `integer`), or ValueError."""
     kind = "an integer" if integer else "a number"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
             integer and not float(value).is_integer()):
-        raise ValueError(f"policy {policy}: {name} must be {kind} in [{low:g}, {high:g}], "
+        raise ValueError(f"{name} must be {kind} in [{low:g}, {high:g}], "
                          f"got {value!r}")
     if not low <= value <= high:
-        raise ValueError(f"policy {policy}: {name} must be in [{low:g}, {high:g}], got {value!r}")
+        raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
     return int(value) if integer else float(value)
 
 
-def known_names(policy: str, given: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
-    """`defaults` updated with `given`, or ValueError naming an unknown parameter and the
-    valid ones."""
-    unknown = sorted(set(given) - set(defaults))
+def resolve(given: dict[str, Any], spec: dict[str, tuple[float, float, float, bool]]
+            ) -> dict[str, Any]:
+    """Parameters from `given` over the defaults of `spec` (name -> (default, low, high,
+    integer)), each checked by `number_in`; ValueError names an unknown one and the valid."""
+    unknown = sorted(set(given) - set(spec))
     if unknown:
-        raise ValueError(f"policy {policy}: unknown parameter {unknown[0]!r}; valid: "
-                         f"{', '.join(sorted(defaults))}")
-    return {**defaults, **given}
+        raise ValueError(f"unknown parameter {unknown[0]!r}; valid: {', '.join(sorted(spec))}")
+    return {name: number_in(name, given.get(name, default), low, high, integer)
+            for name, (default, low, high, integer) in spec.items()}
