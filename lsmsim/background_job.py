@@ -43,10 +43,14 @@ class BackgroundJob:
 
 @dataclass(eq=False)
 class FlushJob(BackgroundJob):
+    """Flushes memtables to L0, or, when a policy sends flushes to a deeper level (CruiseDB's
+    SP-LSM tree), merges them with the files of that level they overlap (`level_inputs`)."""
+
     memtables: list[Memtable] = field(default_factory=list)
+    output_level: int = 0
+    level_inputs: list[SstFile] = field(default_factory=list)
 
     kind: ClassVar[str] = "flush"
-    output_level: ClassVar[int] = 0
 
     @property
     def memtable_bytes(self) -> float:
@@ -76,22 +80,37 @@ def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
 
 
 def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int) -> np.ndarray:
-    """Distinct keys per bucket over [lo, hi) after merging the input files."""
+    """Distinct keys per bucket over [lo, hi) after merging the input files' keys in it."""
     aligned = []
     for sst in inputs:
+        a, b = max(lo, sst.lo), min(hi, sst.hi)
         vector = np.zeros(hi - lo)
-        vector[sst.lo - lo:sst.hi - lo] = sst.keys
+        vector[a - lo:b - lo] = sst.keys[a - sst.lo:b - sst.lo]
         aligned.append(vector)
     return merge_distinct(space_keys[lo:hi], aligned)
 
 
 def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
-                 first_number: int, at_s: float, write_position_bytes: float) -> list[SstFile]:
-    """Cut merged output into files of about `target_file_bytes`, at bucket edges.
+                 first_number: int, at_s: float, write_position_bytes: float,
+                 cuts: tuple[int, ...] = ()) -> list[SstFile]:
+    """Cut merged output into files of about `target_file_bytes`, at bucket edges, and at
+    every edge in `cuts` (absolute bucket indices, as an SstPartitioner would)."""
+    n = len(merged)
+    bounds = sorted({0, n, *(c - lo for c in cuts if 0 < c - lo < n)})
+    files: list[SstFile] = []
+    position = write_position_bytes
+    for a, b in zip(bounds, bounds[1:]):
+        part = _split_run(merged[a:b], lo + a, entry_bytes, target_file_bytes,
+                          first_number + len(files), at_s, position)
+        position += sum(f.size_bytes for f in part)
+        files += part
+    return files
 
-    CompactionOutputs::ShouldStopBefore closes a file once it reaches the target size;
-    here a file closes at the first bucket edge where it reaches it.
-    """
+
+def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
+               first_number: int, at_s: float, write_position_bytes: float) -> list[SstFile]:
+    """CompactionOutputs::ShouldStopBefore closes a file once it reaches the target size;
+    here a file closes at the first bucket edge where it reaches it."""
     files: list[SstFile] = []
     cumulative = np.cumsum(merged) * entry_bytes
     position = write_position_bytes

@@ -18,7 +18,7 @@ import simpy
 
 from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
                                    file_from_bucket_keys, merge_inputs, split_output)
-from lsmsim.compaction_picker import Compaction, LevelCompactionPicker
+from lsmsim.compaction_picker import Compaction
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog
 from lsmsim.fluid_share import CPU, DEVICE, Demand, allocate
@@ -54,6 +54,7 @@ class DbCounters:
     flush_bytes_written: float = 0.0
     compaction_bytes_read: float = 0.0
     compaction_bytes_written: float = 0.0
+    compaction_time_s: float = 0.0
     bytes_written_per_level: list[float] = field(default_factory=list)
     compactions_per_output_level: list[int] = field(default_factory=list)
 
@@ -82,7 +83,7 @@ class DB:
         self._bucket_keys = self.keyspace.keys_per_bucket
         self.memtables = MemtableList(self.entry.memtable_bytes)
         self.version = VersionStorage(options.num_levels)
-        self.picker = LevelCompactionPicker()
+        self.picker = policy.compaction_picker()
         self.write_controller = WriteController(options.max_delayed_write_rate_bps)
         self.rate_limiter = GenericRateLimiter(options.rate_limiter_bytes_per_sec,
                                                options.rate_limiter_auto_tuned, env.now)
@@ -174,6 +175,12 @@ class DB:
         self.events.emit(self.env.now, "options_changed", call=call,
                          **{k: getattr(self.options, k) for k in values})
 
+    def replan(self) -> None:
+        """Recompute every rate now: a policy changed what one of its hooks returns (an
+        admission cap, job weights) from its own process."""
+        self.sync()
+        self._request_replan()
+
     def sync(self) -> None:
         """Bring the fluid state up to the current simulated time."""
         self._advance(self.env.now)
@@ -234,13 +241,15 @@ class DB:
             reading = reading or readers > 0
         mixed = reading and (wal or any(j.write_bytes for j in jobs))
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
+        # The clients are done once writes_done fires (the DB keeps compacting if run on).
+        cap_ops = 0.0 if self.writes_done.triggered else self.policy.write_rate_cap_ops(self)
         if self.clients is None:
-            demands = [self.writer.demand(self.write_controller, self.memtables.active.ops,
-                                          write_bps, self.device.write_latency_s,
-                                          self.policy.write_rate_cap_ops(self))]
+            writer = self.writer.demand(self.write_controller, self.memtables.active.ops,
+                                        write_bps, self.device.write_latency_s, cap_ops)
+            writer.weights = _weight_tuple(self.policy.writer_weights(self))
+            demands = [writer]
         else:
-            demands = self.clients.demands(read_bps, write_bps,
-                                           self.policy.write_rate_cap_ops(self))
+            demands = self.clients.demands(read_bps, write_bps, cap_ops)
         clients = len(demands)
         limiter = self.rate_limiter
         if jobs:
@@ -249,7 +258,8 @@ class DB:
         for job in jobs:
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
-            demands.append(Demand(per_unit, job.cpu_cap, self._weights(job)))
+            demands.append(Demand(per_unit, job.cpu_cap,
+                                  _weight_tuple(self.policy.job_weights(self, job))))
         capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
         self._client_rates = rates[:clients]
@@ -263,11 +273,6 @@ class DB:
             limited_bps += rate * job.write_bytes
         self._limiter_saturated = bool(limiter_bps) and limited_bps >= limiter_bps * (1 - 1e-9)
         self._demands = demands
-
-    def _weights(self, job: BackgroundJob) -> tuple[float, float, float]:
-        weights = self.policy.job_weights(self, job)
-        return (weights.get("cpu", 1.0), weights.get("device", 1.0),
-                weights.get("rate_limiter", 1.0))
 
     def _advance(self, now: float) -> None:
         dt = now - self._last_s
@@ -368,16 +373,34 @@ class DB:
         else:
             flushes = max(1, opts.max_background_flushes)
             compactions = max(1, opts.max_background_compactions)
-        if not self.write_controller.need_speedup_compaction():
+        if not self.policy.compaction_speedup(self):
             compactions = 1
         return flushes, compactions
 
     def _maybe_schedule(self) -> None:
-        """MaybeScheduleFlushOrCompaction."""
+        """MaybeScheduleFlushOrCompaction: flushes, then compactions (compactions first when
+        the policy says so). A flush into a deeper level (policy hook) runs alone; while it
+        waits for files being compacted, compactions touching that level wait too."""
         flush_limit, compaction_limit = self.bg_job_limits()
+        if self.policy.compaction_before_flush(self):
+            self._schedule_compactions(compaction_limit, None)
+            self._schedule_flushes(flush_limit)
+        else:
+            held_level = self._schedule_flushes(flush_limit)
+            self._schedule_compactions(compaction_limit, held_level)
+
+    def _schedule_flushes(self, flush_limit: int) -> int | None:
+        """Start flushes; returns the level a flush is blocked on, if any."""
+        flush_level = self.policy.flush_output_level(self)
+        if flush_level > 0:
+            flush_limit = 1
         to_merge = self.options.effective_min_write_buffer_number_to_merge
         while len(self.flush_jobs) < flush_limit and self.memtables.is_flush_pending(to_merge):
-            self._start_flush()
+            if not self._start_flush(flush_level):
+                return flush_level
+        return None
+
+    def _schedule_compactions(self, compaction_limit: int, held_level: int | None) -> None:
         if self.options.disable_auto_compactions:
             return
         if (not any(job.high_pool for job in self.compaction_jobs)
@@ -386,14 +409,16 @@ class DB:
         if self.compaction_paused:
             return
         while len(self.compaction_jobs) < compaction_limit:
-            if not self._schedule_compaction(high_pool=False):
+            if not self._schedule_compaction(high_pool=False, held_level=held_level):
                 return
 
-    def _schedule_compaction(self, high_pool: bool) -> bool:
-        """Pick one compaction (the policy's, else RocksDB's) and start it; False if none."""
+    def _schedule_compaction(self, high_pool: bool, held_level: int | None = None) -> bool:
+        """Pick one compaction (the policy's, else RocksDB's) and start it; False if none, or
+        if it touches `held_level` (a blocked flush into that level waits for it)."""
         compaction = self.policy.pick_compaction(self) or self.picker.pick(
             self.version, self.scores, self.options)
-        if compaction is None or not self.policy.compaction_allowed(self, compaction):
+        if (compaction is None or held_level in (compaction.start_level, compaction.output_level)
+                or not self.policy.compaction_allowed(self, compaction)):
             return False
         self.picker.register(self.version, compaction)
         if compaction.trivial_move:
@@ -408,26 +433,55 @@ class DB:
         self._next_job_id += 1
         return job_id
 
-    def _start_flush(self) -> None:
-        memtables = self.memtables.pick_memtables_to_flush()
+    def _start_flush(self, level: int) -> bool:
+        """FlushJob::Run into L0, or into `level` merged with the files it overlaps there;
+        False (nothing started) when those files are being compacted."""
+        memtables = [m for m in self.memtables.immutables if not m.being_flushed]
         writes = sum(self.distribution.bucket_writes(self.keyspace, m.first_op, m.ops)
                      for m in memtables)
         keys = self.distribution.distinct_keys(self.keyspace, writes)
         output = file_from_bucket_keys(self._next_file_number, keys, self.entry.sst_bytes,
                                        self.env.now, self._sst_bytes_written)
-        self._next_file_number += 1
-        outputs = [output] if output is not None else []
         memtable_bytes = sum(m.size_bytes for m in memtables)
+        below: list[SstFile] = []
+        cpu_s = self.machine.flush_cpu_s_per_byte * memtable_bytes
+        read_bytes = 0.0
+        outputs = [output] if output is not None else []
+        if level > 0 and output is not None:
+            below = self.version.overlapping(level, output.lo, output.hi)
+            if any(f.being_compacted for f in below):
+                return False
+            lo = min(f.lo for f in [output, *below])
+            hi = max(f.hi for f in [output, *below])
+            merged = merge_inputs(self._bucket_keys, [output, *below], lo, hi)
+            outputs = split_output(merged, lo, self.entry.sst_bytes,
+                                   self.options.max_file_size_for_level(level),
+                                   self._next_file_number, self.env.now, self._sst_bytes_written)
+            self.version.set_being_compacted(level, below, True)
+            below_bytes = sum(f.size_bytes for f in below)
+            cpu_s += self.machine.compaction_cpu_s_per_byte * below_bytes
+            read_bytes = self._device_read_bytes([(f, f.size_bytes) for f in below])
+        self._next_file_number += max(1, len(outputs))
+        for memtable in memtables:
+            memtable.being_flushed = True
         written = sum(f.size_bytes for f in outputs)
         self._sst_bytes_written += written
-        job = FlushJob(self._new_job_id(), self.env.now,
-                       cpu_s=self.machine.flush_cpu_s_per_byte * memtable_bytes,
-                       read_bytes=0.0, write_bytes=written, outputs=outputs, memtables=memtables)
+        job = FlushJob(self._new_job_id(), self.env.now, cpu_s=cpu_s, read_bytes=read_bytes,
+                       write_bytes=written, outputs=outputs, memtables=memtables,
+                       output_level=level, level_inputs=below)
         self.flush_jobs.append(job)
         self.events.emit(self.env.now, "flush_started", job=job.job_id,
                          num_memtables=len(memtables), num_entries=round(sum(m.ops for m in memtables)),
                          num_deletes=0, total_data_size=round(memtable_bytes),
                          memory_usage=round(memtable_bytes), flush_reason="Write Buffer Full")
+        return True
+
+    def _device_read_bytes(self, parts: list[tuple[SstFile, float]]) -> float:
+        """Bytes of (file, bytes read) parts that come from the device, not the page cache
+        (files written more than page_cache_bytes of SST bytes ago)."""
+        cache = self.machine.page_cache_bytes
+        return sum(size for f, size in parts
+                   if self._sst_bytes_written - f.write_position_bytes >= cache)
 
     def _finish_flush(self, job: FlushJob) -> None:
         self.flush_jobs.remove(job)
@@ -441,12 +495,14 @@ class DB:
             done = next(j for j in self._finished_flushes if oldest in j.memtables)
             self._finished_flushes.remove(done)
             self.memtables.install_flushed()
+            for sst in done.level_inputs:
+                self.version.remove_file(done.output_level, sst)
             for sst in done.outputs:
-                self.version.add_file(0, sst)
-                self._table_file_creation(done.job_id, sst, 0)
+                self.version.add_file(done.output_level, sst)
+                self._table_file_creation(done.job_id, sst, done.output_level)
             self.counters.flushes += 1
             self.counters.flush_bytes_written += done.write_bytes
-            self.counters.bytes_written_per_level[0] += done.write_bytes
+            self.counters.bytes_written_per_level[done.output_level] += done.write_bytes
             installed_any = True
             self.events.emit(self.env.now, "flush_finished", job=done.job_id,
                              output_compression="NoCompression",
@@ -463,12 +519,11 @@ class DB:
         else:
             target = self.options.max_file_size_for_level(compaction.output_level)
         outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
-                               self.env.now, self._sst_bytes_written)
+                               self.env.now, self._sst_bytes_written, compaction.output_cuts)
         self._next_file_number += max(1, len(outputs))
         written = sum(f.size_bytes for f in outputs)
-        cache = self.machine.page_cache_bytes
-        device_read = sum(f.size_bytes for f in compaction.all_inputs
-                          if self._sst_bytes_written - f.write_position_bytes >= cache)
+        device_read = self._device_read_bytes([(f, compaction.input_bytes_of(f))
+                                               for f in compaction.all_inputs])
         self._sst_bytes_written += written
         input_bytes = compaction.input_bytes
         job = CompactionJob(self._new_job_id(), self.env.now,
@@ -490,7 +545,11 @@ class DB:
         self.compaction_jobs.remove(job)
         self.picker.release(self.version, compaction)
         for sst in compaction.inputs:
-            self.version.remove_file(compaction.start_level, sst)
+            rest = sst.without(compaction.lo, compaction.hi) if compaction.key_range else None
+            if rest is None:
+                self.version.remove_file(compaction.start_level, sst)
+            else:  # only the range was compacted; the rest of the file stays
+                self.version.replace_file(compaction.start_level, sst, rest)
         for sst in compaction.output_level_inputs:
             self.version.remove_file(compaction.output_level, sst)
         for sst in job.outputs:
@@ -498,6 +557,7 @@ class DB:
             self._table_file_creation(job.job_id, sst, compaction.output_level)
         counters = self.counters
         counters.compactions += 1
+        counters.compaction_time_s += self.env.now - job.started_at_s
         counters.intra_l0_compactions += compaction.output_level == 0
         counters.compaction_bytes_read += compaction.input_bytes
         counters.compaction_bytes_written += job.write_bytes
@@ -509,7 +569,7 @@ class DB:
                          compaction_time_cpu_micros=round(job.cpu_s * 1e6),
                          output_level=compaction.output_level, num_output_files=len(job.outputs),
                          total_output_size=round(job.write_bytes),
-                         num_input_records=round(sum(f.num_entries for f in compaction.all_inputs)),
+                         num_input_records=round(compaction.input_entries),
                          num_output_records=round(sum(f.num_entries for f in job.outputs)),
                          output_compression="NoCompression", lsm_state=self.version.file_counts())
         self._install_super_version()
@@ -580,3 +640,8 @@ class DB:
         if not files:
             return 0.0
         return float(merge_inputs(self._bucket_keys, files, 0, self.keyspace.buckets).sum())
+
+
+def _weight_tuple(weights: dict[str, float]) -> tuple[float, float, float]:
+    """A policy's {"cpu", "device", "rate_limiter"} weights in fluid_share's order."""
+    return (weights.get("cpu", 1.0), weights.get("device", 1.0), weights.get("rate_limiter", 1.0))

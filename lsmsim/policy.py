@@ -7,8 +7,9 @@ A policy observes the DB on a period it chooses (by starting SimPy processes in
 resumes compactions (`DB.pause_compaction_work` / `continue_compaction_work`), sets the
 options the DB opens with, caps the client write rate (admission), moves the delayed
 write rate RocksDB chose, sets the shares each background job gets of the device, CPU and
-rate limiter, and may choose compactions itself. The engine never imports a specific
-policy: `policies/` holds them.
+rate limiter, and may choose compactions itself. A policy that changes the tree supplies
+its own compaction picker or sends flushes to a deeper level (hooks in their own section
+below). The engine never imports a specific policy: `policies/` holds them.
 
 Constants are declared once per policy class as `parameters` (name -> `Param`), so
 `--policy adoc:increase_threads=4` overrides one and a wrong name or value is a
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lsmsim.units import UnitError, parse_size_bytes
+
+from lsmsim.compaction_picker import CompactionPicker, LevelCompactionPicker
 
 if TYPE_CHECKING:
     from lsmsim.background_job import BackgroundJob
@@ -152,6 +155,32 @@ class Policy:
         """Whether one compaction may run in the flush (HIGH) pool now, even while
         compaction work is paused (SILK's prioritised L0->L1 compaction)."""
         return False
+
+    # -- tree shape and job limits: for policies that change the tree itself -------------------
+    def flush_output_level(self, db: "DB") -> int:
+        """The level a flush writes to. RocksDB: 0. A deeper level makes the flush merge the
+        memtables with that level's overlapping files (CruiseDB's SP-LSM tree has no L0);
+        such flushes then run one at a time and go before compactions touching that level."""
+        return 0
+
+    def compaction_picker(self) -> CompactionPicker:
+        """The picker the DB asks for compactions (called once, when the DB opens). A policy
+        with its own tree shape (DOPA-DB's tiered key ranges) returns its own."""
+        return LevelCompactionPicker()
+
+    def compaction_before_flush(self, db: "DB") -> bool:
+        """Whether compactions are scheduled before flushes now (RocksDB: never)."""
+        return False
+
+    def compaction_speedup(self, db: "DB") -> bool:
+        """GetBGJobLimits' parallelize_compactions: whether more than one compaction may run.
+        RocksDB: only while writes are stalled/delayed or L0/pending bytes are high."""
+        return db.write_controller.need_speedup_compaction()
+
+    def writer_weights(self, db: "DB") -> dict[str, float]:
+        """Weights of the client writes' (WAL and memtable) share of each resource, as
+        `job_weights` for jobs; RocksDB gives them no priority (all 1)."""
+        return {}
 
     def interval_samples(self, db: "DB") -> dict[str, float]:
         """The policy's own state at each interval's end (e.g. its thread count), added to

@@ -84,6 +84,9 @@ class Trace:
         if plot:
             from lsmsim.plot import save_timeline
             save_timeline(self, out / "timeline.png")
+            from lsmsim.policy_plot import policy_columns, save_policy_view
+            if policy_columns(self):
+                save_policy_view(self, out / "policy.png")
         return out
 
     def plot(self, path: str | Path | None = None):  # type: ignore[no-untyped-def]

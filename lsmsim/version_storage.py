@@ -37,7 +37,11 @@ class LevelScores:
 
 
 class VersionStorage:
-    """Files per level. L0 is newest first; L1+ are sorted by key range and never overlap."""
+    """Files per level. L0 is newest first; L1+ are sorted by their smallest key and, in
+    RocksDB's leveled shape, never overlap. A policy with a tiered shape (DOPA-DB) may put
+    overlapping files in a level; the overlap queries below (`overlapping`,
+    `overlapping_bytes`, `files_by_compaction_pri`) assume a non-overlapping level and are
+    then not used on it."""
 
     def __init__(self, num_levels: int) -> None:
         self.levels: list[list[SstFile]] = [[] for _ in range(num_levels)]
@@ -103,6 +107,14 @@ class VersionStorage:
             del self._sizes[level][position]
         if not files:  # keep sums exact when a level empties
             self._level_bytes[level] = 0.0
+
+    def replace_file(self, level: int, old: SstFile, new: SstFile) -> None:
+        """Put `new` where `old` was (the part of a file left after a range compaction)."""
+        position = self.levels[level].index(old)
+        self.remove_file(level, old)
+        self.add_file(level, new)
+        if level == 0:  # keep L0's newest-first order
+            self.levels[0].insert(position, self.levels[0].pop(0))
 
     def _changed(self, level: int) -> None:
         """Drop what was derived from `level` (its order depends on the level below too)."""

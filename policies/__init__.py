@@ -12,6 +12,8 @@ from typing import Any, Callable
 
 from lsmsim.policy import Policy, PolicyError
 from policies.adoc import Adoc
+from policies.cruisedb import CruiseDb
+from policies.dopadb import DopaDb
 from policies.rocksdb import RocksDbDefault
 from policies.rocksdb_at import RocksDbAutoTuned
 from policies.silk import Silk
@@ -54,7 +56,7 @@ def make_policy(spec: str) -> Policy:
         params[key.strip()] = _number_or_text(value.strip())
     try:
         return _REGISTRY[name](**params)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise PolicyError(f"policy {name}: {exc}") from None
 
 
@@ -78,3 +80,5 @@ register("adoc", Adoc)
 register("adoc-t", Adoc.variant("adoc-t", tune_batch=False))
 register("adoc-b", Adoc.variant("adoc-b", tune_threads=False))
 register("two-stage", TwoStageThrottling)
+register("cruisedb", CruiseDb)
+register("dopadb", DopaDb)
