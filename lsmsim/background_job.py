@@ -9,6 +9,7 @@ starts, because the outcome does not depend on timing; only the duration does.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -76,12 +77,8 @@ def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
 
 def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int) -> np.ndarray:
     """Distinct keys per bucket over [lo, hi) after merging the input files."""
-    aligned = []
-    for sst in inputs:
-        vector = np.zeros(hi - lo)
-        vector[sst.lo - lo:sst.hi - lo] = sst.keys
-        aligned.append(vector)
-    return merge_distinct(space_keys[lo:hi], aligned)
+    return merge_distinct(space_keys[lo:hi], [sst.keys for sst in inputs],
+                          [sst.lo - lo for sst in inputs])
 
 
 def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
@@ -92,18 +89,20 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
     here a file closes at the first bucket edge where it reaches it.
     """
     files: list[SstFile] = []
-    cumulative = np.cumsum(merged) * entry_bytes
+    # Plain lists: a few bisections and comparisons per file are cheaper than numpy calls.
+    cumulative = (np.cumsum(merged) * entry_bytes).tolist()
+    counts = merged.tolist()
     position = write_position_bytes
-    n = len(merged)
+    n = len(counts)
     start = 0
     base = 0.0
     while start < n:
-        end = int(np.searchsorted(cumulative, base + target_file_bytes, side="left")) + 1
+        end = bisect.bisect_left(cumulative, base + target_file_bytes) + 1
         end = min(max(end, start + 1), n)
         a, b = start, end
-        while a < b and merged[a] <= 0:  # trim empty edge buckets
+        while a < b and counts[a] <= 0:  # trim empty edge buckets
             a += 1
-        while b > a and merged[b - 1] <= 0:
+        while b > a and counts[b - 1] <= 0:
             b -= 1
         if b > a:
             sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b].copy(),
