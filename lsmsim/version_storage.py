@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
@@ -37,7 +38,13 @@ class LevelScores:
 
 
 class VersionStorage:
-    """Files per level. L0 is newest first; L1+ are sorted by key range and never overlap."""
+    """Files per level. L0 is newest first; L1+ are sorted by key range and never overlap.
+
+    Derived state is updated instead of rebuilt: each L1+ level keeps numpy arrays of its
+    files' ranges and prefix sums of sizes, and after edits only the changed stretch between
+    an unchanged prefix and suffix is converted again; the kMinOverlappingRatio order and
+    the compaction score are recomputed only when the files they depend on changed.
+    """
 
     def __init__(self, num_levels: int) -> None:
         self.levels: list[list[SstFile]] = [[] for _ in range(num_levels)]
@@ -47,8 +54,14 @@ class VersionStorage:
         self._level_bytes = [0.0] * num_levels
         self._compacting_bytes = [0.0] * num_levels
         self._compacting_files = [0] * num_levels
-        self._by_priority: dict[tuple[int, int], list[SstFile]] = {}
-        self._prefix: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # Per level: (lo, hi, size, prefix sums of size) as last built, and how many leading
+        # and trailing files are unchanged since (see _level_arrays).
+        self._arrays: list[tuple[np.ndarray, ...] | None] = [None] * num_levels
+        self._unchanged: list[list[int]] = [[0, 0] for _ in range(num_levels)]
+        self._edits = [0] * num_levels  # per-level edit count: keys the priority cache
+        self._by_priority: dict[tuple[int, int], tuple[int, int, np.ndarray]] = {}
+        self._generation = 0  # bumped by every change the compaction score depends on
+        self._scores: tuple[int, LsmOptions, LevelScores] | None = None
 
     @property
     def num_levels(self) -> int:
@@ -68,6 +81,7 @@ class VersionStorage:
                 sst.being_compacted = value
                 self._compacting_bytes[level] += sign * sst.size_bytes
                 self._compacting_files[level] += sign
+                self._generation += 1
 
     def idle_files(self, level: int) -> int:
         """Files of `level` not being compacted."""
@@ -78,48 +92,69 @@ class VersionStorage:
 
     # -- edits --------------------------------------------------------------------------------
     def add_file(self, level: int, sst: SstFile) -> None:
-        self._changed(level)
+        self._generation += 1
+        self._edits[level] += 1
         self._level_bytes[level] += sst.size_bytes
         if level == 0:
             self.levels[0].insert(0, sst)
             return
         position = bisect.bisect_left(self._lo_index[level], sst.lo)
+        unchanged = self._unchanged[level]
+        unchanged[0] = min(unchanged[0], position)
+        unchanged[1] = min(unchanged[1], len(self.levels[level]) - position)
         self.levels[level].insert(position, sst)
         self._lo_index[level].insert(position, sst.lo)
         self._hi_index[level].insert(position, sst.hi)
         self._sizes[level].insert(position, sst.size_bytes)
 
     def remove_file(self, level: int, sst: SstFile) -> None:
-        self._changed(level)
+        self._generation += 1
+        self._edits[level] += 1
         self._level_bytes[level] -= sst.size_bytes
         if sst.being_compacted:
             self.set_being_compacted(level, [sst], False)
         files = self.levels[level]
-        position = files.index(sst)
-        del files[position]
-        if level > 0:
+        if level == 0:
+            del files[files.index(sst)]
+        else:
+            position = bisect.bisect_left(self._lo_index[level], sst.lo)
+            if position >= len(files) or files[position] is not sst:
+                raise ValueError(f"file {sst.number} is not in L{level}")
+            unchanged = self._unchanged[level]
+            unchanged[0] = min(unchanged[0], position)
+            unchanged[1] = min(unchanged[1], len(files) - 1 - position)
+            del files[position]
             del self._lo_index[level][position]
             del self._hi_index[level][position]
             del self._sizes[level][position]
         if not files:  # keep sums exact when a level empties
             self._level_bytes[level] = 0.0
 
-    def _changed(self, level: int) -> None:
-        """Drop what was derived from `level` (its order depends on the level below too)."""
-        self._prefix.pop(level, None)
-        for key in [k for k in self._by_priority if level in k]:
-            del self._by_priority[key]
-
     def _level_arrays(self, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(lo, hi, prefix sums of size) of a sorted level, rebuilt after it changes."""
-        arrays = self._prefix.get(level)
+        """(lo, hi, prefix sums of size) of a sorted level. Only files between the unchanged
+        prefix and suffix are converted again; the prefix sums are a full cumsum, as before."""
+        count = len(self.levels[level])
+        unchanged = self._unchanged[level]
+        arrays = self._arrays[level]
+        if arrays is not None and unchanged[0] == count and len(arrays[0]) == count:
+            return arrays[0], arrays[1], arrays[3]
+        lists = (self._lo_index[level], self._hi_index[level], self._sizes[level])
         if arrays is None:
-            sums = np.zeros(len(self._sizes[level]) + 1)
-            np.cumsum(self._sizes[level], out=sums[1:])
-            arrays = self._prefix[level] = (np.array(self._lo_index[level], dtype=np.int64),
-                                            np.array(self._hi_index[level], dtype=np.int64),
-                                            sums)
-        return arrays
+            los, his, sizes = (np.array(values, dtype=dtype) for values, dtype in
+                               zip(lists, (np.int64, np.int64, np.float64)))
+        else:
+            old_count = len(arrays[0])
+            head = unchanged[0]
+            tail = min(unchanged[1], old_count - head, count - head)
+            los, his, sizes = (np.concatenate((old[:head],
+                                               np.array(values[head:count - tail], dtype=old.dtype),
+                                               old[old_count - tail:]))
+                               for old, values in zip(arrays[:3], lists))
+        sums = np.zeros(count + 1)
+        np.cumsum(sizes, out=sums[1:])
+        self._arrays[level] = (los, his, sizes, sums)
+        unchanged[0] = unchanged[1] = count
+        return los, his, sums
 
     def overlapping_bytes(self, level: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Total size of the files of `level` (L1+) overlapping each [lo, hi), vectorised."""
@@ -128,37 +163,45 @@ class VersionStorage:
         last = np.searchsorted(los, hi, side="left")
         return np.where(last > first, sums[last] - sums[np.minimum(first, last)], 0.0)
 
-    def files_by_compaction_pri(self, level: int, output_level: int) -> list[SstFile]:
+    def files_by_compaction_pri(self, level: int, output_level: int) -> Iterator[SstFile]:
         """UpdateFilesByCompactionPri for kMinOverlappingRatio: files of `level` by overlapping
-        bytes in `output_level` * 1024 / size, ties by smallest key; kept until either changes."""
-        cached = self._by_priority.get((level, output_level))
-        if cached is None:
-            files = self.levels[level]
-            if level == 0:
-                los = np.array([f.lo for f in files], dtype=np.int64)
-                his = np.array([f.hi for f in files], dtype=np.int64)
-                sizes = np.array([f.size_bytes for f in files])
-            else:
-                los, his, sums = self._level_arrays(level)
-                sizes = np.diff(sums)
+        bytes in `output_level` * 1024 / size, ties by smallest key; kept until either changes.
+        Lazy, because a picker mostly takes the first file: do not edit the version meanwhile."""
+        files = self.levels[level]
+        if level == 0:
+            los = np.array([f.lo for f in files], dtype=np.int64)
+            his = np.array([f.hi for f in files], dtype=np.int64)
+            sizes = np.array([f.size_bytes for f in files])
             ratio = self.overlapping_bytes(output_level, los, his) * 1024.0 / np.maximum(sizes, 1.0)
-            order = np.lexsort((los, ratio))
-            cached = self._by_priority[level, output_level] = [files[i] for i in order]
-        return cached
+            return (files[i] for i in np.lexsort((los, ratio)).tolist())
+        stamp = (self._edits[level], self._edits[output_level])
+        cached = self._by_priority.get((level, output_level))
+        if cached is None or cached[:2] != stamp:
+            los, his, sums = self._level_arrays(level)
+            ratio = (self.overlapping_bytes(output_level, los, his) * 1024.0
+                     / np.maximum(np.diff(sums), 1.0))
+            cached = self._by_priority[level, output_level] = (*stamp, ratio)
+        return self._by_ratio(files, cached[2])
+
+    @staticmethod
+    def _by_ratio(files: list[SstFile], ratio: np.ndarray) -> Iterator[SstFile]:
+        """Files by ratio, ties in key order: argmin is the first (its first minimum is the
+        smallest key), and the full stable sort is only made if the picker wants more."""
+        if not files:
+            return
+        first = int(ratio.argmin())
+        yield files[first]
+        for i in np.argsort(ratio, kind="stable").tolist():
+            if i != first:
+                yield files[i]
 
     def overlapping(self, level: int, lo: int, hi: int) -> list[SstFile]:
         """Files of `level` whose bucket range intersects [lo, hi)."""
         if level == 0:
             return [f for f in self.levels[0] if f.overlaps(lo, hi)]
-        files = self.levels[level]
-        start = max(0, bisect.bisect_right(self._lo_index[level], lo) - 1)
-        result = []
-        for sst in files[start:]:
-            if sst.lo >= hi:
-                break
-            if sst.hi > lo:
-                result.append(sst)
-        return result
+        first = bisect.bisect_right(self._hi_index[level], lo)
+        last = bisect.bisect_left(self._lo_index[level], hi)
+        return self.levels[level][first:last]
 
     # -- derived state ------------------------------------------------------------------------
     def calculate_base_bytes(self, opts: LsmOptions) -> tuple[int, list[float]]:
@@ -199,7 +242,16 @@ class VersionStorage:
         return base_level, targets
 
     def compute_compaction_score(self, opts: LsmOptions) -> LevelScores:
-        """ComputeCompactionScore + EstimateCompactionBytesNeeded, after a version change."""
+        """ComputeCompactionScore + EstimateCompactionBytesNeeded, after a version change
+        (the last result again when neither the files nor `opts` changed since)."""
+        cached = self._scores
+        if cached is not None and cached[0] == self._generation and cached[1] is opts:
+            return cached[2]
+        scores = self._compute_compaction_score(opts)
+        self._scores = (self._generation, opts, scores)
+        return scores
+
+    def _compute_compaction_score(self, opts: LsmOptions) -> LevelScores:
         base_level, targets = self.calculate_base_bytes(opts)
         dynamic = opts.level_compaction_dynamic_level_bytes
         scores: list[tuple[float, int]] = []
