@@ -51,15 +51,17 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
     caps = [d.cap for d in demands]
     active = [r for r, c in enumerate(capacities) if c is not None]
     limits = {r: [INFINITE] * count for r in active}
-    users = {r: [i for i in range(count) if demands[i].per_unit[r] > 0.0] for r in active}
+    # Per resource: its users, their amounts and weights, and the other resources' limits.
+    plans = []
+    for r in active:
+        members = [i for i in range(count) if demands[i].per_unit[r] > 0.0]
+        if members:
+            plans.append((r, members, [demands[i].per_unit[r] for i in members],
+                          [demands[i].weights[r] for i in members], capacities[r], limits[r],
+                          [limits[s] for s in active if s != r]))
     for _ in range(MAX_ROUNDS):
         changed = False
-        for r in active:
-            members = users[r]
-            if not members:
-                continue
-            others = [limits[s] for s in active if s != r]
-            amounts = [demands[i].per_unit[r] for i in members]
+        for r, members, amounts, weights, capacity, own, others in plans:
             wants = []
             for i, amount in zip(members, amounts):
                 bound = caps[i]
@@ -69,17 +71,21 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
                 if bound == INFINITE:
                     raise ValueError(f"an activity uses {RESOURCES[r]!r} without any bound")
                 wants.append(bound * amount)
-            own = limits[r]
-            capacity = capacities[r]
             if sum(wants) <= capacity:
-                new = [INFINITE] * len(members)
+                for i in members:
+                    if own[i] != INFINITE:
+                        own[i] = INFINITE
+                        changed = True
             else:
-                shares = water_fill(capacity, wants, [demands[i].weights[r] for i in members])
-                new = [share / amount for share, amount in zip(shares, amounts)]
-            for i, limit in zip(members, new):
-                if limit != own[i]:
-                    own[i] = limit
-                    changed = True
+                shares = water_fill(capacity, wants, weights)
+                for i, share, amount in zip(members, shares, amounts):
+                    limit = share / amount
+                    if limit != own[i]:
+                        own[i] = limit
+                        changed = True
         if not changed:
             break
-    return [min([caps[i], *(limits[r][i] for r in active)]) for i in range(count)]
+    rates = caps
+    for r in active:
+        rates = [min(rate, limit) for rate, limit in zip(rates, limits[r])]
+    return rates
