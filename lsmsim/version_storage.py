@@ -37,6 +37,28 @@ class LevelScores:
         return bool(self.ranked) and self.ranked[0][0] >= 1.0
 
 
+class _PriorityOrder:
+    """kMinOverlappingRatio order of one level, for the level edits it was computed at.
+    The first file is the ratio's argmin (its first minimum is the smallest key); the full
+    stable sort, which orders ties by key as well, is made only if a picker wants more."""
+
+    def __init__(self, stamp: tuple[int, int], ratio: np.ndarray) -> None:
+        self.stamp = stamp
+        self.ratio = ratio
+        self._order: np.ndarray | None = None
+
+    def files(self, files: list[SstFile]) -> Iterator[SstFile]:
+        if not files:
+            return
+        first = int(self.ratio.argmin())
+        yield files[first]
+        if self._order is None:
+            self._order = np.argsort(self.ratio, kind="stable")
+        for i in self._order:
+            if i != first:
+                yield files[i]
+
+
 class VersionStorage:
     """Files per level. L0 is newest first; L1+ are sorted by key range and never overlap.
 
@@ -59,7 +81,7 @@ class VersionStorage:
         self._arrays: list[tuple[np.ndarray, ...] | None] = [None] * num_levels
         self._unchanged: list[list[int]] = [[0, 0] for _ in range(num_levels)]
         self._edits = [0] * num_levels  # per-level edit count: keys the priority cache
-        self._by_priority: dict[tuple[int, int], tuple[int, int, np.ndarray]] = {}
+        self._by_priority: dict[tuple[int, int], _PriorityOrder] = {}
         self._generation = 0  # bumped by every change the compaction score depends on
         self._scores: tuple[int, LsmOptions, LevelScores] | None = None
 
@@ -176,24 +198,12 @@ class VersionStorage:
             return (files[i] for i in np.lexsort((los, ratio)).tolist())
         stamp = (self._edits[level], self._edits[output_level])
         cached = self._by_priority.get((level, output_level))
-        if cached is None or cached[:2] != stamp:
+        if cached is None or cached.stamp != stamp:
             los, his, sums = self._level_arrays(level)
             ratio = (self.overlapping_bytes(output_level, los, his) * 1024.0
                      / np.maximum(np.diff(sums), 1.0))
-            cached = self._by_priority[level, output_level] = (*stamp, ratio)
-        return self._by_ratio(files, cached[2])
-
-    @staticmethod
-    def _by_ratio(files: list[SstFile], ratio: np.ndarray) -> Iterator[SstFile]:
-        """Files by ratio, ties in key order: argmin is the first (its first minimum is the
-        smallest key), and the full stable sort is only made if the picker wants more."""
-        if not files:
-            return
-        first = int(ratio.argmin())
-        yield files[first]
-        for i in np.argsort(ratio, kind="stable").tolist():
-            if i != first:
-                yield files[i]
+            cached = self._by_priority[level, output_level] = _PriorityOrder(stamp, ratio)
+        return cached.files(files)
 
     def overlapping(self, level: int, lo: int, hi: int) -> list[SstFile]:
         """Files of `level` whose bucket range intersects [lo, hi)."""
