@@ -84,7 +84,9 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
     """Distinct keys per bucket in the union of inputs whose keys are random within a bucket.
 
     Input i covers buckets [offsets[i], offsets[i] + len(inputs[i])) of `space_keys` (all of
-    them without offsets); a bucket an input does not cover is left as it is."""
+    them without offsets); a bucket an input does not cover is left as it is. Consecutive
+    inputs in key order without overlap (the files of one sorted level) are applied as one
+    vector: a bucket none of them covers gets the factor 1.0 exactly."""
     if offsets is None:
         offsets = [0] * len(inputs)
     if len(inputs) == 1:
@@ -92,9 +94,21 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
         merged[offsets[0]:offsets[0] + len(inputs[0])] = inputs[0]
         return merged
     missing = np.ones_like(space_keys)
-    for counts, start in zip(inputs, offsets):
-        end = start + len(counts)
-        missing[start:end] *= 1.0 - np.minimum(counts / space_keys[start:end], 1.0)
+    run: list[tuple[int, np.ndarray]] = []
+    for start, counts in [*zip(offsets, inputs), (-1, None)]:
+        if run and (counts is None or start < run[-1][0] + len(run[-1][1])):
+            first = run[0][0]
+            end = run[-1][0] + len(run[-1][1])
+            if len(run) == 1:
+                held = run[0][1]
+            else:
+                held = np.zeros(end - first)
+                for offset, part in run:
+                    held[offset - first:offset - first + len(part)] = part
+            missing[first:end] *= 1.0 - np.minimum(held / space_keys[first:end], 1.0)
+            run = []
+        if counts is not None:
+            run.append((start, counts))
     return space_keys * (1.0 - missing)
 
 

@@ -78,12 +78,14 @@ class VersionStorage:
         self._compacting_files = [0] * num_levels
         # Per level: (lo, hi, size, prefix sums of size) as last built, and how many leading
         # and trailing files are unchanged since (see _level_arrays).
-        self._arrays: list[tuple[np.ndarray, ...] | None] = [None] * num_levels
+        self._arrays: list[tuple[np.ndarray, np.ndarray] | None] = [None] * num_levels
         self._unchanged: list[list[int]] = [[0, 0] for _ in range(num_levels)]
         self._edits = [0] * num_levels  # per-level edit count: keys the priority cache
         self._by_priority: dict[tuple[int, int], _PriorityOrder] = {}
         self._generation = 0  # bumped by every change the compaction score depends on
+        self._files_generation = 0  # bumped by file additions and removals only
         self._scores: tuple[int, LsmOptions, LevelScores] | None = None
+        self._sized: tuple[int, LsmOptions, int, list[float], float] | None = None
 
     @property
     def num_levels(self) -> int:
@@ -115,6 +117,7 @@ class VersionStorage:
     # -- edits --------------------------------------------------------------------------------
     def add_file(self, level: int, sst: SstFile) -> None:
         self._generation += 1
+        self._files_generation += 1
         self._edits[level] += 1
         self._level_bytes[level] += sst.size_bytes
         if level == 0:
@@ -131,6 +134,7 @@ class VersionStorage:
 
     def remove_file(self, level: int, sst: SstFile) -> None:
         self._generation += 1
+        self._files_generation += 1
         self._edits[level] += 1
         self._level_bytes[level] -= sst.size_bytes
         if sst.being_compacted:
@@ -152,38 +156,40 @@ class VersionStorage:
         if not files:  # keep sums exact when a level empties
             self._level_bytes[level] = 0.0
 
-    def _level_arrays(self, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(lo, hi, prefix sums of size) of a sorted level. Only files between the unchanged
-        prefix and suffix are converted again; the prefix sums are a full cumsum, as before."""
+    def _level_arrays(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """(table, prefix sums of size) of a sorted level; table rows are lo, hi and size (as
+        floats: bucket numbers are exact). Only files between the unchanged prefix and suffix
+        are converted again; the prefix sums are a full cumsum, as RocksDB-order sums."""
         count = len(self.levels[level])
         unchanged = self._unchanged[level]
         arrays = self._arrays[level]
-        if arrays is not None and unchanged[0] == count and len(arrays[0]) == count:
-            return arrays[0], arrays[1], arrays[3]
-        lists = (self._lo_index[level], self._hi_index[level], self._sizes[level])
+        if arrays is not None and unchanged[0] == count and arrays[0].shape[1] == count:
+            return arrays
+        head = 0 if arrays is None else unchanged[0]
+        tail = 0 if arrays is None else min(unchanged[1], arrays[0].shape[1] - head, count - head)
+        changed = np.array([self._lo_index[level][head:count - tail],
+                            self._hi_index[level][head:count - tail],
+                            self._sizes[level][head:count - tail]], dtype=np.float64)
         if arrays is None:
-            los, his, sizes = (np.array(values, dtype=dtype) for values, dtype in
-                               zip(lists, (np.int64, np.int64, np.float64)))
+            table = changed
         else:
-            old_count = len(arrays[0])
-            head = unchanged[0]
-            tail = min(unchanged[1], old_count - head, count - head)
-            los, his, sizes = (np.concatenate((old[:head],
-                                               np.array(values[head:count - tail], dtype=old.dtype),
-                                               old[old_count - tail:]))
-                               for old, values in zip(arrays[:3], lists))
-        sums = np.zeros(count + 1)
-        np.cumsum(sizes, out=sums[1:])
-        self._arrays[level] = (los, his, sizes, sums)
+            old = arrays[0]
+            table = np.concatenate((old[:, :head], changed, old[:, old.shape[1] - tail:]), axis=1)
+        sums = np.empty(count + 1)
+        sums[0] = 0.0
+        np.add.accumulate(table[2], out=sums[1:])  # = np.cumsum, without its wrapper
+        self._arrays[level] = arrays = (table, sums)
         unchanged[0] = unchanged[1] = count
-        return los, his, sums
+        return arrays
 
     def overlapping_bytes(self, level: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """Total size of the files of `level` (L1+) overlapping each [lo, hi), vectorised."""
-        los, his, sums = self._level_arrays(level)
-        first = np.searchsorted(his, lo, side="right")
-        last = np.searchsorted(los, hi, side="left")
-        return np.where(last > first, sums[last] - sums[np.minimum(first, last)], 0.0)
+        """Total size of the files of `level` (L1+) overlapping each [lo, hi) (lo < hi),
+        vectorised: files ending after lo up to files starting before hi. Those never cross
+        in a sorted level without overlaps, so an empty range gives x - x = 0 exactly."""
+        table, sums = self._level_arrays(level)
+        first = table[1].searchsorted(lo, side="right")
+        last = table[0].searchsorted(hi, side="left")
+        return sums[last] - sums[first]
 
     def files_by_compaction_pri(self, level: int, output_level: int) -> Iterator[SstFile]:
         """UpdateFilesByCompactionPri for kMinOverlappingRatio: files of `level` by overlapping
@@ -199,9 +205,10 @@ class VersionStorage:
         stamp = (self._edits[level], self._edits[output_level])
         cached = self._by_priority.get((level, output_level))
         if cached is None or cached.stamp != stamp:
-            los, his, sums = self._level_arrays(level)
-            ratio = (self.overlapping_bytes(output_level, los, his) * 1024.0
-                     / np.maximum(np.diff(sums), 1.0))
+            table, sums = self._level_arrays(level)
+            sizes = sums[1:] - sums[:-1]  # np.diff
+            ratio = (self.overlapping_bytes(output_level, table[0], table[1]) * 1024.0
+                     / np.maximum(sizes, 1.0))
             cached = self._by_priority[level, output_level] = _PriorityOrder(stamp, ratio)
         return cached.files(files)
 
@@ -257,12 +264,18 @@ class VersionStorage:
         cached = self._scores
         if cached is not None and cached[0] == self._generation and cached[1] is opts:
             return cached[2]
-        scores = self._compute_compaction_score(opts)
+        # Targets and pending bytes depend on the files only, not on being_compacted flags.
+        sized = self._sized
+        if sized is None or sized[0] != self._files_generation or sized[1] is not opts:
+            base_level, targets = self.calculate_base_bytes(opts)
+            pending = self.estimate_compaction_bytes_needed(opts, base_level, targets)
+            sized = self._sized = (self._files_generation, opts, base_level, targets, pending)
+        scores = self._compute_compaction_score(opts, *sized[2:])
         self._scores = (self._generation, opts, scores)
         return scores
 
-    def _compute_compaction_score(self, opts: LsmOptions) -> LevelScores:
-        base_level, targets = self.calculate_base_bytes(opts)
+    def _compute_compaction_score(self, opts: LsmOptions, base_level: int, targets: list[float],
+                                  pending: float) -> LevelScores:
         dynamic = opts.level_compaction_dynamic_level_bytes
         scores: list[tuple[float, int]] = []
         total_downcompact = 0.0
@@ -294,7 +307,6 @@ class VersionStorage:
             scores.append((score, level))
         # Bubble sort in RocksDB: stable, so ties keep the lower level first.
         scores.sort(key=lambda item: -item[0])
-        pending = self.estimate_compaction_bytes_needed(opts, base_level, targets)
         return LevelScores(scores, base_level, targets, pending)
 
     def estimate_compaction_bytes_needed(self, opts: LsmOptions, base_level: int,
