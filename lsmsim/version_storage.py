@@ -9,7 +9,8 @@ without deletions (compensated size = file size).
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterator
 
 import numpy as np
@@ -18,16 +19,61 @@ from lsmsim.options import LsmOptions
 from lsmsim.sst_file import SstFile
 
 SCORE_SCALE = 10.0  # kScoreScale in version_set.cc
+INFINITE = float("inf")
 
 
 @dataclass(frozen=True)
 class LevelScores:
-    """Result of ComputeCompactionScore: (score, level) sorted by score, best first."""
+    """Result of ComputeCompactionScore: (score, level) sorted by score, best first.
 
-    ranked: list[tuple[float, int]]
+    The ranking is computed on first use from a snapshot of the level sizes (most versions
+    are only read for their pending bytes by the stall rules, never by the picker)."""
+
     base_level: int
     targets: list[float]
     pending_compaction_bytes: float
+    opts: LsmOptions = field(repr=False)
+    level_bytes: tuple[float, ...] = field(repr=False)
+    compacting_bytes: tuple[float, ...] = field(repr=False)
+    idle_l0_files: int = field(repr=False)
+
+    @cached_property
+    def ranked(self) -> list[tuple[float, int]]:
+        """ComputeCompactionScore's loop over levels (exact)."""
+        opts = self.opts
+        targets = self.targets
+        base_level = self.base_level
+        level_bytes, compacting_bytes = self.level_bytes, self.compacting_bytes
+        dynamic = opts.level_compaction_dynamic_level_bytes
+        scores: list[tuple[float, int]] = []
+        total_downcompact = level_bytes[0]
+        idle_bytes = level_bytes[0] - compacting_bytes[0]
+        score = self.idle_l0_files / opts.level0_file_num_compaction_trigger
+        if not dynamic:
+            score = max(score, idle_bytes / opts.max_bytes_for_level_base)
+        else:
+            if idle_bytes >= opts.max_bytes_for_level_base:
+                score = max(score, 1.01)
+            if idle_bytes > targets[base_level]:
+                base_bytes = level_bytes[base_level]
+                score = max(score, idle_bytes / max(base_bytes, targets[base_level]))
+            if score > 1:
+                score *= SCORE_SCALE
+        scores.append((score, 0))
+        for level in range(1, len(level_bytes) - 1):
+            total = level_bytes[level]
+            idle_bytes = total - compacting_bytes[level]
+            target = targets[level]
+            if not dynamic or idle_bytes < target:
+                score = idle_bytes / target if target != INFINITE else 0.0
+            else:
+                score = idle_bytes / (target + total_downcompact) * SCORE_SCALE
+            if total > target:
+                total_downcompact += total - target
+            scores.append((score, level))
+        # Bubble sort in RocksDB: stable, so ties keep the lower level first.
+        scores.sort(key=_minus_score)
+        return scores
 
     def score_of(self, level: int) -> float:
         return next(score for score, lvl in self.ranked if lvl == level)
@@ -35,6 +81,10 @@ class LevelScores:
     @property
     def needs_compaction(self) -> bool:
         return bool(self.ranked) and self.ranked[0][0] >= 1.0
+
+
+def _minus_score(item: tuple[float, int]) -> float:
+    return -item[0]
 
 
 class _PriorityOrder:
@@ -270,44 +320,10 @@ class VersionStorage:
             base_level, targets = self.calculate_base_bytes(opts)
             pending = self.estimate_compaction_bytes_needed(opts, base_level, targets)
             sized = self._sized = (self._files_generation, opts, base_level, targets, pending)
-        scores = self._compute_compaction_score(opts, *sized[2:])
+        scores = LevelScores(*sized[2:], opts, tuple(self._level_bytes),
+                             tuple(self._compacting_bytes), self.idle_files(0))
         self._scores = (self._generation, opts, scores)
         return scores
-
-    def _compute_compaction_score(self, opts: LsmOptions, base_level: int, targets: list[float],
-                                  pending: float) -> LevelScores:
-        dynamic = opts.level_compaction_dynamic_level_bytes
-        scores: list[tuple[float, int]] = []
-        total_downcompact = 0.0
-        for level in range(self.num_levels - 1):
-            if level == 0:
-                total_downcompact += self._level_bytes[0]
-                idle_bytes = self._level_bytes[0] - self._compacting_bytes[0]
-                score = self.idle_files(0) / opts.level0_file_num_compaction_trigger
-                if not dynamic:
-                    score = max(score, idle_bytes / opts.max_bytes_for_level_base)
-                else:
-                    if idle_bytes >= opts.max_bytes_for_level_base:
-                        score = max(score, 1.01)
-                    if idle_bytes > targets[base_level]:
-                        base_bytes = self.level_bytes(base_level)
-                        score = max(score, idle_bytes / max(base_bytes, targets[base_level]))
-                    if score > 1:
-                        score *= SCORE_SCALE
-            else:
-                total = self._level_bytes[level]
-                idle_bytes = total - self._compacting_bytes[level]
-                target = targets[level]
-                if not dynamic or idle_bytes < target:
-                    score = idle_bytes / target if target != float("inf") else 0.0
-                else:
-                    score = idle_bytes / (target + total_downcompact) * SCORE_SCALE
-                if total > target:
-                    total_downcompact += total - target
-            scores.append((score, level))
-        # Bubble sort in RocksDB: stable, so ties keep the lower level first.
-        scores.sort(key=lambda item: -item[0])
-        return LevelScores(scores, base_level, targets, pending)
 
     def estimate_compaction_bytes_needed(self, opts: LsmOptions, base_level: int,
                                          targets: list[float]) -> float:
