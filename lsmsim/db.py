@@ -95,6 +95,7 @@ class DB:
         self._last_s = env.now
         self._next_interval_s = env.now + interval_s
         self._demands: list[Demand] = []
+        self._cause_memo: tuple[Any, Any, str] = (None, None, "none")  # last (condition, cause, name)
         self._replan_pending = False
         # Succeeds when the clients have issued workload.max_ops puts (db_bench's end of run).
         self.writes_done = env.event()
@@ -180,14 +181,19 @@ class DB:
         jobs = self._jobs()
         wal = not self.options.disable_wal
         streams = len(jobs) + (1 if wal else 0)
-        mixed = any(j.read_bytes > 0 for j in jobs) and (wal or any(j.write_bytes for j in jobs))
+        mixed = False
+        for job in jobs:
+            if job.read_bytes > 0:
+                mixed = wal or any(j.write_bytes for j in jobs)
+                break
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
         demands = [self.writer.demand(self.write_controller, self.memtables.active.ops,
                                       write_bps, self.policy.write_rate_cap_ops(self))]
         limiter_bps = self.options.rate_limiter_bytes_per_sec
         for job in jobs:
-            per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
-                        job.write_bytes if limiter_bps else 0.0]
+            write_bytes = job.write_bytes
+            per_unit = [job.cpu_s, job.read_bytes / read_bps + write_bytes / write_bps,
+                        write_bytes if limiter_bps else 0.0]
             demands.append(Demand(per_unit, job.cpu_cap, self._weights(job)))
         capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
@@ -205,32 +211,41 @@ class DB:
         dt = now - self._last_s
         if dt <= 0:
             return
-        acc = self.recorder.current
+        recorder = self.recorder
+        acc = recorder.current
         writer = self.writer
-        latency_s = writer.latency_s(writer.cpu_s_per_op(self.memtables.active.ops))
+        active = self.memtables.active
+        latency_s = writer.latency_s(active.ops)
         ops = writer.advance(dt)
-        self.memtables.active.ops += ops
+        active.ops += ops
         acc.ops += ops
-        self.recorder.latency.add(latency_s, ops)
+        recorder.latency.add(latency_s, ops)
         if not self.options.disable_wal:
             acc.device_write_bytes += ops * self.entry.batch_bytes
         demands = self._demands
-        acc.cpu_busy_core_s += writer.rate * demands[0].per_unit[CPU] * dt
-        acc.device_busy_s += writer.rate * demands[0].per_unit[DEVICE] * dt
+        per_unit = demands[0].per_unit
+        acc.cpu_busy_core_s += writer.rate * per_unit[CPU] * dt
+        acc.device_busy_s += writer.rate * per_unit[DEVICE] * dt
         for job, demand in zip(self._jobs(), demands[1:]):
             rate = job.rate
-            acc.cpu_busy_core_s += rate * demand.per_unit[CPU] * dt
-            acc.device_busy_s += rate * demand.per_unit[DEVICE] * dt
+            per_unit = demand.per_unit
+            acc.cpu_busy_core_s += rate * per_unit[CPU] * dt
+            acc.device_busy_s += rate * per_unit[DEVICE] * dt
             done = min(rate * dt, job.remaining)
             job.remaining -= done
             acc.device_read_bytes += done * job.read_bytes
-            acc.device_write_bytes += done * job.write_bytes
+            written = done * job.write_bytes
+            acc.device_write_bytes += written
             if job.kind == "flush":
-                acc.flush_write_bytes += done * job.write_bytes
+                acc.flush_write_bytes += written
             else:
-                acc.compaction_write_bytes += done * job.write_bytes
-        condition = self.stall_state.condition
-        self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
+                acc.compaction_write_bytes += written
+        state = self.stall_state
+        memo = self._cause_memo
+        if memo[0] is not state.condition or memo[1] is not state.cause:
+            memo = self._cause_memo = (state.condition, state.cause,
+                                       cause_name(state.condition, state.cause))
+        recorder.add_segment(dt, memo[0], memo[2])
         self._last_s = now
 
     def _process_due(self) -> None:
@@ -364,7 +379,8 @@ class DB:
 
     def _start_compaction(self, compaction: Compaction) -> None:
         lo, hi = compaction.lo, compaction.hi
-        merged = merge_inputs(self._bucket_keys, compaction.all_inputs, lo, hi)
+        inputs = compaction.all_inputs
+        merged = merge_inputs(self._bucket_keys, inputs, lo, hi)
         if compaction.output_level == 0:  # intra-L0: one output file
             target = float("inf")
         else:
@@ -372,12 +388,12 @@ class DB:
         outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
                                self.env.now, self._sst_bytes_written)
         self._next_file_number += max(1, len(outputs))
-        written = sum(f.size_bytes for f in outputs)
+        written = sum([f.size_bytes for f in outputs])
         cache = self.machine.page_cache_bytes
-        device_read = sum(f.size_bytes for f in compaction.all_inputs
-                          if self._sst_bytes_written - f.write_position_bytes >= cache)
+        position = self._sst_bytes_written
+        device_read = sum([f.size_bytes for f in inputs if position - f.write_position_bytes >= cache])
         self._sst_bytes_written += written
-        input_bytes = compaction.input_bytes
+        input_bytes = sum([f.size_bytes for f in inputs])
         job = CompactionJob(self._new_job_id(), self.env.now,
                             cpu_s=self.machine.compaction_cpu_s_per_byte * input_bytes,
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
@@ -394,31 +410,34 @@ class DB:
 
     def _finish_compaction(self, job: CompactionJob) -> None:
         compaction = job.compaction
+        output_level = compaction.output_level
         self.compaction_jobs.remove(job)
         self.picker.release(self.version, compaction)
+        version = self.version
         for sst in compaction.inputs:
-            self.version.remove_file(compaction.start_level, sst)
+            version.remove_file(compaction.start_level, sst)
         for sst in compaction.output_level_inputs:
-            self.version.remove_file(compaction.output_level, sst)
+            version.remove_file(output_level, sst)
         for sst in job.outputs:
-            self.version.add_file(compaction.output_level, sst)
-            self._table_file_creation(job.job_id, sst, compaction.output_level)
+            version.add_file(output_level, sst)
+            self._table_file_creation(job.job_id, sst, output_level)
         counters = self.counters
         counters.compactions += 1
-        counters.intra_l0_compactions += compaction.output_level == 0
-        counters.compaction_bytes_read += compaction.input_bytes
+        counters.intra_l0_compactions += output_level == 0
+        inputs = compaction.all_inputs
+        counters.compaction_bytes_read += sum([f.size_bytes for f in inputs])
         counters.compaction_bytes_written += job.write_bytes
-        counters.bytes_written_per_level[compaction.output_level] += job.write_bytes
-        counters.compactions_per_output_level[compaction.output_level] += 1
+        counters.bytes_written_per_level[output_level] += job.write_bytes
+        counters.compactions_per_output_level[output_level] += 1
         duration_s = self.env.now - job.started_at_s
         self.events.emit(self.env.now, "compaction_finished", job=job.job_id,
                          compaction_time_micros=round(duration_s * 1e6),
                          compaction_time_cpu_micros=round(job.cpu_s * 1e6),
-                         output_level=compaction.output_level, num_output_files=len(job.outputs),
+                         output_level=output_level, num_output_files=len(job.outputs),
                          total_output_size=round(job.write_bytes),
-                         num_input_records=round(sum(f.num_entries for f in compaction.all_inputs)),
-                         num_output_records=round(sum(f.num_entries for f in job.outputs)),
-                         output_compression="NoCompression", lsm_state=self.version.file_counts())
+                         num_input_records=round(sum([f.num_entries for f in inputs])),
+                         num_output_records=round(sum([f.num_entries for f in job.outputs])),
+                         output_compression="NoCompression", lsm_state=version.file_counts())
         self._install_super_version()
 
     def _trivial_move(self, compaction: Compaction) -> None:
@@ -434,10 +453,11 @@ class DB:
         self._install_super_version()
 
     def _table_file_creation(self, job_id: int, sst: SstFile, level: int) -> None:
+        size = round(sst.size_bytes)
         self.events.emit(self.env.now, "table_file_creation", job=job_id, file_number=sst.number,
-                         file_size=round(sst.size_bytes), level=level,
+                         file_size=size, level=level,
                          table_properties={"num_entries": round(sst.num_entries),
-                                           "data_size": round(sst.size_bytes)})
+                                           "data_size": size})
 
     # -- observation ---------------------------------------------------------------------------
     def samples(self) -> dict[str, float | int | str]:

@@ -71,10 +71,10 @@ class ForegroundWriter:
             return float("inf")
         return self.backlog_ops / excess
 
-    def latency_s(self, cpu_s_per_op: float) -> float:
+    def latency_s(self, memtable_entries: float) -> float:
         """Mean latency of an op in the current segment (Little's law on the clients)."""
         if self.rate <= 0:
             return float("inf")
         if self.open_loop:
-            return self.backlog_ops / self.rate + cpu_s_per_op
+            return self.backlog_ops / self.rate + self.cpu_s_per_op(memtable_entries)
         return self.workload.threads / self.rate
