@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,14 +37,9 @@ class SimulationResult:
         with open(out / "timeseries.csv", "w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(names)
-            for row in zip(*(self.timeseries[n] for n in names)):
-                writer.writerow([_cell(v) for v in row])
-        with open(out / "events.jsonl", "w") as handle:
-            for event in self.events:
-                handle.write(json.dumps(event, default=_json_default) + "\n")
-        with open(out / "stalls.jsonl", "w") as handle:
-            for episode in self.stall_episodes:
-                handle.write(json.dumps(episode, default=_json_default) + "\n")
+            writer.writerows(zip(*(_column_cells(self.timeseries[n]) for n in names)))
+        _write_jsonl(out / "events.jsonl", self.events)
+        _write_jsonl(out / "stalls.jsonl", self.stall_episodes)
         document = {"summary": self.summary, "config": self.config,
                     "wall_s": self.wall_s,
                     "sim_seconds_per_wall_second": self.sim_seconds_per_wall_second}
@@ -60,6 +56,27 @@ class SimulationResult:
         if path is not None:
             figure.savefig(path, dpi=110)
         return figure
+
+
+def _column_cells(column: np.ndarray) -> list[Any]:
+    """A timeseries column as csv cells: floats by repr (shortest round-trip), the rest as is."""
+    values = np.asarray(column).tolist()  # Python scalars: repr(float) == repr(float(np.float64))
+    if np.asarray(column).dtype.kind == "f":
+        return [repr(v) for v in values]
+    return [_cell(v) for v in values]
+
+
+def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    """One JSON object per line, as json.dumps(record, default=_json_default) writes it; the
+    C encoder is made once instead of once per record (a third of the time for events)."""
+    try:
+        encode = c_make_encoder(None, _json_default, encode_basestring_ascii, None, ": ", ", ",
+                                False, False, True)
+        lines = ["".join(encode(record, 0)) for record in records]
+    except TypeError:  # no C encoder (None) or another signature: the plain way
+        lines = [json.dumps(record, default=_json_default) for record in records]
+    with open(path, "w") as handle:
+        handle.writelines(line + "\n" for line in lines)
 
 
 def _cell(value: Any) -> Any:
