@@ -59,9 +59,16 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
             plans.append((r, members, [demands[i].per_unit[r] for i in members],
                           [demands[i].weights[r] for i in members], capacities[r], limits[r],
                           [limits[s] for s in active if s != r]))
+    # A resource's shares depend only on the other resources' limits: while none of those
+    # changed since its last water-filling, filling it again would change nothing.
+    stale = [True] * len(plans)
     for _ in range(MAX_ROUNDS):
         changed = False
-        for r, members, amounts, weights, capacity, own, others in plans:
+        for k, (r, members, amounts, weights, capacity, own, others) in enumerate(plans):
+            if not stale[k]:
+                continue
+            stale[k] = False
+            own_changed = False
             wants = []
             for i, amount in zip(members, amounts):
                 bound = caps[i]
@@ -75,14 +82,18 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
                 for i in members:
                     if own[i] != INFINITE:
                         own[i] = INFINITE
-                        changed = True
+                        own_changed = True
             else:
                 shares = water_fill(capacity, wants, weights)
                 for i, share, amount in zip(members, shares, amounts):
                     limit = share / amount
                     if limit != own[i]:
                         own[i] = limit
-                        changed = True
+                        own_changed = True
+            if own_changed:
+                changed = True
+                stale = [True] * len(plans)
+                stale[k] = False
         if not changed:
             break
     rates = caps
