@@ -9,7 +9,6 @@ starts, because the outcome does not depend on timing; only the duration does.
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -68,10 +67,11 @@ class CompactionJob(BackgroundJob):
 def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
                           at_s: float, write_position_bytes: float) -> SstFile | None:
     """An SST holding `keys` (full key-space vector), trimmed to its non-empty range."""
-    nonzero = np.flatnonzero(keys > 0)
-    if nonzero.size == 0:
+    held = keys > 0
+    lo = int(held.argmax())  # the first True, or 0 when there is none
+    if not held[lo]:
         return None
-    lo, hi = int(nonzero[0]), int(nonzero[-1]) + 1
+    hi = len(keys) - int(held[::-1].argmax())
     return SstFile(number, lo, hi, keys[lo:hi].copy(), entry_bytes, at_s, write_position_bytes)
 
 
@@ -89,26 +89,25 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
     here a file closes at the first bucket edge where it reaches it.
     """
     files: list[SstFile] = []
-    # Plain lists: a few bisections and comparisons per file are cheaper than numpy calls.
-    cumulative = (np.cumsum(merged) * entry_bytes).tolist()
-    counts = merged.tolist()
+    # Few cuts in a long vector: a search per file, and scalars read only at the edges.
+    cumulative = np.cumsum(merged) * entry_bytes
     position = write_position_bytes
-    n = len(counts)
+    n = len(merged)
     start = 0
     base = 0.0
     while start < n:
-        end = bisect.bisect_left(cumulative, base + target_file_bytes) + 1
+        end = int(cumulative.searchsorted(base + target_file_bytes, side="left")) + 1
         end = min(max(end, start + 1), n)
         a, b = start, end
-        while a < b and counts[a] <= 0:  # trim empty edge buckets
+        while a < b and merged.item(a) <= 0:  # trim empty edge buckets
             a += 1
-        while b > a and counts[b - 1] <= 0:
+        while b > a and merged.item(b - 1) <= 0:
             b -= 1
         if b > a:
             sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b].copy(),
                           entry_bytes, at_s, position)
             position += sst.size_bytes
             files.append(sst)
-        base = cumulative[end - 1]
+        base = cumulative.item(end - 1)
         start = end
     return files

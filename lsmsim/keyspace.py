@@ -119,8 +119,10 @@ def random_distinct(space_keys: np.ndarray, writes: np.ndarray,
     if log_miss_per_write is None:
         with np.errstate(divide="ignore"):
             log_miss_per_write = np.log1p(-1.0 / space_keys)
-    exponent = np.where(writes > 0, writes * log_miss_per_write, 0.0)
-    return space_keys * -np.expm1(exponent)
+    distinct = np.expm1(np.where(writes > 0, writes * log_miss_per_write, 0.0))
+    np.negative(distinct, out=distinct)
+    distinct *= space_keys
+    return distinct
 
 
 class UniformKeys:
