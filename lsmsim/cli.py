@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
+from lsmsim.plot_process import TimelinePlotter
 from lsmsim.units import UnitError, format_bytes, parse_rate_bps
 from lsmsim.workload import WORKLOADS, WorkloadError
 
@@ -68,10 +69,20 @@ def _parse_sets(items: list[str]) -> dict[str, str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lsmsim.simulation import simulate
-
     base = LsmOptions.from_mapping(DB_BENCH_DEFAULTS) if args.db_bench_defaults else LsmOptions()
     options = base.updated(_parse_sets(args.set), source="--set")
+    plotter = TimelinePlotter() if args.out and not args.no_plot else None  # imports meanwhile
+    try:
+        return _simulate_and_write(args, options, plotter)
+    finally:
+        if plotter is not None:
+            plotter.close()
+
+
+def _simulate_and_write(args: argparse.Namespace, options: LsmOptions,
+                        plotter: TimelinePlotter | None) -> int:
+    from lsmsim.simulation import simulate
+
     result = simulate(
         args.workload, device=args.device, machine=args.machine, duration_s=args.duration,
         options=options, policy=args.policy, interval_s=args.interval, seed=args.seed,
@@ -84,7 +95,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"\n{result.summary['duration_s']:.0f} simulated s in {result.wall_s:.2f} s wall "
           f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")
     if args.out:
-        out = result.write(args.out, plot=not args.no_plot)
+        out = result.write(args.out, plot=not args.no_plot, plotter=plotter)
         print(f"results written to {out}/")
     return 0
 

@@ -9,9 +9,12 @@ import math
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from lsmsim.plot_process import TimelinePlotter
 
 
 @dataclass
@@ -29,10 +32,14 @@ class SimulationResult:
     def sim_seconds_per_wall_second(self) -> float:
         return self.summary["duration_s"] / self.wall_s if self.wall_s > 0 else math.inf
 
-    def write(self, out_dir: str | Path, plot: bool = True) -> Path:
-        """timeseries.csv, events.jsonl, stalls.jsonl, summary.json (+ config), timeline.png."""
+    def write(self, out_dir: str | Path, plot: bool = True,
+              plotter: "TimelinePlotter | None" = None) -> Path:
+        """timeseries.csv, events.jsonl, stalls.jsonl, summary.json (+ config), timeline.png;
+        a `plotter` process draws the figure while the other files are written."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        if plot and plotter is not None:
+            plotter.draw(self, out / "timeline.png")
         names = list(self.timeseries)
         with open(out / "timeseries.csv", "w", newline="") as handle:
             writer = csv.writer(handle)
@@ -44,7 +51,9 @@ class SimulationResult:
                     "wall_s": self.wall_s,
                     "sim_seconds_per_wall_second": self.sim_seconds_per_wall_second}
         (out / "summary.json").write_text(json.dumps(document, indent=2, default=_json_default))
-        if plot:
+        if plot and plotter is not None:
+            plotter.wait()
+        elif plot:
             from lsmsim.plot import save_timeline
             save_timeline(self, out / "timeline.png")
         return out
