@@ -159,19 +159,19 @@ class DB:
         self._process.interrupt("replan")
 
     def _time_to_next_event(self) -> float:
-        now = self.env.now
-        candidates = [self._next_interval_s - now]
+        next_s = self._next_interval_s - self.env.now
         writer = self.writer
-        if writer.rate > 0:
-            ops_left = self.memtables.ops_until_full(self.options.write_buffer_size)
-            candidates.append(ops_left / writer.rate)
-            candidates.append(writer.time_to_drain_s())
+        rate = writer.rate
+        if rate > 0:
+            next_s = min(next_s, self.memtables.ops_until_full(self.options.write_buffer_size)
+                         / rate, writer.time_to_drain_s())
             if self.workload.max_ops:
-                candidates.append((self.workload.max_ops - writer.ops_done) / writer.rate)
-        for job in self._jobs():
-            if job.rate > 0:
-                candidates.append(job.remaining / job.rate)
-        return max(0.0, min(candidates))
+                next_s = min(next_s, (self.workload.max_ops - writer.ops_done) / rate)
+        for jobs in (self.flush_jobs, self.compaction_jobs):
+            for job in jobs:
+                if job.rate > 0:
+                    next_s = min(next_s, job.remaining / job.rate)
+        return max(0.0, next_s)
 
     def _jobs(self) -> list[BackgroundJob]:
         return [*self.flush_jobs, *self.compaction_jobs]
@@ -190,22 +190,21 @@ class DB:
         demands = [self.writer.demand(self.write_controller, self.memtables.active.ops,
                                       write_bps, self.policy.write_rate_cap_ops(self))]
         limiter_bps = self.options.rate_limiter_bytes_per_sec
+        job_weights = self.policy.job_weights
         for job in jobs:
             write_bytes = job.write_bytes
             per_unit = [job.cpu_s, job.read_bytes / read_bps + write_bytes / write_bps,
                         write_bytes if limiter_bps else 0.0]
-            demands.append(Demand(per_unit, job.cpu_cap, self._weights(job)))
+            weights = job_weights(self, job)
+            demands.append(Demand(per_unit, job.cpu_cap, (
+                weights.get("cpu", 1.0), weights.get("device", 1.0),
+                weights.get("rate_limiter", 1.0))))
         capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
         self.writer.rate = rates[0]
         for job, rate in zip(jobs, rates[1:]):
             job.rate = rate
         self._demands = demands
-
-    def _weights(self, job: BackgroundJob) -> tuple[float, float, float]:
-        weights = self.policy.job_weights(self, job)
-        return (weights.get("cpu", 1.0), weights.get("device", 1.0),
-                weights.get("rate_limiter", 1.0))
 
     def _advance(self, now: float) -> None:
         dt = now - self._last_s

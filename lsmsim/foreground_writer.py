@@ -40,20 +40,21 @@ class ForegroundWriter:
     def demand(self, wc: WriteController, memtable_entries: float, device_write_bps: float,
                policy_cap_ops: float | None) -> Demand:
         """Per-op CPU and WAL device time, capped by threads, stalls, limits and admission."""
-        cpu = self.cpu_s_per_op(memtable_entries)
-        cap = self.workload.threads / cpu
+        workload, batch_bytes = self.workload, self.entry.batch_bytes
+        cpu = self.machine.write_cpu_s(batch_bytes, memtable_entries)
+        cap = workload.threads / cpu
         if wc.is_stopped():
             cap = 0.0
         elif wc.needs_delay():
-            cap = min(cap, wc.delayed_write_rate_bps / self.entry.batch_bytes)
-        if self.workload.write_rate_limit_bps:
-            cap = min(cap, self.workload.write_rate_limit_bps / self.entry.user_bytes)
+            cap = min(cap, wc.delayed_write_rate_bps / batch_bytes)
+        if workload.write_rate_limit_bps:
+            cap = min(cap, workload.write_rate_limit_bps / self.entry.user_bytes)
         if policy_cap_ops is not None:
             cap = min(cap, max(policy_cap_ops, 0.0))
-        if self.open_loop and self.backlog_ops <= BACKLOG_EPSILON_OPS:
-            cap = min(cap, self.workload.open_loop_ops_per_s)
-        wal_device_s = self.entry.batch_bytes / device_write_bps if self.wal_enabled else 0.0
-        return Demand(per_unit=[cpu, wal_device_s, 0.0], cap=cap)
+        if workload.open_loop_ops_per_s > 0 and self.backlog_ops <= BACKLOG_EPSILON_OPS:
+            cap = min(cap, workload.open_loop_ops_per_s)
+        wal_device_s = batch_bytes / device_write_bps if self.wal_enabled else 0.0
+        return Demand([cpu, wal_device_s, 0.0], cap)
 
     def advance(self, dt: float) -> float:
         """Move time forward by dt; returns ops written."""

@@ -23,22 +23,29 @@ class LatencyHistogram:
     """Op-count-weighted histogram of latency with log-spaced bins (like HdrHistogram)."""
 
     def __init__(self) -> None:
-        self.counts = np.zeros(LATENCY_BINS_PER_DECADE * LATENCY_DECADES + 1)
+        self._counts = [0.0] * (LATENCY_BINS_PER_DECADE * LATENCY_DECADES + 1)  # added per event
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Ops per bin."""
+        return np.array(self._counts)
 
     def add(self, latency_s: float, ops: float) -> None:
         if ops <= 0:
             return
+        counts = self._counts
         position = math.log10(max(latency_s, LATENCY_MIN_S) / LATENCY_MIN_S)
-        index = min(int(position * LATENCY_BINS_PER_DECADE), len(self.counts) - 1)
-        self.counts[index] += ops
+        index = min(int(position * LATENCY_BINS_PER_DECADE), len(counts) - 1)
+        counts[index] += ops
 
     def percentile_s(self, percent: float) -> float:
         """Latency below which `percent` % of ops finished (upper edge of the bin)."""
-        total = self.counts.sum()
+        counts = self.counts
+        total = counts.sum()
         if total <= 0:
             return float("nan")
-        index = int(np.searchsorted(np.cumsum(self.counts), total * percent / 100.0))
-        index = min(index, len(self.counts) - 1)
+        index = int(np.searchsorted(np.cumsum(counts), total * percent / 100.0))
+        index = min(index, len(counts) - 1)
         return LATENCY_MIN_S * 10 ** ((index + 1) / LATENCY_BINS_PER_DECADE)
 
 
