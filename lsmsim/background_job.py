@@ -9,6 +9,8 @@ starts, because the outcome does not depend on timing; only the duration does.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -18,6 +20,9 @@ from lsmsim.compaction_picker import Compaction
 from lsmsim.keyspace import merge_distinct
 from lsmsim.memtable import Memtable
 from lsmsim.sst_file import SstFile
+
+
+SMALL_VECTOR = 256  # buckets up to which split_output works on Python lists
 
 
 @dataclass(eq=False)
@@ -89,25 +94,31 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
     here a file closes at the first bucket edge where it reaches it.
     """
     files: list[SstFile] = []
-    # Few cuts in a long vector: a search per file, and scalars read only at the edges.
-    cumulative = np.cumsum(merged) * entry_bytes
-    position = write_position_bytes
     n = len(merged)
+    if n <= SMALL_VECTOR:  # plain lists beat numpy calls on short vectors (same sums)
+        counts = merged.tolist()
+        cumulative = [total * entry_bytes for total in itertools.accumulate(counts)]
+        search = bisect.bisect_left
+    else:  # few cuts in a long vector: one search per file, scalars read at the edges only
+        counts = merged
+        cumulative = np.cumsum(merged) * entry_bytes
+        search = np.ndarray.searchsorted
+    position = write_position_bytes
     start = 0
     base = 0.0
     while start < n:
-        end = int(cumulative.searchsorted(base + target_file_bytes, side="left")) + 1
+        end = int(search(cumulative, base + target_file_bytes)) + 1
         end = min(max(end, start + 1), n)
         a, b = start, end
-        while a < b and merged.item(a) <= 0:  # trim empty edge buckets
+        while a < b and counts[a] <= 0:  # trim empty edge buckets
             a += 1
-        while b > a and merged.item(b - 1) <= 0:
+        while b > a and counts[b - 1] <= 0:
             b -= 1
         if b > a:
             sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b].copy(),
                           entry_bytes, at_s, position)
             position += sst.size_bytes
             files.append(sst)
-        base = cumulative.item(end - 1)
+        base = float(cumulative[end - 1])
         start = end
     return files

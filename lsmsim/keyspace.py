@@ -90,10 +90,10 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
     if offsets is None:
         offsets = [0] * len(inputs)
     if len(inputs) == 1:
-        merged = np.zeros_like(space_keys)
+        merged = np.zeros(len(space_keys))
         merged[offsets[0]:offsets[0] + len(inputs[0])] = inputs[0]
         return merged
-    missing = np.ones_like(space_keys)
+    missing = np.ones(len(space_keys))
     run: list[tuple[int, np.ndarray]] = []
     for start, counts in [*zip(offsets, inputs), (-1, None)]:
         if run and (counts is None or start < run[-1][0] + len(run[-1][1])):
@@ -101,6 +101,8 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
             end = run[-1][0] + len(run[-1][1])
             if len(run) == 1:
                 held = run[0][1]
+            elif sum(len(part) for _, part in run) == end - first:  # adjacent: no gaps
+                held = np.concatenate([part for _, part in run])
             else:
                 held = np.zeros(end - first)
                 for offset, part in run:
