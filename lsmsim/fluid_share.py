@@ -33,7 +33,7 @@ def water_fill(capacity: float, wants: list[float], weights: list[float]) -> lis
     if sum(wants) <= capacity:
         return wants
     shares = [0.0] * len(wants)
-    order = sorted(range(len(wants)), key=lambda i: wants[i] / weights[i])
+    order = sorted(range(len(wants)), key=[w / v for w, v in zip(wants, weights)].__getitem__)
     remaining = capacity
     weight_left = sum(weights)
     for i in order:
@@ -58,26 +58,23 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
         if members:
             plans.append((r, members, [demands[i].per_unit[r] for i in members],
                           [demands[i].weights[r] for i in members], capacities[r], limits[r],
-                          [limits[s] for s in active if s != r]))
+                          [limits[s] for s in active if s != r], [caps[i] for i in members]))
     # A resource's shares depend only on the other resources' limits: while none of those
     # changed since its last water-filling, filling it again would change nothing.
     stale = [True] * len(plans)
     for _ in range(MAX_ROUNDS):
         changed = False
-        for k, (r, members, amounts, weights, capacity, own, others) in enumerate(plans):
+        for k, (r, members, amounts, weights, capacity, own, others, bounds) in enumerate(plans):
             if not stale[k]:
                 continue
             stale[k] = False
             own_changed = False
-            wants = []
-            for i, amount in zip(members, amounts):
-                bound = caps[i]
-                for other in others:
-                    if other[i] < bound:
-                        bound = other[i]
-                if bound == INFINITE:
-                    raise ValueError(f"an activity uses {RESOURCES[r]!r} without any bound")
-                wants.append(bound * amount)
+            for other in others:  # each member's bound: its cap and the others' limits
+                bounds = [limit if limit < bound else bound
+                          for limit, bound in zip([other[i] for i in members], bounds)]
+            if INFINITE in bounds:
+                raise ValueError(f"an activity uses {RESOURCES[r]!r} without any bound")
+            wants = [bound * amount for bound, amount in zip(bounds, amounts)]
             if sum(wants) <= capacity:
                 for i in members:
                     if own[i] != INFINITE:
