@@ -8,6 +8,9 @@ points, flat beyond the last): PM writes peak at a few threads then fall, HDD lo
 throughput to seeks between streams, NVMe needs several streams (queue depth) to reach
 its peak. When reads and writes are served together, `mixed_efficiency` scales both
 (flash program/erase blocking reads, Optane's read/write interference, HDD seeks).
+`random_read_iops` (data sheet, small random reads at high queue depth) bounds how many
+point-lookup block reads the device serves per second (one read costs at least 1/iops
+device-seconds): what makes an HDD serve ~80 lookups/s whatever their size.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class DeviceModel:
     write_scaling: tuple[tuple[int, float], ...] = ((1, 1.0),)
     mixed_efficiency: float = 1.0
     source: str = ""
+    random_read_iops: float = 0.0  # 0 = random reads cost only their bytes of bandwidth
     # bandwidth_bps results by (streams, mixed): the engine asks at every event.
     _bandwidth: dict[tuple[int, bool], tuple[float, float]] = field(
         default_factory=dict, init=False, repr=False, compare=False)

@@ -5,8 +5,10 @@ from lsmsim.options import LsmOptions, OptionError
 from lsmsim.policy import Policy
 from lsmsim.result import SimulationResult
 from lsmsim.simulation import simulate
+from lsmsim.trace import Trace
+from lsmsim.trace_import import import_trace
 from lsmsim.workload import Workload, make_workload
 
-__all__ = ["LsmOptions", "OptionError", "Policy", "SimulationResult", "Workload",
-           "make_workload", "simulate"]
+__all__ = ["LsmOptions", "OptionError", "Policy", "SimulationResult", "Trace", "Workload",
+           "import_trace", "make_workload", "simulate"]
 __version__ = "0.1.0"

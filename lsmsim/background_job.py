@@ -61,6 +61,7 @@ class FlushJob(BackgroundJob):
 @dataclass(eq=False)
 class CompactionJob(BackgroundJob):
     compaction: Compaction = field(default=None)  # type: ignore[assignment]
+    high_pool: bool = False  # runs in the flush pool (a policy's prioritised compaction)
 
     kind: ClassVar[str] = "compaction"
 

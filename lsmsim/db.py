@@ -22,6 +22,7 @@ from lsmsim.compaction_picker import Compaction, LevelCompactionPicker
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog
 from lsmsim.fluid_share import CPU, DEVICE, Demand, allocate
+from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace
 from lsmsim.machine import MachineProfile
@@ -29,6 +30,7 @@ from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
 from lsmsim.policy import Policy
+from lsmsim.rate_limiter import GenericRateLimiter
 from lsmsim.sst_file import SstFile
 from lsmsim.stall_tracker import StallTracker, cause_name
 from lsmsim.storage_device import StorageDevice
@@ -64,6 +66,10 @@ class DB:
                  interval_s: float = 1.0, key_buckets: int = DEFAULT_BUCKETS,
                  rng: np.random.Generator | None = None) -> None:
         self.env = env
+        overrides = policy.open_options(options, device)
+        if overrides:
+            options = options.updated(overrides, source=f"policy {policy.name}")
+        self.open_options = options   # as opened, after the policy's own settings
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.options = options
         self.machine = machine
@@ -78,9 +84,16 @@ class DB:
         self.version = VersionStorage(options.num_levels)
         self.picker = LevelCompactionPicker()
         self.write_controller = WriteController(options.max_delayed_write_rate_bps)
+        self.rate_limiter = GenericRateLimiter(options.rate_limiter_bytes_per_sec,
+                                               options.rate_limiter_auto_tuned, env.now)
+        self._limiter_saturated = False
+        # bg_compaction_paused_: while > 0 no compaction starts outside the HIGH pool.
+        self.compaction_paused = 0
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
-        self.writer = ForegroundWriter(workload, self.entry, machine, not options.disable_wal)
+        self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced())
+        # Workloads with phases (reads, mixes) run as client streams; write-only ones as the writer.
+        self.clients = ForegroundClients(self) if workload.phases else None
         self.flush_jobs: list[FlushJob] = []
         self.compaction_jobs: list[CompactionJob] = []
         self._finished_flushes: list[FlushJob] = []
@@ -95,13 +108,17 @@ class DB:
         self._last_s = env.now
         self._next_interval_s = env.now + interval_s
         self._demands: list[Demand] = []
-        self._cause_memo: tuple[Any, Any, str] = (None, None, "none")  # last (condition, cause, name)
+        self._client_rates: list[float] = []
         self._replan_pending = False
         # Succeeds when the clients have issued workload.max_ops puts (db_bench's end of run).
         self.writes_done = env.event()
         self._install_super_version()
         self._process = env.process(self._run())
         policy.start(self)
+
+    def _wal_synced(self) -> bool:
+        """Whether WAL appends reach the device before a write returns (WriteOptions.sync)."""
+        return self.options.sync and not self.options.disable_wal
 
     # -- public API for policies (SetOptions / SetDBOptions / observation) -----------------------
     def set_options(self, values: dict[str, Any]) -> None:
@@ -114,10 +131,36 @@ class DB:
     def set_db_options(self, values: dict[str, Any]) -> None:
         """DB::SetDBOptions: job limits, delayed_write_rate (always reset), rate limiter."""
         self._apply_options(values, "db", "SetDBOptions")
+        if values.get("rate_limiter_bytes_per_sec"):
+            self.rate_limiter.set_bytes_per_second(self.options.rate_limiter_bytes_per_sec)
         # DBImpl::SetDBOptions calls set_max_delayed_write_rate unconditionally.
         self.write_controller.set_max_delayed_write_rate(self.options.max_delayed_write_rate_bps)
         self._maybe_schedule()
         self._request_replan()
+
+    def set_rate_limiter_bytes_per_sec(self, rate_bps: float) -> None:
+        """RateLimiter::SetBytesPerSecond: the limiter's rate now (delayed_write_rate and
+        the auto-tuner's maximum stay as they are)."""
+        self.sync()
+        self.rate_limiter.set_bytes_per_second(rate_bps)
+        self._request_replan()
+
+    def pause_compaction_work(self) -> None:
+        """bg_compaction_paused_ += 1: no new compactions (running ones finish), except
+        those a policy allows in the HIGH pool."""
+        self.sync()
+        self.compaction_paused += 1
+        self._request_replan()
+
+    def continue_compaction_work(self) -> None:
+        """ContinueBackgroundWork for compactions: one pause undone; at zero, schedule."""
+        if self.compaction_paused <= 0:
+            raise RuntimeError("continue_compaction_work without a matching pause")
+        self.compaction_paused -= 1
+        if self.compaction_paused == 0:
+            self.sync()
+            self._maybe_schedule()
+            self._request_replan()
 
     def _apply_options(self, values: dict[str, Any], scope: str, call: str) -> None:
         self.sync()
@@ -127,6 +170,7 @@ class DB:
             raise OptionError(f"{call}: {', '.join(wrong)} cannot be set here "
                               f"(use {'SetDBOptions' if scope == 'cf' else 'SetOptions'})")
         self.options = self.options.updated(values, source=call, running=True)
+        self.writer.wal_synced = self._wal_synced()
         self.events.emit(self.env.now, "options_changed", call=call,
                          **{k: getattr(self.options, k) for k in values})
 
@@ -159,19 +203,21 @@ class DB:
         self._process.interrupt("replan")
 
     def _time_to_next_event(self) -> float:
-        next_s = self._next_interval_s - self.env.now
+        now = self.env.now
+        candidates = [self._next_interval_s - now]
         writer = self.writer
-        rate = writer.rate
-        if rate > 0:
-            next_s = min(next_s, self.memtables.ops_until_full(self.options.write_buffer_size)
-                         / rate, writer.time_to_drain_s())
-            if self.workload.max_ops:
-                next_s = min(next_s, (self.workload.max_ops - writer.ops_done) / rate)
-        for jobs in (self.flush_jobs, self.compaction_jobs):
-            for job in jobs:
-                if job.rate > 0:
-                    next_s = min(next_s, job.remaining / job.rate)
-        return max(0.0, next_s)
+        if writer.rate > 0:
+            ops_left = self.memtables.ops_until_full(self.options.write_buffer_size)
+            candidates.append(ops_left / writer.rate)
+            candidates.append(writer.time_to_drain_s())
+            if self.workload.max_ops and not self.writes_done.triggered:
+                candidates.append((self.workload.max_ops - writer.ops_done) / writer.rate)
+        for job in self._jobs():
+            if job.rate > 0:
+                candidates.append(job.remaining / job.rate)
+        if self.clients is not None:
+            candidates.append(self.clients.time_to_next_event_s(now))
+        return max(0.0, min(candidates))
 
     def _jobs(self) -> list[BackgroundJob]:
         return [*self.flush_jobs, *self.compaction_jobs]
@@ -179,72 +225,86 @@ class DB:
     def _allocate(self) -> None:
         """Set every activity's rate from the shared CPU, device and rate limiter."""
         jobs = self._jobs()
-        wal = not self.options.disable_wal
+        wal = self.writer.wal_synced
         streams = len(jobs) + (1 if wal else 0)
-        mixed = False
-        for job in jobs:
-            if job.read_bytes > 0:
-                mixed = wal or any(j.write_bytes for j in jobs)
-                break
+        reading = any(j.read_bytes > 0 for j in jobs)
+        if self.clients is not None:
+            readers = self.clients.device_streams()
+            streams += readers
+            reading = reading or readers > 0
+        mixed = reading and (wal or any(j.write_bytes for j in jobs))
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
-        demands = [self.writer.demand(self.write_controller, self.memtables.active.ops,
-                                      write_bps, self.policy.write_rate_cap_ops(self))]
-        limiter_bps = self.options.rate_limiter_bytes_per_sec
-        job_weights = self.policy.job_weights
+        if self.clients is None:
+            demands = [self.writer.demand(self.write_controller, self.memtables.active.ops,
+                                          write_bps, self.device.write_latency_s,
+                                          self.policy.write_rate_cap_ops(self))]
+        else:
+            demands = self.clients.demands(read_bps, write_bps,
+                                           self.policy.write_rate_cap_ops(self))
+        clients = len(demands)
+        limiter = self.rate_limiter
+        if jobs:
+            limiter.maybe_tune(self.env.now)   # Request() tunes an auto-tuned limiter
+        limiter_bps = limiter.rate_bps
         for job in jobs:
-            write_bytes = job.write_bytes
-            per_unit = [job.cpu_s, job.read_bytes / read_bps + write_bytes / write_bps,
-                        write_bytes if limiter_bps else 0.0]
-            weights = job_weights(self, job)
-            demands.append(Demand(per_unit, job.cpu_cap, (
-                weights.get("cpu", 1.0), weights.get("device", 1.0),
-                weights.get("rate_limiter", 1.0))))
+            per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
+                        job.write_bytes if limiter_bps else 0.0]
+            demands.append(Demand(per_unit, job.cpu_cap, self._weights(job)))
         capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
-        self.writer.rate = rates[0]
-        for job, rate in zip(jobs, rates[1:]):
+        self._client_rates = rates[:clients]
+        if self.clients is None:
+            self.writer.rate = rates[0]
+        else:
+            self.clients.set_rates(self._client_rates)
+        limited_bps = 0.0
+        for job, rate in zip(jobs, rates[clients:]):
             job.rate = rate
+            limited_bps += rate * job.write_bytes
+        self._limiter_saturated = bool(limiter_bps) and limited_bps >= limiter_bps * (1 - 1e-9)
         self._demands = demands
+
+    def _weights(self, job: BackgroundJob) -> tuple[float, float, float]:
+        weights = self.policy.job_weights(self, job)
+        return (weights.get("cpu", 1.0), weights.get("device", 1.0),
+                weights.get("rate_limiter", 1.0))
 
     def _advance(self, now: float) -> None:
         dt = now - self._last_s
         if dt <= 0:
             return
-        recorder = self.recorder
-        acc = recorder.current
+        acc = self.recorder.current
         writer = self.writer
-        active = self.memtables.active
-        latency_s = writer.latency_s(active.ops)
+        if self.clients is None:
+            latency_s = writer.latency_s(writer.cpu_s_per_op(self.memtables.active.ops))
+        else:
+            latency_s = self.clients.advance(dt, acc)
         ops = writer.advance(dt)
-        active.ops += ops
+        self.memtables.active.ops += ops
         acc.ops += ops
-        recorder.latency.add(latency_s, ops)
-        if not self.options.disable_wal:
+        self.recorder.latency.add(latency_s, ops)
+        if writer.wal_synced:
             acc.device_write_bytes += ops * self.entry.batch_bytes
         demands = self._demands
-        per_unit = demands[0].per_unit
-        acc.cpu_busy_core_s += writer.rate * per_unit[CPU] * dt
-        acc.device_busy_s += writer.rate * per_unit[DEVICE] * dt
-        for job, demand in zip(self._jobs(), demands[1:]):
+        for rate, demand in zip(self._client_rates, demands):
+            acc.cpu_busy_core_s += rate * demand.per_unit[CPU] * dt
+            acc.device_busy_s += rate * demand.per_unit[DEVICE] * dt
+        for job, demand in zip(self._jobs(), demands[len(self._client_rates):]):
             rate = job.rate
-            per_unit = demand.per_unit
-            acc.cpu_busy_core_s += rate * per_unit[CPU] * dt
-            acc.device_busy_s += rate * per_unit[DEVICE] * dt
+            acc.cpu_busy_core_s += rate * demand.per_unit[CPU] * dt
+            acc.device_busy_s += rate * demand.per_unit[DEVICE] * dt
             done = min(rate * dt, job.remaining)
             job.remaining -= done
             acc.device_read_bytes += done * job.read_bytes
-            written = done * job.write_bytes
-            acc.device_write_bytes += written
+            acc.device_write_bytes += done * job.write_bytes
             if job.kind == "flush":
-                acc.flush_write_bytes += written
+                acc.flush_write_bytes += done * job.write_bytes
             else:
-                acc.compaction_write_bytes += written
-        state = self.stall_state
-        memo = self._cause_memo
-        if memo[0] is not state.condition or memo[1] is not state.cause:
-            memo = self._cause_memo = (state.condition, state.cause,
-                                       cause_name(state.condition, state.cause))
-        recorder.add_segment(dt, memo[0], memo[2])
+                acc.compaction_write_bytes += done * job.write_bytes
+        if self._limiter_saturated:
+            self.rate_limiter.add_saturated(dt)
+        condition = self.stall_state.condition
+        self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
         self._last_s = now
 
     def _process_due(self) -> None:
@@ -262,8 +322,10 @@ class DB:
             changed = True
         if changed:
             self._maybe_schedule()
+        if self.clients is not None:
+            self.clients.process_due(self.env.now)
         if self.env.now >= self._next_interval_s - 1e-9:
-            self._close_interval()
+            self._close_interval(self.env.now)
         max_ops = self.workload.max_ops
         if (max_ops and self.writer.ops_done >= max_ops - FULL_EPSILON_OPS
                 and not self.writes_done.triggered):
@@ -273,10 +335,16 @@ class DB:
     def _install_super_version(self) -> None:
         """InstallSuperVersion: new scores, then RecalculateWriteStallConditions."""
         self.scores = self.version.compute_compaction_score(self.options)
+        if self.clients is not None:
+            self.clients.tree_changed()
         inputs = StallInputs(self.memtables.num_not_flushed(), len(self.version.levels[0]),
                              self.scores.pending_compaction_bytes,
                              self.picker.level0_compaction_in_progress)
         self.stall_state.recalculate(inputs, self.options, self.write_controller)
+        if self.stall_state.condition is WriteStallCondition.DELAYED:
+            wc = self.write_controller
+            wc.set_delayed_write_rate(self.policy.delayed_write_rate_bps(
+                self, wc.delayed_write_rate_bps))
         ended = self.stalls.observe(
             self.env.now, self.stall_state.condition, self.stall_state.cause,
             self.write_controller.delayed_write_rate_bps,
@@ -312,17 +380,28 @@ class DB:
             self._start_flush()
         if self.options.disable_auto_compactions:
             return
+        if (not any(job.high_pool for job in self.compaction_jobs)
+                and self.policy.high_pool_compaction_allowed(self)):
+            self._schedule_compaction(high_pool=True)
+        if self.compaction_paused:
+            return
         while len(self.compaction_jobs) < compaction_limit:
-            compaction = self.policy.pick_compaction(self) or self.picker.pick(
-                self.version, self.scores, self.options)
-            if compaction is None:
+            if not self._schedule_compaction(high_pool=False):
                 return
-            self.picker.register(self.version, compaction)
-            if compaction.trivial_move:
-                self._trivial_move(compaction)
-            else:
-                self._start_compaction(compaction)
-                self.scores = self.version.compute_compaction_score(self.options)
+
+    def _schedule_compaction(self, high_pool: bool) -> bool:
+        """Pick one compaction (the policy's, else RocksDB's) and start it; False if none."""
+        compaction = self.policy.pick_compaction(self) or self.picker.pick(
+            self.version, self.scores, self.options)
+        if compaction is None or not self.policy.compaction_allowed(self, compaction):
+            return False
+        self.picker.register(self.version, compaction)
+        if compaction.trivial_move:
+            self._trivial_move(compaction)
+        else:
+            self._start_compaction(compaction, high_pool)
+            self.scores = self.version.compute_compaction_score(self.options)
+        return True
 
     def _new_job_id(self) -> int:
         job_id = self._next_job_id
@@ -376,7 +455,7 @@ class DB:
         if installed_any:
             self._install_super_version()
 
-    def _start_compaction(self, compaction: Compaction) -> None:
+    def _start_compaction(self, compaction: Compaction, high_pool: bool = False) -> None:
         lo, hi = compaction.lo, compaction.hi
         inputs = compaction.all_inputs
         merged = merge_inputs(self._bucket_keys, inputs, lo, hi)
@@ -390,13 +469,14 @@ class DB:
         written = sum([f.size_bytes for f in outputs])
         cache = self.machine.page_cache_bytes
         position = self._sst_bytes_written
-        device_read = sum([f.size_bytes for f in inputs if position - f.write_position_bytes >= cache])
+        device_read = sum([f.size_bytes for f in inputs
+                           if position - f.write_position_bytes >= cache])
         self._sst_bytes_written += written
         input_bytes = sum([f.size_bytes for f in inputs])
         job = CompactionJob(self._new_job_id(), self.env.now,
                             cpu_s=self.machine.compaction_cpu_s_per_byte * input_bytes,
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
-                            compaction=compaction)
+                            compaction=compaction, high_pool=high_pool)
         self.compaction_jobs.append(job)
         files = {f"files_L{compaction.start_level}": [f.number for f in compaction.inputs]}
         if compaction.output_level_inputs:
@@ -480,15 +560,22 @@ class DB:
             row[f"policy_{name}"] = value
         return row
 
-    def _close_interval(self) -> None:
-        self.recorder.close(self.env.now, self.samples(), self.entry.user_bytes, self.machine.cores)
+    def _close_interval(self, end_s: float, length_s: float | None = None) -> None:
+        samples = self.samples()
+        if self.clients is not None:
+            samples.update(self.clients.close_interval(length_s or self.recorder.interval_s))
+        self.recorder.close(end_s, samples, self.entry.user_bytes, self.machine.cores, length_s)
         self._next_interval_s += self.recorder.interval_s
 
     def finish(self, end_s: float) -> None:
-        """Advance to `end_s`, close the last interval and any open stall episode."""
+        """Advance to `end_s`, close the last interval (partial when the run ended between
+        boundaries, e.g. by op count) and any open stall episode."""
         self._advance(end_s)
         if end_s >= self._next_interval_s - 1e-9:
-            self._close_interval()
+            self._close_interval(end_s)
+        interval_start_s = self._next_interval_s - self.recorder.interval_s
+        if end_s > interval_start_s + 1e-9:
+            self._close_interval(end_s, length_s=end_s - interval_start_s)
         ended = self.stalls.finish(end_s)
         if ended is not None and ended.condition == WriteStallCondition.STOPPED.value:
             self.recorder.latency.add(end_s - ended.start_s, self.workload.threads)

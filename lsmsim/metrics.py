@@ -23,29 +23,29 @@ class LatencyHistogram:
     """Op-count-weighted histogram of latency with log-spaced bins (like HdrHistogram)."""
 
     def __init__(self) -> None:
-        self._counts = [0.0] * (LATENCY_BINS_PER_DECADE * LATENCY_DECADES + 1)  # added per event
-
-    @property
-    def counts(self) -> np.ndarray:
-        """Ops per bin."""
-        return np.array(self._counts)
+        self.counts = np.zeros(LATENCY_BINS_PER_DECADE * LATENCY_DECADES + 1)
 
     def add(self, latency_s: float, ops: float) -> None:
         if ops <= 0:
             return
-        counts = self._counts
         position = math.log10(max(latency_s, LATENCY_MIN_S) / LATENCY_MIN_S)
-        index = min(int(position * LATENCY_BINS_PER_DECADE), len(counts) - 1)
-        counts[index] += ops
+        index = min(int(position * LATENCY_BINS_PER_DECADE), len(self.counts) - 1)
+        self.counts[index] += ops
+
+    def add_many(self, latency_s: np.ndarray, ops: np.ndarray) -> None:
+        """Add several latencies at once (`ops[i]` operations took `latency_s[i]`)."""
+        position = np.log10(np.maximum(latency_s, LATENCY_MIN_S) / LATENCY_MIN_S)
+        index = np.minimum((position * LATENCY_BINS_PER_DECADE).astype(np.int64),
+                           len(self.counts) - 1)
+        np.add.at(self.counts, index, ops)
 
     def percentile_s(self, percent: float) -> float:
         """Latency below which `percent` % of ops finished (upper edge of the bin)."""
-        counts = self.counts
-        total = counts.sum()
+        total = self.counts.sum()
         if total <= 0:
             return float("nan")
-        index = int(np.searchsorted(np.cumsum(counts), total * percent / 100.0))
-        index = min(index, len(counts) - 1)
+        index = int(np.searchsorted(np.cumsum(self.counts), total * percent / 100.0))
+        index = min(index, len(self.counts) - 1)
         return LATENCY_MIN_S * 10 ** ((index + 1) / LATENCY_BINS_PER_DECADE)
 
 
@@ -85,10 +85,11 @@ class IntervalRecorder:
             acc.stall_s_by_cause[cause] = acc.stall_s_by_cause.get(cause, 0.0) + dt
 
     def close(self, end_s: float, samples: dict[str, float | int | str],
-              user_bytes_per_op: int, cores: int) -> None:
-        """Finish the interval ending at `end_s` and append its row."""
+              user_bytes_per_op: int, cores: int, length_s: float | None = None) -> None:
+        """Finish the interval ending at `end_s` and append its row; `length_s` is shorter
+        than `interval_s` only for a run's last, partial interval."""
         acc = self.current
-        length = self.interval_s
+        length = self.interval_s if length_s is None else length_s
         dominant = max(acc.stall_s_by_cause.items(), key=lambda kv: kv[1], default=("none", 0))
         row: dict[str, float | int | str] = {
             "time_s": round(end_s, 9),

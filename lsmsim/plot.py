@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 if TYPE_CHECKING:
-    from lsmsim.result import SimulationResult
+    from lsmsim.trace import Trace
 
 CAUSE_COLOURS = {
     "memtable_compaction": "#d62728", "memtable_slowdown": "#ff9896",
@@ -23,7 +23,7 @@ CAUSE_COLOURS = {
 }
 
 
-def timeline_figure(result: "SimulationResult"):  # type: ignore[no-untyped-def]
+def timeline_figure(result: "Trace"):  # type: ignore[no-untyped-def]
     ts = result.timeseries
     options = result.config["options"]
     t = np.asarray(ts["time_s"], dtype=float)
@@ -60,13 +60,13 @@ def timeline_figure(result: "SimulationResult"):  # type: ignore[no-untyped-def]
     ax.plot(t, ts["running_flushes"], lw=0.8, label="running flushes")
     ax.plot(t, ts["running_compactions"], lw=0.8, label="running compactions")
     ax.set_ylabel("count")
-    ax.set_xlabel("simulated time (s)")
+    ax.set_xlabel("time since start (s)")
     ax.legend(fontsize=7, loc="upper right")
     figure.subplots_adjust(left=0.08, right=0.98, top=0.96, bottom=0.06, hspace=0.12)
     return figure
 
 
-def save_timeline(result: "SimulationResult", path: Path) -> None:
+def save_timeline(result: "Trace", path: Path) -> None:
     figure = timeline_figure(result)
     figure.savefig(path, dpi=100, pil_kwargs={"compress_level": 1})  # zlib level 6 takes 0.2 s
     plt.close(figure)

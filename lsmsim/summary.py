@@ -1,14 +1,17 @@
-"""The numbers a run is judged by, computed from the DB's counters, episodes and rows.
+"""The numbers a run is judged by, computed the same way for real and simulated traces.
 
-Definitions: tail throughput is CruiseDB's, the 99th (99.9th) percentile *lowest*
-per-interval throughput, i.e. the 1st (0.1th) percentile; write amplification is bytes of
-new SST files (flush + compaction, `table_file_creation`) over user bytes (key + value);
-space amplification is SST bytes over the bytes the live keys would take.
+`summarize_trace` reads only a trace's rows, events and stall episodes, so a RocksDB LOG
+and a simulation are measured by one code path. Definitions: tail throughput is
+CruiseDB's, the 99th (99.9th) percentile *lowest* per-interval throughput, i.e. the 1st
+(0.1th) percentile; write amplification is bytes of new SST files (flush + compaction,
+`table_file_creation` events) over user bytes (key + value); stall time is the time
+writes spent stopped or delayed. `summarize` adds what only the simulator knows (latency
+percentiles, space amplification, utilisations).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -17,55 +20,124 @@ from lsmsim.stall_tracker import CAUSE_NAMES
 if TYPE_CHECKING:
     from lsmsim.db import DB
 
+STALL_CAUSES = tuple(sorted(set(CAUSE_NAMES.values())))
 
-def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
-    columns = db.recorder.columns
-    ops_per_s = np.asarray(columns.get("ops_per_s", [0.0]), dtype=float)
-    total_ops = float(sum(columns.get("ops", [0.0])))
-    user_bytes = total_ops * db.entry.user_bytes
-    counters = db.counters
-    written = counters.flush_bytes_written + counters.compaction_bytes_written
-    live_bytes = db.live_keys() * db.entry.sst_bytes
-    latency = db.recorder.latency
-    episodes = [e.as_dict() for e in db.stalls.episodes]
-    causes = sorted(set(CAUSE_NAMES.values()))
-    stall_s = {c: sum(e["duration_s"] for e in episodes if e["cause"] == c) for c in causes}
-    stall_n = {c: sum(1 for e in episodes if e["cause"] == c) for c in causes}
-    stopped_s = float(sum(columns.get("stopped_s", [0.0])))
-    delayed_s = float(sum(columns.get("delayed_s", [0.0])))
+
+def summarize_trace(timeseries: Mapping[str, Sequence[Any]], events: list[dict[str, Any]],
+                    episodes: list[dict[str, Any]], duration_s: float,
+                    user_bytes_per_op: float) -> dict[str, Any]:
+    """Throughput, tail throughput, stall time and count by cause, write amplification,
+    flush and compaction counts and bytes, from a trace's three parts."""
+    ops_per_s = np.asarray(timeseries.get("ops_per_s", [0.0]), dtype=float)
+    if ops_per_s.size == 0:
+        ops_per_s = np.zeros(1)
+    total_ops = float(np.sum(np.asarray(timeseries.get("ops", [0.0]), dtype=float)))
+    user_bytes = total_ops * user_bytes_per_op
+    stall_s = {c: sum(e["duration_s"] for e in episodes if e["cause"] == c) for c in STALL_CAUSES}
+    stall_n = {c: sum(1 for e in episodes if e["cause"] == c) for c in STALL_CAUSES}
+    stopped_s = float(np.sum(np.asarray(timeseries.get("stopped_s", [0.0]), dtype=float)))
+    delayed_s = float(np.sum(np.asarray(timeseries.get("delayed_s", [0.0]), dtype=float)))
+    counts = _event_totals(events)
+    written = counts["flush_bytes_written"] + counts["compaction_bytes_written"]
+    l0_files = np.asarray(timeseries.get("l0_files", [0]), dtype=float)
     return {
         "duration_s": duration_s,
         "ops": total_ops,
         "user_bytes": user_bytes,
-        "throughput_ops_per_s": total_ops / duration_s,
-        "throughput_MBps": user_bytes / duration_s / 1e6,
+        "throughput_ops_per_s": total_ops / duration_s if duration_s else float("nan"),
+        "throughput_MBps": user_bytes / duration_s / 1e6 if duration_s else float("nan"),
         "tail_throughput_p99_ops_per_s": float(np.percentile(ops_per_s, 1)),
         "tail_throughput_p999_ops_per_s": float(np.percentile(ops_per_s, 0.1)),
-        "latency_p50_us": latency.percentile_s(50) * 1e6,
-        "latency_p99_us": latency.percentile_s(99) * 1e6,
-        "latency_p999_us": latency.percentile_s(99.9) * 1e6,
         "stall_time_s": stopped_s + delayed_s,
-        "stall_fraction": (stopped_s + delayed_s) / duration_s,
+        "stall_fraction": (stopped_s + delayed_s) / duration_s if duration_s else float("nan"),
         "stopped_time_s": stopped_s,
         "delayed_time_s": delayed_s,
         "stall_duration_s_by_cause": stall_s,
         "stall_count_by_cause": stall_n,
-        "rocksdb_stall_counters": dict(db.stall_state.counters),
+        "stall_episodes": len(episodes),
         "write_amplification": written / user_bytes if user_bytes else float("nan"),
-        "space_amplification": db.version.total_bytes() / live_bytes if live_bytes else float("nan"),
-        "bytes_written_per_level": list(counters.bytes_written_per_level),
-        "compactions_per_output_level": list(counters.compactions_per_output_level),
-        "flush_count": counters.flushes,
-        "compaction_count": counters.compactions,
-        "trivial_move_count": counters.trivial_moves,
-        "intra_l0_compaction_count": counters.intra_l0_compactions,
-        "flush_bytes_written": counters.flush_bytes_written,
-        "compaction_bytes_read": counters.compaction_bytes_read,
-        "compaction_bytes_written": counters.compaction_bytes_written,
-        "max_l0_files": int(max(columns.get("l0_files", [0]))),
+        **counts,
+        "max_l0_files": int(np.nanmax(l0_files)) if l0_files.size else 0,
+    }
+
+
+def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts and bytes of flushes and compactions from EVENT_LOG_v1 events. A file's level
+    is its job's: flush outputs go to L0, compaction outputs to the job's output_level."""
+    file_bytes_by_job: dict[int, float] = {}
+    flush_jobs: set[int] = set()
+    output_level: dict[int, int] = {}
+    read = 0.0
+    started_input: dict[int, float] = {}
+    flushes = compactions = moves = intra_l0 = 0
+    final_lsm_state: list[int] = []
+    for event in events:
+        name = event.get("event")
+        if name == "table_file_creation":
+            job = event.get("job")
+            file_bytes_by_job[job] = file_bytes_by_job.get(job, 0.0) + float(event["file_size"])
+        elif name == "flush_finished":
+            flushes += 1
+            flush_jobs.add(event.get("job"))
+            final_lsm_state = list(event.get("lsm_state", final_lsm_state))
+        elif name == "compaction_started":
+            started_input[event.get("job")] = float(event.get("input_data_size", 0))
+        elif name == "compaction_finished":
+            compactions += 1
+            level = int(event.get("output_level", 0))
+            output_level[event.get("job")] = level
+            intra_l0 += level == 0
+            read += started_input.pop(event.get("job"), 0.0)
+            final_lsm_state = list(event.get("lsm_state", final_lsm_state))
+        elif name == "trivial_move":
+            moves += 1
+    levels = max([len(final_lsm_state), 1, *(lv + 1 for lv in output_level.values())])
+    per_level = [0.0] * levels
+    per_level_count = [0] * levels
+    flush_bytes = compaction_bytes = 0.0
+    for job, size in file_bytes_by_job.items():
+        if job in flush_jobs:
+            flush_bytes += size
+            per_level[0] += size
+        elif job in output_level:
+            compaction_bytes += size
+            per_level[output_level[job]] += size
+    for level in output_level.values():
+        per_level_count[level] += 1
+    return {
+        "flush_count": flushes,
+        "compaction_count": compactions,
+        "trivial_move_count": moves,
+        "intra_l0_compaction_count": intra_l0,
+        "flush_bytes_written": flush_bytes,
+        "compaction_bytes_read": read,
+        "compaction_bytes_written": compaction_bytes,
+        "bytes_written_per_level": per_level,
+        "compactions_per_output_level": per_level_count,
+        "final_lsm_state": final_lsm_state,
+    }
+
+
+def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
+    """The shared summary of a simulated run plus what only the simulator knows."""
+    columns = db.recorder.columns
+    episodes = [e.as_dict() for e in db.stalls.episodes]
+    summary = summarize_trace(columns, db.events.events, episodes, duration_s,
+                              db.entry.user_bytes)
+    live_bytes = db.live_keys() * db.entry.sst_bytes
+    latency = db.recorder.latency
+    summary.update({
+        "latency_p50_us": latency.percentile_s(50) * 1e6,
+        "latency_p99_us": latency.percentile_s(99) * 1e6,
+        "latency_p999_us": latency.percentile_s(99.9) * 1e6,
+        "rocksdb_stall_counters": dict(db.stall_state.counters),
+        "space_amplification": db.version.total_bytes() / live_bytes if live_bytes
+        else float("nan"),
+        "final_lsm_state": db.version.file_counts(),
         "peak_memtable_bytes": float(max(columns.get("memtable_bytes", [0.0]))),
         "mean_cpu_util": float(np.mean(columns.get("cpu_util", [0.0]))),
         "mean_device_util": float(np.mean(columns.get("device_util", [0.0]))),
-        "final_lsm_state": db.version.file_counts(),
-        "stall_episodes": len(episodes),
-    }
+    })
+    if db.clients is not None:
+        summary.update(db.clients.summary(duration_s))
+    return summary

@@ -9,6 +9,7 @@ import pytest
 import lsmsim
 from conftest import run_small
 from lsmsim.cli import main
+from lsmsim.entry_format import EntryFormat
 
 
 def test_same_scenario_and_seed_give_identical_files(tmp_path):
@@ -90,3 +91,24 @@ def test_cli_lists_names(capsys):
         assert main(["list", what]) == 0
     out = capsys.readouterr().out
     assert "sata-ssd" in out and "write_buffer_size" in out and "rocksdb" in out
+
+
+@pytest.mark.parametrize("sync", [False, True])
+def test_only_a_synced_wal_reaches_the_device(sync):
+    """Device writes are the SST bytes, plus every WAL byte when WriteOptions.sync is set."""
+    result = run_small(duration_s=10, device="hdd", options={"sync": sync})
+    device_bytes = float(result.timeseries["device_write_bps"].sum())  # 1 s intervals
+    summary = result.summary
+    sst_bytes = summary["flush_bytes_written"] + summary["compaction_bytes_written"]
+    wal_bytes = summary["ops"] * EntryFormat(16, 1000).batch_bytes if sync else 0.0
+    assert device_bytes == pytest.approx(sst_bytes + wal_bytes, rel=0.02)
+
+
+def test_a_run_ended_by_op_count_keeps_its_last_partial_interval():
+    result = run_small(duration_s=None, max_ops=300_000)
+    rows = result.timeseries
+    assert result.summary["duration_s"] % 1.0 != 0.0  # ends between interval boundaries
+    assert rows["time_s"][-1] == pytest.approx(result.summary["duration_s"])
+    assert float(rows["ops"].sum()) == pytest.approx(300_000)
+    stalled = float(rows["stopped_s"].sum() + rows["delayed_s"].sum())
+    assert stalled == pytest.approx(sum(result.summary["stall_duration_s_by_cause"].values()))

@@ -1,0 +1,168 @@
+"""One trace type for real and simulated runs (DESIGN-NOTES "One trace type").
+
+A `Trace` is per-interval columns (`timeseries`), an event stream with RocksDB's
+EVENT_LOG_v1 names (`events`, `time_micros` counted from the start of the run), stall
+episodes and a `summary` computed from those three by `lsmsim.summary.summarize_trace`,
+the same code for a simulated run and for a RocksDB LOG read by `lsmsim.trace_import`.
+Every plot, summary and comparison reads only this type.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from lsmsim.plot_process import TimelinePlotter
+
+# Columns every trace has, real or simulated (others are optional; see README).
+COMMON_COLUMNS = ("time_s", "ops", "ops_per_s", "user_bytes_per_s", "stopped_s", "delayed_s",
+                  "stall_cause", "l0_files", "pending_compaction_bytes", "immutable_memtables",
+                  "running_flushes", "running_compactions", "flush_write_bps",
+                  "compaction_write_bps")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One flush or compaction, paired from its *_started and *_finished events."""
+
+    kind: str  # "flush" or "compaction"
+    job: int
+    start_s: float
+    end_s: float
+    input_levels: tuple[int, ...]
+    output_level: int
+    input_bytes: float
+    output_bytes: float
+    output_files: int
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s
+
+
+@dataclass
+class Trace:
+    """A run, real or simulated. `timeseries` loads straight into a DataFrame:
+    `pd.DataFrame(trace.timeseries)`. `config` holds what reproduces the run (workload,
+    device, options, ...)."""
+
+    config: dict[str, Any]
+    summary: dict[str, Any]
+    timeseries: dict[str, np.ndarray]
+    events: list[dict[str, Any]]
+    stall_episodes: list[dict[str, Any]]
+
+    def jobs(self) -> list[Job]:
+        """Flush and compaction jobs with sizes, levels and durations (finished ones only)."""
+        return list(jobs_from_events(self.events))
+
+    def summary_document(self) -> dict[str, Any]:
+        """What summary.json holds; subclasses add what only they know."""
+        return {"summary": self.summary, "config": self.config}
+
+    def write(self, out_dir: str | Path, plot: bool = True,
+              plotter: "TimelinePlotter | None" = None) -> Path:
+        """timeseries.csv, events.jsonl, stalls.jsonl, summary.json (+ config), timeline.png;
+        a `plotter` process draws the figure while the other files are written."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        if plot and plotter is not None:
+            plotter.draw(self, out / "timeline.png")
+        names = list(self.timeseries)
+        with open(out / "timeseries.csv", "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(names)
+            writer.writerows(zip(*(_column_cells(self.timeseries[n]) for n in names)))
+        _write_jsonl(out / "events.jsonl", self.events)
+        _write_jsonl(out / "stalls.jsonl", self.stall_episodes)
+        (out / "summary.json").write_text(
+            json.dumps(self.summary_document(), indent=2, default=_json_default))
+        if plot and plotter is not None:
+            plotter.wait()
+        elif plot:
+            from lsmsim.plot import save_timeline
+            save_timeline(self, out / "timeline.png")
+        return out
+
+    def plot(self, path: str | Path | None = None):  # type: ignore[no-untyped-def]
+        """The timeline figure (matplotlib); saved to `path` when given."""
+        from lsmsim.plot import timeline_figure
+        figure = timeline_figure(self)
+        if path is not None:
+            figure.savefig(path, dpi=110)
+        return figure
+
+
+def jobs_from_events(events: list[dict[str, Any]]) -> Iterator[Job]:
+    """Pair flush_started/flush_finished and compaction_started/compaction_finished by job
+    id; output bytes and files come from the job's table_file_creation events."""
+    started: dict[tuple[str, int], dict[str, Any]] = {}
+    outputs: dict[int, list[float]] = {}
+    for event in events:
+        name = event.get("event")
+        job = event.get("job")
+        if name in ("flush_started", "compaction_started"):
+            started[(name.split("_")[0], job)] = event
+        elif name == "table_file_creation":
+            outputs.setdefault(job, []).append(float(event.get("file_size", 0)))
+        elif name in ("flush_finished", "compaction_finished"):
+            kind = name.split("_")[0]
+            begin = started.pop((kind, job), None)
+            if begin is None:
+                continue
+            files = outputs.pop(job, [])
+            if kind == "flush":
+                levels: tuple[int, ...] = ()
+                output_level = 0
+                input_bytes = float(begin.get("total_data_size", 0))
+            else:
+                levels = tuple(sorted(int(k[len("files_L"):]) for k in begin
+                                      if k.startswith("files_L")))
+                output_level = int(event.get("output_level", 0))
+                input_bytes = float(begin.get("input_data_size", 0))
+            yield Job(kind, int(job), begin["time_micros"] / 1e6, event["time_micros"] / 1e6,
+                      levels, output_level, input_bytes, sum(files), len(files))
+
+
+def _column_cells(column: np.ndarray) -> list[Any]:
+    """A timeseries column as csv cells: floats by repr (shortest round-trip), the rest as is."""
+    values = np.asarray(column).tolist()  # Python scalars: repr(float) == repr(float(np.float64))
+    if np.asarray(column).dtype.kind == "f":
+        return [repr(v) for v in values]
+    return [_cell(v) for v in values]
+
+
+def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    """One JSON object per line, as json.dumps(record, default=_json_default) writes it; the
+    C encoder is made once instead of once per record (a third of the time for events)."""
+    try:
+        encode = c_make_encoder(None, _json_default, encode_basestring_ascii, None, ": ", ", ",
+                                False, False, True)
+        lines = ["".join(encode(record, 0)) for record in records]
+    except TypeError:  # no C encoder (None) or another signature: the plain way
+        lines = [json.dumps(record, default=_json_default) for record in records]
+    with open(path, "w") as handle:
+        handle.writelines(line + "\n" for line in lines)
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
