@@ -9,6 +9,8 @@ starts, because the outcome does not depend on timing; only the duration does.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -18,6 +20,9 @@ from lsmsim.compaction_picker import Compaction
 from lsmsim.keyspace import merge_distinct
 from lsmsim.memtable import Memtable
 from lsmsim.sst_file import SstFile
+
+
+SMALL_VECTOR = 256  # buckets up to which split_output works on Python lists
 
 
 @dataclass(eq=False)
@@ -72,22 +77,24 @@ class CompactionJob(BackgroundJob):
 def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
                           at_s: float, write_position_bytes: float) -> SstFile | None:
     """An SST holding `keys` (full key-space vector), trimmed to its non-empty range."""
-    nonzero = np.flatnonzero(keys > 0)
-    if nonzero.size == 0:
+    held = keys > 0
+    lo = int(held.argmax())  # the first True, or 0 when there is none
+    if not held[lo]:
         return None
-    lo, hi = int(nonzero[0]), int(nonzero[-1]) + 1
+    hi = len(keys) - int(held[::-1].argmax())
     return SstFile(number, lo, hi, keys[lo:hi].copy(), entry_bytes, at_s, write_position_bytes)
 
 
 def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int) -> np.ndarray:
-    """Distinct keys per bucket over [lo, hi) after merging the input files' keys in it."""
-    aligned = []
+    """Distinct keys per bucket over [lo, hi) after merging the input files' keys in it
+    (a file reaching past the range, as in a range compaction, counts only its part in it)."""
+    parts, offsets = [], []
     for sst in inputs:
         a, b = max(lo, sst.lo), min(hi, sst.hi)
-        vector = np.zeros(hi - lo)
-        vector[a - lo:b - lo] = sst.keys[a - sst.lo:b - sst.lo]
-        aligned.append(vector)
-    return merge_distinct(space_keys[lo:hi], aligned)
+        if a < b:
+            parts.append(sst.keys if (a, b) == (sst.lo, sst.hi) else sst.keys[a - sst.lo:b - sst.lo])
+            offsets.append(a - lo)
+    return merge_distinct(space_keys[lo:hi], parts, offsets)
 
 
 def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
@@ -112,24 +119,31 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
     """CompactionOutputs::ShouldStopBefore closes a file once it reaches the target size;
     here a file closes at the first bucket edge where it reaches it."""
     files: list[SstFile] = []
-    cumulative = np.cumsum(merged) * entry_bytes
-    position = write_position_bytes
     n = len(merged)
+    if n <= SMALL_VECTOR:  # plain lists beat numpy calls on short vectors (same sums)
+        counts = merged.tolist()
+        cumulative = [total * entry_bytes for total in itertools.accumulate(counts)]
+        search = bisect.bisect_left
+    else:  # few cuts in a long vector: one search per file, scalars read at the edges only
+        counts = merged
+        cumulative = np.cumsum(merged) * entry_bytes
+        search = np.ndarray.searchsorted
+    position = write_position_bytes
     start = 0
     base = 0.0
     while start < n:
-        end = int(np.searchsorted(cumulative, base + target_file_bytes, side="left")) + 1
+        end = int(search(cumulative, base + target_file_bytes)) + 1
         end = min(max(end, start + 1), n)
         a, b = start, end
-        while a < b and merged[a] <= 0:  # trim empty edge buckets
+        while a < b and counts[a] <= 0:  # trim empty edge buckets
             a += 1
-        while b > a and merged[b - 1] <= 0:
+        while b > a and counts[b - 1] <= 0:
             b -= 1
         if b > a:
             sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b].copy(),
                           entry_bytes, at_s, position)
             position += sst.size_bytes
             files.append(sst)
-        base = cumulative[end - 1]
+        base = float(cumulative[end - 1])
         start = end
     return files

@@ -15,6 +15,7 @@ from lsmsim import compare, trace_cli
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
+from lsmsim.plot_process import TimelinePlotter
 from lsmsim.units import UnitError, format_bytes, parse_rate_bps
 from lsmsim.workload import WORKLOADS, WorkloadError
 
@@ -97,21 +98,26 @@ def _run(args: argparse.Namespace) -> int:
     def pick(flag: Any, value: Any) -> Any:
         return value if flag is None else flag
 
-    result = simulate(
-        workload, device=pick(args.device, scenario.device),
-        machine=pick(args.machine, scenario.machine),
-        duration_s=pick(args.duration, scenario.duration_s), options=options,
-        policy=pick(args.policy, scenario.policy), interval_s=pick(args.interval,
-                                                                   scenario.interval_s),
-        seed=pick(args.seed, scenario.seed),
-        key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS))
-    print(format_summary(result.summary, result.config))
-    print(f"\n{result.summary['duration_s']:.0f} simulated s in {result.wall_s:.2f} s wall "
-          f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")
-    if args.out:
-        out = result.write(args.out, plot=not args.no_plot)
-        print(f"results written to {out}/")
-    return 0
+    plotter = TimelinePlotter() if args.out and not args.no_plot else None  # imports meanwhile
+    try:
+        result = simulate(
+            workload, device=pick(args.device, scenario.device),
+            machine=pick(args.machine, scenario.machine),
+            duration_s=pick(args.duration, scenario.duration_s), options=options,
+            policy=pick(args.policy, scenario.policy), interval_s=pick(args.interval,
+                                                                       scenario.interval_s),
+            seed=pick(args.seed, scenario.seed),
+            key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS))
+        print(format_summary(result.summary, result.config))
+        print(f"\n{result.summary['duration_s']:.0f} simulated s in {result.wall_s:.2f} s wall "
+              f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")
+        if args.out:
+            out = result.write(args.out, plot=not args.no_plot, plotter=plotter)
+            print(f"results written to {out}/")
+        return 0
+    finally:
+        if plotter is not None:
+            plotter.close()
 
 
 def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:

@@ -513,7 +513,8 @@ class DB:
 
     def _start_compaction(self, compaction: Compaction, high_pool: bool = False) -> None:
         lo, hi = compaction.lo, compaction.hi
-        merged = merge_inputs(self._bucket_keys, compaction.all_inputs, lo, hi)
+        inputs = compaction.all_inputs
+        merged = merge_inputs(self._bucket_keys, inputs, lo, hi)
         if compaction.output_level == 0:  # intra-L0: one output file
             target = float("inf")
         else:
@@ -521,11 +522,11 @@ class DB:
         outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
                                self.env.now, self._sst_bytes_written, compaction.output_cuts)
         self._next_file_number += max(1, len(outputs))
-        written = sum(f.size_bytes for f in outputs)
+        written = sum([f.size_bytes for f in outputs])
         device_read = self._device_read_bytes([(f, compaction.input_bytes_of(f))
                                                for f in compaction.all_inputs])
         self._sst_bytes_written += written
-        input_bytes = compaction.input_bytes
+        input_bytes = sum([f.size_bytes for f in inputs])
         job = CompactionJob(self._new_job_id(), self.env.now,
                             cpu_s=self.machine.compaction_cpu_s_per_byte * input_bytes,
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
@@ -542,36 +543,38 @@ class DB:
 
     def _finish_compaction(self, job: CompactionJob) -> None:
         compaction = job.compaction
+        output_level = compaction.output_level
         self.compaction_jobs.remove(job)
         self.picker.release(self.version, compaction)
+        version = self.version
         for sst in compaction.inputs:
             rest = sst.without(compaction.lo, compaction.hi) if compaction.key_range else None
             if rest is None:
-                self.version.remove_file(compaction.start_level, sst)
+                version.remove_file(compaction.start_level, sst)
             else:  # only the range was compacted; the rest of the file stays
-                self.version.replace_file(compaction.start_level, sst, rest)
+                version.replace_file(compaction.start_level, sst, rest)
         for sst in compaction.output_level_inputs:
-            self.version.remove_file(compaction.output_level, sst)
+            version.remove_file(output_level, sst)
         for sst in job.outputs:
-            self.version.add_file(compaction.output_level, sst)
-            self._table_file_creation(job.job_id, sst, compaction.output_level)
+            version.add_file(output_level, sst)
+            self._table_file_creation(job.job_id, sst, output_level)
         counters = self.counters
         counters.compactions += 1
         counters.compaction_time_s += self.env.now - job.started_at_s
-        counters.intra_l0_compactions += compaction.output_level == 0
+        counters.intra_l0_compactions += output_level == 0
         counters.compaction_bytes_read += compaction.input_bytes
         counters.compaction_bytes_written += job.write_bytes
-        counters.bytes_written_per_level[compaction.output_level] += job.write_bytes
-        counters.compactions_per_output_level[compaction.output_level] += 1
+        counters.bytes_written_per_level[output_level] += job.write_bytes
+        counters.compactions_per_output_level[output_level] += 1
         duration_s = self.env.now - job.started_at_s
         self.events.emit(self.env.now, "compaction_finished", job=job.job_id,
                          compaction_time_micros=round(duration_s * 1e6),
                          compaction_time_cpu_micros=round(job.cpu_s * 1e6),
-                         output_level=compaction.output_level, num_output_files=len(job.outputs),
+                         output_level=output_level, num_output_files=len(job.outputs),
                          total_output_size=round(job.write_bytes),
                          num_input_records=round(compaction.input_entries),
-                         num_output_records=round(sum(f.num_entries for f in job.outputs)),
-                         output_compression="NoCompression", lsm_state=self.version.file_counts())
+                         num_output_records=round(sum([f.num_entries for f in job.outputs])),
+                         output_compression="NoCompression", lsm_state=version.file_counts())
         self._install_super_version()
 
     def _trivial_move(self, compaction: Compaction) -> None:
@@ -587,10 +590,11 @@ class DB:
         self._install_super_version()
 
     def _table_file_creation(self, job_id: int, sst: SstFile, level: int) -> None:
+        size = round(sst.size_bytes)
         self.events.emit(self.env.now, "table_file_creation", job=job_id, file_number=sst.number,
-                         file_size=round(sst.size_bytes), level=level,
+                         file_size=size, level=level,
                          table_properties={"num_entries": round(sst.num_entries),
-                                           "data_size": round(sst.size_bytes)})
+                                           "data_size": size})
 
     # -- observation ---------------------------------------------------------------------------
     def samples(self) -> dict[str, float | int | str]:

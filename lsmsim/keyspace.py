@@ -10,6 +10,7 @@ same share of writes: fine where a skewed distribution is hot, coarse where it i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -65,27 +66,69 @@ class KeySpace:
     def buckets(self) -> int:
         return len(self.edges) - 1
 
-    @property
+    @cached_property
     def keys_per_bucket(self) -> np.ndarray:
-        return np.diff(self.edges).astype(float)
+        """Keys in each bucket (computed once; read-only because it is shared)."""
+        keys = np.diff(self.edges).astype(float)
+        keys.flags.writeable = False
+        return keys
+
+    @cached_property
+    def log_miss_per_write(self) -> np.ndarray:
+        """log(1 - 1/S_b): what one random write into bucket b leaves a given key unwritten."""
+        with np.errstate(divide="ignore"):
+            miss = np.log1p(-1.0 / self.keys_per_bucket)  # -inf where a bucket has one key
+        miss.flags.writeable = False
+        return miss
 
 
-def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray]) -> np.ndarray:
-    """Distinct keys per bucket in the union of inputs whose keys are random within a bucket."""
+def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
+                   offsets: list[int] | None = None) -> np.ndarray:
+    """Distinct keys per bucket in the union of inputs whose keys are random within a bucket.
+
+    Input i covers buckets [offsets[i], offsets[i] + len(inputs[i])) of `space_keys` (all of
+    them without offsets); a bucket an input does not cover is left as it is. Consecutive
+    inputs in key order without overlap (the files of one sorted level) are applied as one
+    vector: a bucket none of them covers gets the factor 1.0 exactly."""
+    if offsets is None:
+        offsets = [0] * len(inputs)
     if len(inputs) == 1:
-        return inputs[0].copy()
-    missing = np.ones_like(space_keys)
-    for counts in inputs:
-        missing *= 1.0 - np.minimum(counts / space_keys, 1.0)
+        merged = np.zeros(len(space_keys))
+        merged[offsets[0]:offsets[0] + len(inputs[0])] = inputs[0]
+        return merged
+    missing = np.ones(len(space_keys))
+    run: list[tuple[int, np.ndarray]] = []
+    for start, counts in [*zip(offsets, inputs), (-1, None)]:
+        if run and (counts is None or start < run[-1][0] + len(run[-1][1])):
+            first = run[0][0]
+            end = run[-1][0] + len(run[-1][1])
+            if len(run) == 1:
+                held = run[0][1]
+            elif sum(len(part) for _, part in run) == end - first:  # adjacent: no gaps
+                held = np.concatenate([part for _, part in run])
+            else:
+                held = np.zeros(end - first)
+                for offset, part in run:
+                    held[offset - first:offset - first + len(part)] = part
+            missing[first:end] *= 1.0 - np.minimum(held / space_keys[first:end], 1.0)
+            run = []
+        if counts is not None:
+            run.append((start, counts))
     return space_keys * (1.0 - missing)
 
 
-def random_distinct(space_keys: np.ndarray, writes: np.ndarray) -> np.ndarray:
-    """Distinct keys after `writes` uniformly random inserts into buckets of `space_keys` keys."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_write_miss = np.log1p(-1.0 / space_keys)  # -inf where a bucket has one key
-        exponent = np.where(writes > 0, writes * per_write_miss, 0.0)
-    return space_keys * -np.expm1(exponent)
+def random_distinct(space_keys: np.ndarray, writes: np.ndarray,
+                    log_miss_per_write: np.ndarray | None = None) -> np.ndarray:
+    """Distinct keys after `writes` uniformly random inserts into buckets of `space_keys` keys
+    (`log_miss_per_write`: KeySpace's cached log(1 - 1/S_b), computed here when not given)."""
+    if log_miss_per_write is None:
+        with np.errstate(divide="ignore"):
+            log_miss_per_write = np.log1p(-1.0 / space_keys)  # -inf where a bucket has one key
+    with np.errstate(invalid="ignore"):  # 0 writes * -inf, replaced by the where
+        distinct = np.expm1(np.where(writes > 0, writes * log_miss_per_write, 0.0))
+    np.negative(distinct, out=distinct)
+    distinct *= space_keys
+    return distinct
 
 
 class UniformKeys:
@@ -100,7 +143,7 @@ class UniformKeys:
         return n_ops * space.keys_per_bucket / space.num_keys
 
     def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
-        return random_distinct(space.keys_per_bucket, writes)
+        return random_distinct(space.keys_per_bucket, writes, space.log_miss_per_write)
 
     def bucket_reads(self, space: KeySpace, frontier: int) -> np.ndarray:
         return keys_below(space, frontier) / max(frontier, 1)
@@ -171,7 +214,7 @@ class ZipfianKeys:
         return np.diff(self.cdf(np.minimum(space.edges, frontier), frontier))
 
     def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
-        return random_distinct(space.keys_per_bucket, writes)
+        return random_distinct(space.keys_per_bucket, writes, space.log_miss_per_write)
 
 
 class SequentialKeys:

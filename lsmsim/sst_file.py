@@ -25,7 +25,7 @@ class SstFile:
     being_compacted: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.num_entries = float(self.keys.sum())
+        self.num_entries = float(np.add.reduce(self.keys))  # = keys.sum(), without its wrapper
         self.size_bytes = self.num_entries * self.entry_bytes
 
     def overlaps(self, lo: int, hi: int) -> bool:
