@@ -191,14 +191,19 @@ class DB:
 
     # -- the event loop ------------------------------------------------------------------------
     def _run(self):  # type: ignore[no-untyped-def]
+        """Allocate rates, sleep to the next event, advance the fluid state, react. An interval
+        boundary only observes: when it is all that is due, rates are kept as they were, so
+        the dynamics do not depend on how often the run is sampled."""
+        observe_only = False
         while True:
-            self._allocate()
-            dt = self._time_to_next_event()
+            if not observe_only:
+                self._allocate()
+            dt, observe_only = self._time_to_next_event()
             if dt > 0:
                 try:
                     yield self.env.timeout(dt)
                 except simpy.Interrupt:
-                    pass
+                    observe_only = False
                 self._replan_pending = False
             self._advance(self.env.now)
             self._process_due()
@@ -209,9 +214,10 @@ class DB:
         self._replan_pending = True
         self._process.interrupt("replan")
 
-    def _time_to_next_event(self) -> float:
+    def _time_to_next_event(self) -> tuple[float, bool]:
+        """Seconds to the next event, and whether that event is only an interval boundary."""
         now = self.env.now
-        candidates = [self._next_interval_s - now]
+        candidates = []
         writer = self.writer
         if writer.rate > 0:
             ops_left = self.memtables.ops_until_full(self.options.write_buffer_size)
@@ -224,7 +230,11 @@ class DB:
                 candidates.append(job.remaining / job.rate)
         if self.clients is not None:
             candidates.append(self.clients.time_to_next_event_s(now))
-        return max(0.0, min(candidates))
+        to_interval_s = self._next_interval_s - now
+        to_event_s = min(candidates, default=float("inf"))
+        if to_interval_s < to_event_s:
+            return max(0.0, to_interval_s), True
+        return max(0.0, to_event_s), False
 
     def _jobs(self) -> list[BackgroundJob]:
         return [*self.flush_jobs, *self.compaction_jobs]

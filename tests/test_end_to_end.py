@@ -112,3 +112,11 @@ def test_a_run_ended_by_op_count_keeps_its_last_partial_interval():
     assert float(rows["ops"].sum()) == pytest.approx(300_000)
     stalled = float(rows["stopped_s"].sum() + rows["delayed_s"].sum())
     assert stalled == pytest.approx(sum(result.summary["stall_duration_s_by_cause"].values()))
+
+
+def test_sampling_interval_does_not_change_the_dynamics():
+    """An interval boundary only observes: the run is the same however often it is sampled."""
+    fine = run_small(duration_s=30, interval_s=0.5)
+    coarse = run_small(duration_s=30, interval_s=3.0)
+    assert fine.events == coarse.events
+    assert fine.summary["ops"] == pytest.approx(coarse.summary["ops"], rel=1e-12)
