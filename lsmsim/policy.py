@@ -18,6 +18,7 @@ Constants are declared once per policy class as `parameters` (name -> `Param`), 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -44,12 +45,15 @@ class PolicyError(ValueError):
 @dataclass(frozen=True)
 class Param:
     """One policy constant: its default, what it means, and its kind: "int", "float",
-    "bool", "size" (bytes; accepts 64MB) or "choice" (one of `choices`)."""
+    "bool", "size" (bytes; accepts 64MB) or "choice" (one of `choices`). Numbers must lie
+    in [low, high] (non-negative by default)."""
 
     default: Any
     doc: str
     kind: str = "float"
     choices: tuple[str, ...] = ()
+    low: float = 0.0
+    high: float = float("inf")
 
     def parse(self, policy: str, name: str, raw: Any) -> Any:
         """`raw` (a number, or text from the command line) as this parameter's kind."""
@@ -76,8 +80,9 @@ class Param:
             if value != int(value):
                 raise bad("an integer")
             value = int(value)
-        if value < 0:
-            raise bad("non-negative")
+        if not self.low <= value <= self.high:
+            raise bad("non-negative" if (self.low, self.high) == (0.0, float("inf"))
+                      else f"in [{self.low:g}, {self.high:g}]")
         return value
 
 
@@ -104,8 +109,7 @@ class Policy:
         """A named copy of this policy with other parameter defaults (SILK-O, ADOC-T)."""
         parameters = dict(cls.parameters)
         for key, value in defaults.items():
-            parameters[key] = Param(value, parameters[key].doc, parameters[key].kind,
-                                    parameters[key].choices)
+            parameters[key] = dataclasses.replace(parameters[key], default=value)
         return type(cls.__name__ + "_" + name.replace("-", "_"), (cls,),
                     {"name": name, "parameters": parameters, "__doc__": cls.__doc__})
 

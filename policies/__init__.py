@@ -56,6 +56,8 @@ def make_policy(spec: str) -> Policy:
         params[key.strip()] = _number_or_text(value.strip())
     try:
         return _REGISTRY[name](**params)
+    except PolicyError:
+        raise
     except (TypeError, ValueError) as exc:
         raise PolicyError(f"policy {name}: {exc}") from None
 

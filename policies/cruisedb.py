@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsmsim.background_job import CompactionJob
-from lsmsim.policy import IO_HIGH, IO_LOW, IO_USER, Policy
-from policies.parameters import resolve
+from lsmsim.policy import IO_HIGH, IO_LOW, IO_USER, Param, Policy, PolicyError
 
 if TYPE_CHECKING:
     from lsmsim.background_job import BackgroundJob
@@ -77,26 +76,34 @@ class CruiseDb(Policy):
     """CruiseDB: SP-LSM tree, enlarged buffer, I/O classes and adaptive admission."""
 
     name = "cruisedb"
-    PARAMETERS = {  # name: (default, low, high, integer)
-        "k1": (0.5, 0.0, 10.0, False), "k2": (0.4, 0.0, 10.0, False),
-        "target_watermark": (0.5, 0.01, 0.99, False), "high_watermark": (0.8, 0.01, 1.0, False),
-        "tune_ops": (300_000, 1, 1e12, True), "min_interval_s": (1.0, 0.01, 3600.0, False),
-        "max_write_buffer_number": (12, 2, 1000, True),
-        "oversize_factor": (5.0, 1.0, 1e6, False), "admission": (1, 0, 1, True),
+    parameters = {
+        "k1": Param(0.5, "Equation 2's proportional gain K1", high=10.0),
+        "k2": Param(0.4, "Equation 2's derivative gain K2", high=10.0),
+        "target_watermark": Param(0.5, "memory-buffer utilisation the controller aims at",
+                                  low=0.01, high=0.99),
+        "high_watermark": Param(0.8, "utilisation above which Equation 3's conservative "
+                                     "estimate is used", low=0.01, high=1.0),
+        "tune_ops": Param(300_000, "client writes between re-estimates", "int", low=1),
+        "min_interval_s": Param(1.0, "least seconds between re-estimates", low=0.01,
+                                high=3600.0),
+        "max_write_buffer_number": Param(12, "memtables of the enlarged buffer", "int", low=2,
+                                         high=1000),
+        "oversize_factor": Param(5.0, "a level this many times over its target is compacted "
+                                      "before memory->L1", low=1.0),
+        "admission": Param(True, "adaptive admission on (off: tree and I/O classes only)",
+                           "bool"),
     }
 
     def __init__(self, **params: Any) -> None:
-        self.params = resolve(params, self.PARAMETERS)
+        super().__init__(**params)
         if self.params["high_watermark"] <= self.params["target_watermark"]:
-            raise ValueError(f"high_watermark ({self.params['high_watermark']}) must be above "
-                             f"target_watermark ({self.params['target_watermark']})")
+            raise PolicyError(f"policy {self.name}: high_watermark "
+                              f"({self.params['high_watermark']}) must be above "
+                              f"target_watermark ({self.params['target_watermark']})")
         self.controller = AdmissionController(self.params["k1"], self.params["k2"],
                                               self.params["target_watermark"],
                                               self.params["high_watermark"])
         self.limit_ops: float | None = None
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, **self.params}
 
     def start(self, db: "DB") -> None:
         if db.options.max_write_buffer_number < self.params["max_write_buffer_number"]:

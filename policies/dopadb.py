@@ -39,10 +39,9 @@ import numpy as np
 
 from lsmsim.compaction_picker import Compaction, RunningCompactions
 from lsmsim.options import LsmOptions
-from lsmsim.policy import Policy
+from lsmsim.policy import Param, Policy
 from lsmsim.sst_file import SstFile
 from lsmsim.version_storage import LevelScores, VersionStorage
-from policies.parameters import resolve
 
 if TYPE_CHECKING:
     from lsmsim.db import DB
@@ -284,18 +283,19 @@ class DopaDb(Policy):
     """DOPA-DB: tiered key-range LSM tree with the Compaction Size Recommender."""
 
     name = "dopadb"
-    PARAMETERS = {  # name: (default, low, high, integer)
-        "p": (4, 1, 64, True), "r_ratio": (4, 1, 64, True), "r0": (4, 1, 4096, True),
-        "flush_window_s": (10.0, 1.0, 3600.0, False),
+    parameters = {
+        "p": Param(4, "sub-levels (sorted runs) a range may hold", "int", low=1, high=64),
+        "r_ratio": Param(4, "R_ratio, growth of the range count per level", "int", low=1,
+                         high=64),
+        "r0": Param(4, "key ranges of L0", "int", low=1, high=4096),
+        "flush_window_s": Param(10.0, "window of the flush speed CSR reads", low=1.0,
+                                high=3600.0),
     }
 
     def __init__(self, **params: Any) -> None:
-        self.params = resolve(params, self.PARAMETERS)
+        super().__init__(**params)
         self.picker = DopaPicker(self)
         self._flushed: deque[float] = deque()
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, **self.params}
 
     def compaction_picker(self) -> DopaPicker:
         return self.picker

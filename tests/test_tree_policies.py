@@ -154,7 +154,7 @@ def test_dopadb_settles_data_in_the_last_level_when_writes_stop():
     ("cruisedb:k1=abc", ["k1", "abc"]),
     ("cruisedb:k1=-1", ["k1", "-1"]),
     ("cruisedb:high_watermark=0.4", ["high_watermark", "target_watermark"]),
-    ("cruisedb:kk=1", ["kk", "valid", "k1"]),
+    ("cruisedb:kk=1", ["kk", "Valid", "k1"]),
     ("dopadb:p=0", ["p", "0"]),
     ("dopadb:r0=2.5", ["r0", "integer"]),
     ("dopadb:flush_window=3", ["flush_window", "flush_window_s"]),
