@@ -7,12 +7,15 @@ user's own file (for instance one fitted by calibration) is read the same way.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lsmsim import data_file
-from lsmsim.data_file import Number, read_fields, require
+from lsmsim.data_file import DataFileError, Number, read_fields, require
 
 PROFILE_DIR = Path(__file__).parent / "machine_profiles"
 NS = 1e-9
@@ -40,10 +43,16 @@ class MachineProfile:
                 + self.memtable_insert_cpu_s_per_level * depth)
 
 
-_FIELDS = {"description": str, "cores": int, "write_ns_per_op": Number,
-           "write_ns_per_byte": Number, "memtable_insert_ns_per_level": Number,
-           "flush_ns_per_byte": Number, "compaction_ns_per_byte": Number,
-           "page_cache_GiB": Number}
+# The profile's cost fields as a TOML file spells them -> (MachineProfile field, unit).
+COST_FIELDS = {"write_ns_per_op": ("write_cpu_s_per_op", NS),
+               "write_ns_per_byte": ("write_cpu_s_per_byte", NS),
+               "memtable_insert_ns_per_level": ("memtable_insert_cpu_s_per_level", NS),
+               "flush_ns_per_byte": ("flush_cpu_s_per_byte", NS),
+               "compaction_ns_per_byte": ("compaction_cpu_s_per_byte", NS),
+               "page_cache_GiB": ("page_cache_bytes", float(1 << 30))}
+_FIELDS = {"description": str, "cores": int, **{name: Number for name in COST_FIELDS}}
+# `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
+_OPTIONAL = {"name": str, "calibration": dict}
 
 
 def profile_names() -> list[str]:
@@ -53,16 +62,55 @@ def profile_names() -> list[str]:
 def load_machine(name_or_path: str) -> MachineProfile:
     """A preset by name (see `profile_names()`) or a machine TOML file by path."""
     path = data_file.resolve_preset(name_or_path, PROFILE_DIR, "machine profile")
-    data = read_fields(path, _FIELDS, {"name": str})
+    data = read_fields(path, _FIELDS, _OPTIONAL)
     require(path, "cores", data["cores"], data["cores"] >= 1, "at least 1")
-    for key in _FIELDS:
-        if key not in ("description", "cores"):
-            require(path, key, data[key], data[key] >= 0, "zero or positive")
-    return MachineProfile(
-        name=data.get("name", path.stem), description=data["description"],
-        cores=data["cores"], write_cpu_s_per_op=data["write_ns_per_op"] * NS,
-        write_cpu_s_per_byte=data["write_ns_per_byte"] * NS,
-        memtable_insert_cpu_s_per_level=data["memtable_insert_ns_per_level"] * NS,
-        flush_cpu_s_per_byte=data["flush_ns_per_byte"] * NS,
-        compaction_cpu_s_per_byte=data["compaction_ns_per_byte"] * NS,
-        page_cache_bytes=data["page_cache_GiB"] * (1 << 30))
+    for key in COST_FIELDS:
+        require(path, key, data[key], data[key] >= 0, "zero or positive")
+    return with_costs(MachineProfile(data.get("name", path.stem), data["description"],
+                                     data["cores"], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+                      {key: data[key] for key in COST_FIELDS})
+
+
+def cost_values(profile: MachineProfile) -> dict[str, float]:
+    """The profile's costs in the units of its TOML file (COST_FIELDS)."""
+    return {key: getattr(profile, field) / unit for key, (field, unit) in COST_FIELDS.items()}
+
+
+def with_costs(profile: MachineProfile, values: dict[str, float]) -> MachineProfile:
+    """`profile` with some costs replaced, given in the units of the TOML file."""
+    unknown = sorted(set(values) - set(COST_FIELDS))
+    if unknown:
+        raise DataFileError(f"unknown machine cost(s) {', '.join(unknown)}; valid: "
+                            f"{', '.join(COST_FIELDS)}")
+    return dataclasses.replace(profile, **{COST_FIELDS[key][0]: value * COST_FIELDS[key][1]
+                                           for key, value in values.items()})
+
+
+def machine_toml(profile: MachineProfile, calibration: dict[str, Any] | None = None) -> str:
+    """A machine profile file that `load_machine` reads back to `profile`, with an optional
+    [calibration] table (plain values and sub-tables of them)."""
+    lines = [f"name = {_toml_value(profile.name)}",
+             f"description = {_toml_value(profile.description)}", f"cores = {profile.cores}"]
+    lines += [f"{key} = {_toml_value(value)}" for key, value in cost_values(profile).items()]
+    tables: list[tuple[str, dict[str, Any]]] = [("calibration", calibration)] if calibration else []
+    while tables:
+        name, table = tables.pop(0)
+        lines += ["", f"[{name}]"]
+        for key, value in table.items():
+            if isinstance(value, dict):
+                tables.append((f"{name}.{key}", value))
+            else:
+                lines.append(f"{key} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else '"nan"'
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))

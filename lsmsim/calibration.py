@@ -1,0 +1,264 @@
+"""`lsmsim calibrate`: fit a machine profile's CPU costs to real runs.
+
+Physics first, few parameters. What a RocksDB LOG measures directly is measured, not fitted:
+
+- `compaction_ns_per_byte`: the sum of `compaction_time_cpu_micros` (thread CPU time,
+  EVENT_LOG_v1 compaction_finished) over the sum of the jobs' `input_data_size`, pooled
+  over the runs (the simulator charges compaction CPU per input byte);
+- `flush_ns_per_byte`: `CompMergeCPU(sec)` over `Write(GB)` of the L0 row of each run's
+  last DUMPING STATS (FlushJob records its CPU time in L0's compaction stats), pooled.
+
+The rest (by default `write_ns_per_op`, the foreground put's CPU cost; `--fit` names
+others) is fitted with Nelder-Mead in log space within [1/10, 10] times the start value,
+each evaluation simulating every distinct command once (a process pool over runs).
+`cores` is a fact of the machine and comes with the base profile, as do the held costs.
+
+The loss, summed over the runs (each run its own command line, for its real duration):
+
+    L = sum( ln(thr_sim / thr_real)^2 + W_STALL (stall_sim - stall_real)^2
+             + W_WA ln(wa_sim / wa_real)^2 )
+
+with mean throughput in ops/s, the stall-time fraction (0..1) and write amplification;
+W_STALL = 1 (10 points of stall weigh as a 10% throughput error), W_WA = 0.25 (write
+amplification depends on the CPU costs only weakly; it is mostly the LSM's shape). The
+sensitivity of each cost is the relative change of L when that cost alone is 10% lower
+or higher than fitted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from scipy.optimize import minimize
+
+from lsmsim.db_bench import DbBenchSetup
+from lsmsim.machine import COST_FIELDS, MachineProfile, cost_values, with_costs
+from lsmsim.trace import Trace
+from lsmsim.trace_import import ImportedTrace
+from lsmsim.trace_validation import (DEFAULT_DEVICE, check_run_folders, infer_device,
+                                     pool_map, run_setup)
+
+W_STALL = 1.0
+W_WA = 0.25
+FITTED_BY_DEFAULT = ("write_ns_per_op",)
+SENSITIVITY_STEP = 0.10
+BOUND_FACTOR = 10.0
+# Least figures a LOG must hold for a cost measured from it to count.
+MIN_MEASURED_BYTES = 256 << 20
+
+
+class CalibrationError(ValueError):
+    """A calibration that cannot run (a parameter name that is not a cost, no runs)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """A real run reduced to what the loss needs, and the simulation of its command."""
+
+    label: str
+    setup: DbBenchSetup
+    device: str
+    throughput_ops_per_s: float
+    stall_fraction: float
+    write_amplification: float
+
+
+@dataclass
+class Calibration:
+    """The fitted profile and how it was found."""
+
+    profile: MachineProfile
+    loss: float
+    start_loss: float
+    fitted: dict[str, float]
+    measured: dict[str, float]
+    held: dict[str, float]
+    sensitivity: dict[str, dict[str, float]]
+    runs: list[str]
+    evaluations: int
+    cpu_s: float  # this process and its (finished) worker processes
+    wall_s: float
+    notes: list[str] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        """The [calibration] table of the fitted profile's TOML file."""
+        return {
+            "loss": self.loss,
+            "start_loss": self.start_loss,
+            "loss_definition": "sum over runs of ln(thr_sim/thr_real)^2 + "
+                               f"{W_STALL} (stall_sim - stall_real)^2 + "
+                               f"{W_WA} ln(wa_sim/wa_real)^2",
+            "runs": self.runs,
+            "evaluations": self.evaluations,
+            "cpu_s": round(self.cpu_s, 1),
+            "wall_s": round(self.wall_s, 1),
+            "fitted": self.fitted,
+            "measured_from_log": self.measured,
+            "held_from_base_profile": self.held,
+            "notes": self.notes,
+            "sensitivity": {"relative_loss_change_at_minus_10pct":
+                            {k: v["minus"] for k, v in self.sensitivity.items()},
+                            "relative_loss_change_at_plus_10pct":
+                            {k: v["plus"] for k, v in self.sensitivity.items()}},
+        }
+
+
+def measured_costs(traces: Sequence[Trace]) -> tuple[dict[str, float], list[str]]:
+    """Costs read straight from the LOGs (see the module docstring), with a note for each
+    one the LOGs do not hold enough of."""
+    cpu_us = input_bytes = 0.0
+    for trace in traces:
+        started = {e["job"]: e for e in trace.events if e.get("event") == "compaction_started"}
+        for event in trace.events:
+            begin = started.get(event.get("job"))
+            if (event.get("event") == "compaction_finished" and begin is not None
+                    and "compaction_time_cpu_micros" in event):
+                cpu_us += float(event["compaction_time_cpu_micros"])
+                input_bytes += float(begin.get("input_data_size", 0))
+    flush_cpu_s = flush_bytes = 0.0
+    for trace in traces:
+        dumps = trace.stats_dumps if isinstance(trace, ImportedTrace) else []
+        level0 = dumps[-1].levels.get("L0", {}) if dumps else {}
+        if "CompMergeCPU(sec)" in level0 and "Write(GB)" in level0:
+            flush_cpu_s += level0["CompMergeCPU(sec)"]
+            flush_bytes += level0["Write(GB)"] * (1 << 30)
+    measured: dict[str, float] = {}
+    notes = []
+    if input_bytes >= MIN_MEASURED_BYTES:
+        measured["compaction_ns_per_byte"] = round(cpu_us * 1e3 / input_bytes, 3)
+    else:
+        notes.append("compaction_ns_per_byte not measured: the LOGs hold too few compactions "
+                     "with compaction_time_cpu_micros")
+    if flush_bytes >= MIN_MEASURED_BYTES:
+        measured["flush_ns_per_byte"] = round(flush_cpu_s * 1e9 / flush_bytes, 3)
+    else:
+        notes.append("flush_ns_per_byte not measured: no DUMPING STATS with L0 "
+                     "CompMergeCPU(sec) over enough flushed bytes")
+    return measured, notes
+
+
+def load_runs(folders: Sequence[Path], device: str | None,
+              max_seconds: float | None, workers: int) -> tuple[list[Run], list[Trace]]:
+    """The runs of the folders (imported in a process pool) and their real traces."""
+    folders = check_run_folders(folders)
+    pairs = pool_map(_load_run, [(f, max_seconds) for f in folders], workers)
+    runs = []
+    for folder, (real, setup) in zip(folders, pairs):
+        summary = real.summary
+        runs.append(Run(folder.name if folder.name else str(folder), setup,
+                        device or infer_device(folder) or DEFAULT_DEVICE,
+                        float(summary["throughput_ops_per_s"]), float(summary["stall_fraction"]),
+                        float(summary["write_amplification"])))
+    return runs, [real for real, _ in pairs]
+
+
+def _load_run(job: tuple[Path, float | None]) -> tuple[Trace, DbBenchSetup]:
+    return run_setup(*job)
+
+
+def _simulate_figures(job: tuple[DbBenchSetup, str, MachineProfile]) -> tuple[float, float, float]:
+    setup, device, machine = job
+    summary = setup.simulate(device=device, machine=machine).summary
+    return (float(summary["throughput_ops_per_s"]), float(summary["stall_fraction"]),
+            float(summary["write_amplification"]))
+
+
+def run_loss(run: Run, figures: tuple[float, float, float]) -> float:
+    """One run's term of the loss (module docstring)."""
+    throughput, stall, amplification = figures
+    thr_term = math.log(max(throughput, 1e-9) / run.throughput_ops_per_s) ** 2
+    wa_term = 0.0
+    if run.write_amplification > 0 and amplification > 0:
+        wa_term = math.log(amplification / run.write_amplification) ** 2
+    return thr_term + W_STALL * (stall - run.stall_fraction) ** 2 + W_WA * wa_term
+
+
+class Objective:
+    """The loss of a profile over the runs; repeats of one command are simulated once."""
+
+    def __init__(self, runs: list[Run], workers: int) -> None:
+        self.runs = runs
+        self.workers = workers
+        self.keys = [repr((r.setup.workload, r.setup.options, r.setup.duration_s, r.setup.seed,
+                           r.device)) for r in runs]
+        self.distinct = list(dict.fromkeys(self.keys))
+        self.evaluations = 0
+
+    def __call__(self, profile: MachineProfile) -> float:
+        self.evaluations += 1
+        first = {key: self.runs[self.keys.index(key)] for key in self.distinct}
+        jobs = [(first[k].setup, first[k].device, profile) for k in self.distinct]
+        figures = dict(zip(self.distinct, pool_map(_simulate_figures, jobs, self.workers)))
+        return float(sum(run_loss(run, figures[key]) for run, key in zip(self.runs, self.keys)))
+
+
+def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] = FITTED_BY_DEFAULT,
+              device: str | None = None, max_seconds: float | None = None,
+              max_evaluations: int = 40, workers: int = 2, name: str | None = None,
+              measure: bool = True) -> Calibration:
+    """Fit `fit` (cost names of the profile TOML) to the runs in `folders`, after measuring
+    what the LOGs measure; everything else comes from `base`."""
+    unknown = sorted(set(fit) - set(COST_FIELDS))
+    if unknown or not fit:
+        raise CalibrationError(f"cannot fit {', '.join(unknown) or 'nothing'}: name one or more "
+                               f"of {', '.join(COST_FIELDS)}")
+    started_cpu_s = _cpu_s()
+    started_wall_s = time.perf_counter()
+    runs, traces = load_runs(folders, device, max_seconds, workers)
+    measured, notes = measured_costs(traces) if measure else ({}, [])
+    measured = {k: v for k, v in measured.items() if k not in fit}
+    profile = with_costs(base, measured)
+    objective = Objective(runs, workers)
+    start = np.log([cost_values(profile)[k] for k in fit])
+    if not np.all(np.isfinite(start)):
+        raise CalibrationError(f"the base profile's {', '.join(fit)} must be positive to be fitted")
+
+    def loss_at(x: np.ndarray) -> float:
+        return objective(with_costs(profile, dict(zip(fit, np.exp(x)))))
+
+    start_loss = loss_at(start)
+    simplex = np.vstack([start] + [start + np.log(1.3) * np.eye(len(fit))[i]
+                                   for i in range(len(fit))])
+    bounds = [(x - math.log(BOUND_FACTOR), x + math.log(BOUND_FACTOR)) for x in start]
+    result = minimize(loss_at, start, method="Nelder-Mead", bounds=bounds,
+                      options={"maxfev": max_evaluations, "initial_simplex": simplex,
+                               "xatol": 0.005, "fatol": 1e-4})
+    fitted = {k: float(round(v, 3)) for k, v in zip(fit, np.exp(result.x))}
+    profile = with_costs(profile, fitted)
+    if name is not None:
+        profile = _renamed(profile, name, runs)
+    loss = objective(profile)
+    sensitivity = {}
+    for key, value in cost_values(profile).items():
+        sensitivity[key] = {
+            sign: round((objective(with_costs(profile, {key: value * factor})) - loss)
+                        / max(loss, 1e-12), 4)
+            for sign, factor in (("minus", 1 - SENSITIVITY_STEP), ("plus", 1 + SENSITIVITY_STEP))}
+    held = {k: v for k, v in cost_values(profile).items() if k not in fitted and k not in measured}
+    if not result.success:
+        notes.append(f"optimizer stopped: {result.message}")
+    return Calibration(profile, loss, start_loss, fitted, measured, held, sensitivity,
+                       [str(Path(f)) for f in folders], objective.evaluations,
+                       _cpu_s() - started_cpu_s, time.perf_counter() - started_wall_s,
+                       notes)
+
+
+def _cpu_s() -> float:
+    """User CPU seconds of this process and of its finished children (the pool workers)."""
+    times = os.times()
+    return times.user + times.children_user
+
+
+def _renamed(profile: MachineProfile, name: str, runs: list[Run]) -> MachineProfile:
+    devices = ", ".join(sorted({r.device for r in runs}))
+    return dataclasses.replace(
+        profile, name=name,
+        description=f"{profile.cores} cores; CPU costs fitted by lsmsim calibrate to "
+                    f"{len(runs)} real runs ({devices}); see [calibration]")
