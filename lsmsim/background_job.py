@@ -35,10 +35,15 @@ class BackgroundJob:
 
     kind: ClassVar[str] = "job"
 
-    @property
-    def cpu_cap(self) -> float:
-        """Progress-rate cap from running on one thread (one core at most)."""
-        return 1.0 / self.cpu_s if self.cpu_s > 0 else float("inf")
+    def thread_cap(self, read_bps: float, write_bps: float) -> float:
+        """Progress-rate cap of the job's one thread, given the device's one-stream read and
+        write bandwidth. The thread computes, reads its inputs with blocking reads and waits
+        for each output file's Sync (BuildTable and CompactionJob::FinishCompactionOutputFile
+        call WritableFileWriter::Sync; with buffered I/O and bytes_per_sync=0 the kernel
+        writes a file back only then), so its CPU time and its own device time add up
+        rather than overlap. Simplified: under contention, sharing is still max-min."""
+        seconds = self.cpu_s + self.read_bytes / read_bps + self.write_bytes / write_bps
+        return 1.0 / seconds if seconds > 0 else float("inf")
 
 
 @dataclass(eq=False)

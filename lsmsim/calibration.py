@@ -205,16 +205,38 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
               measure: bool = True) -> Calibration:
     """Fit `fit` (cost names of the profile TOML) to the runs in `folders`, after measuring
     what the LOGs measure; everything else comes from `base`."""
-    unknown = sorted(set(fit) - set(COST_FIELDS))
-    if unknown or not fit:
-        raise CalibrationError(f"cannot fit {', '.join(unknown) or 'nothing'}: name one or more "
-                               f"of {', '.join(COST_FIELDS)}")
+    check_fit_names(fit)
     started_cpu_s = _cpu_s()
     started_wall_s = time.perf_counter()
     runs, traces = load_runs(folders, device, max_seconds, workers)
     measured, notes = measured_costs(traces) if measure else ({}, [])
     measured = {k: v for k, v in measured.items() if k not in fit}
-    profile = with_costs(base, measured)
+    result = fit_costs(runs, with_costs(base, measured), fit, max_evaluations, workers)
+    result.measured = measured
+    result.held = {k: v for k, v in result.held.items() if k not in measured}
+    result.notes = notes + result.notes
+    if name is not None:
+        result.profile = _renamed(result.profile, name, runs)
+    result.runs = [str(Path(f)) for f in folders]
+    result.cpu_s = _cpu_s() - started_cpu_s
+    result.wall_s = time.perf_counter() - started_wall_s
+    return result
+
+
+def check_fit_names(fit: Sequence[str]) -> None:
+    unknown = sorted(set(fit) - set(COST_FIELDS))
+    if unknown or not fit:
+        raise CalibrationError(f"cannot fit {', '.join(unknown) or 'nothing'}: name one or more "
+                               f"of {', '.join(COST_FIELDS)}")
+
+
+def fit_costs(runs: list[Run], profile: MachineProfile, fit: Sequence[str],
+              max_evaluations: int = 40, workers: int = 2) -> Calibration:
+    """Nelder-Mead over ln(cost) of the `fit` costs, from `profile`'s values, within
+    [1/BOUND_FACTOR, BOUND_FACTOR] times them; then each cost's sensitivity."""
+    check_fit_names(fit)
+    started_cpu_s = _cpu_s()
+    started_wall_s = time.perf_counter()
     objective = Objective(runs, workers)
     start = np.log([cost_values(profile)[k] for k in fit])
     if not np.all(np.isfinite(start)):
@@ -232,8 +254,6 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
                                "xatol": 0.005, "fatol": 1e-4})
     fitted = {k: float(round(v, 3)) for k, v in zip(fit, np.exp(result.x))}
     profile = with_costs(profile, fitted)
-    if name is not None:
-        profile = _renamed(profile, name, runs)
     loss = objective(profile)
     sensitivity = {}
     for key, value in cost_values(profile).items():
@@ -241,13 +261,11 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
             sign: round((objective(with_costs(profile, {key: value * factor})) - loss)
                         / max(loss, 1e-12), 4)
             for sign, factor in (("minus", 1 - SENSITIVITY_STEP), ("plus", 1 + SENSITIVITY_STEP))}
-    held = {k: v for k, v in cost_values(profile).items() if k not in fitted and k not in measured}
-    if not result.success:
-        notes.append(f"optimizer stopped: {result.message}")
-    return Calibration(profile, loss, start_loss, fitted, measured, held, sensitivity,
-                       [str(Path(f)) for f in folders], objective.evaluations,
-                       _cpu_s() - started_cpu_s, time.perf_counter() - started_wall_s,
-                       notes)
+    held = {k: v for k, v in cost_values(profile).items() if k not in fitted}
+    notes = [] if result.success else [f"optimizer stopped: {result.message}"]
+    return Calibration(profile, loss, start_loss, fitted, {}, held, sensitivity,
+                       [r.label for r in runs], objective.evaluations,
+                       _cpu_s() - started_cpu_s, time.perf_counter() - started_wall_s, notes)
 
 
 def _cpu_s() -> float:

@@ -68,6 +68,7 @@ class DB:
         self.options = options
         self.machine = machine
         self.device = device
+        self._one_stream_bps = device.bandwidth_bps(1, False)  # a job thread's own I/O
         self.workload = workload
         self.policy = policy
         self.entry = EntryFormat(workload.key_size, workload.value_size)
@@ -194,7 +195,8 @@ class DB:
         for job in jobs:
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
-            demands.append(Demand(per_unit, job.cpu_cap, self._weights(job)))
+            demands.append(Demand(per_unit, job.thread_cap(*self._one_stream_bps),
+                                  self._weights(job)))
         capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
         self.writer.rate = rates[0]
