@@ -90,21 +90,35 @@ def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int
 
 
 def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
-                 first_number: int, at_s: float, write_position_bytes: float) -> list[SstFile]:
+                 first_number: int, at_s: float, write_position_bytes: float,
+                 grandparent_bounds: np.ndarray | None = None) -> list[SstFile]:
     """Cut merged output into files of about `target_file_bytes`, at bucket edges.
 
     CompactionOutputs::ShouldStopBefore closes a file once it reaches the target size;
-    here a file closes at the first bucket edge where it reaches it.
+    here a file closes at the first bucket edge where it reaches it. With
+    `grandparent_bounds` (sorted bucket indices of every start and end of the files one
+    level below the output, repeated where two files meet; level_compaction_dynamic_file_size,
+    RocksDB 7.8+) a file is also cut at a grandparent boundary once it holds
+    50% + 5% per grandparent boundary crossed (at most 90%) of the target, so that output
+    files line up with the next level's files and later compactions overlap less.
+    Simplified: the "skippable grandparent file" and max_compaction_bytes cuts are left out
+    (random keys rarely trigger them).
     """
     files: list[SstFile] = []
     cumulative = np.cumsum(merged) * entry_bytes
     position = write_position_bytes
     n = len(merged)
+    bounds = None
+    if grandparent_bounds is not None and grandparent_bounds.size:
+        bounds = grandparent_bounds - lo
+        bounds = bounds[(bounds > 0) & (bounds < n)]
     start = 0
     base = 0.0
     while start < n:
         end = int(np.searchsorted(cumulative, base + target_file_bytes, side="left")) + 1
         end = min(max(end, start + 1), n)
+        if bounds is not None:
+            end = _grandparent_cut(bounds, cumulative, start, end, base, target_file_bytes)
         a, b = start, end
         while a < b and merged[a] <= 0:  # trim empty edge buckets
             a += 1
@@ -118,3 +132,18 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
         base = cumulative[end - 1]
         start = end
     return files
+
+
+def _grandparent_cut(bounds: np.ndarray, cumulative: np.ndarray, start: int, end: int,
+                     base: float, target_file_bytes: float) -> int:
+    """The first grandparent boundary in (start, end) where the file started at `start`
+    is past its pre-cut size (CompactionOutputs::ShouldStopBefore), else `end`."""
+    first = int(np.searchsorted(bounds, start, side="right"))
+    last = int(np.searchsorted(bounds, end, side="left"))
+    if last <= first:
+        return end
+    edges = bounds[first:last]
+    crossed = np.searchsorted(bounds, edges, side="right") - first
+    size = cumulative[edges - 1] - base
+    ready = size >= target_file_bytes * (50 + np.minimum(5 * crossed, 40)) / 100
+    return int(edges[int(np.argmax(ready))]) if ready.any() else end

@@ -370,6 +370,16 @@ class DB:
         if installed_any:
             self._install_super_version()
 
+    def _grandparent_bounds(self, output_level: int, lo: int, hi: int) -> np.ndarray | None:
+        """Bucket edges of the files one level below the output that overlap [lo, hi), for
+        level_compaction_dynamic_file_size (None when off, for intra-L0 or the last level)."""
+        below = output_level + 1
+        if (not self.options.level_compaction_dynamic_file_size or output_level == 0
+                or below >= self.version.num_levels):
+            return None
+        files = [f for f in self.version.levels[below] if f.lo < hi and f.hi > lo]
+        return np.sort(np.asarray([e for f in files for e in (f.lo, f.hi)], dtype=np.int64))
+
     def _start_compaction(self, compaction: Compaction) -> None:
         lo, hi = compaction.lo, compaction.hi
         merged = merge_inputs(self._bucket_keys, compaction.all_inputs, lo, hi)
@@ -378,7 +388,8 @@ class DB:
         else:
             target = self.options.max_file_size_for_level(compaction.output_level)
         outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
-                               self.env.now, self._sst_bytes_written)
+                               self.env.now, self._sst_bytes_written,
+                               self._grandparent_bounds(compaction.output_level, lo, hi))
         self._next_file_number += max(1, len(outputs))
         written = sum(f.size_bytes for f in outputs)
         cache = self.machine.page_cache_bytes

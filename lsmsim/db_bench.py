@@ -196,7 +196,7 @@ def setup_from_logged_options(files: Any) -> DbBenchSetup:
         raise TraceError(f"{files.folder}: no command.txt and no LOG to read the options from")
     raw = logged_options(files)
     options = LsmOptions.from_mapping(
-        {k: v for k, v in raw.items() if k in OPTION_FLAGS}, base=LsmOptions(),
+        {k: v for k, v in raw.items() if k in OPTION_FLAGS}, base=_version_defaults(files.log),
         source=str(files.options or files.log))
     stdout = files.stdout.read_text(errors="replace") if files.stdout else ""
 
@@ -217,3 +217,14 @@ def setup_from_logged_options(files: Any) -> DbBenchSetup:
     return DbBenchSetup(command=f"(from {files.log.name} options and db_bench stdout)",
                         workload=workload, options=options, duration_s=duration_s, seed=0,
                         unmodelled=tuple(unmodelled))
+
+
+def _version_defaults(log: Path) -> LsmOptions:
+    """Library defaults of the LOG's RocksDB version: before 7.8 there is no
+    level_compaction_dynamic_file_size (outputs are cut at the target size only)."""
+    from lsmsim.rocksdb_log import read_version
+    version = read_version(log)
+    numbers = tuple(int(n) for n in re.findall(r"\d+", version or "")[:2])
+    if numbers and numbers < (7, 8):
+        return LsmOptions(level_compaction_dynamic_file_size=False)
+    return LsmOptions()
