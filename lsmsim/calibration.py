@@ -2,11 +2,17 @@
 
 Physics first, few parameters. What a RocksDB LOG measures directly is measured, not fitted:
 
-- `compaction_ns_per_byte`: the sum of `compaction_time_cpu_micros` (thread CPU time,
-  EVENT_LOG_v1 compaction_finished) over the sum of the jobs' `input_data_size`, pooled
-  over the runs (the simulator charges compaction CPU per input byte);
-- `flush_ns_per_byte`: `CompMergeCPU(sec)` over `Write(GB)` of the L0 row of each run's
-  last DUMPING STATS (FlushJob records its CPU time in L0's compaction stats), pooled.
+- compaction CPU per byte, per entry and per entry per log2 of the sorted runs merged
+  (`MachineProfile.compaction_cpu_s`): each compaction's `compaction_time_cpu_micros`
+  (thread CPU time, EVENT_LOG_v1 compaction_finished) against its `input_data_size`,
+  `num_input_records` and input files, by non-negative least squares over all the runs'
+  compactions;
+- flush CPU per byte and per entry: `CompMergeCPU(sec)` against `Write(GB)` of the L0 row
+  of each run's last DUMPING STATS (FlushJob records its CPU time in L0's compaction
+  stats), entries from the workload's entry size.
+
+Per-entry costs are told apart from per-byte costs only by runs of different entry sizes;
+with one entry size they are zero and the per-byte cost carries them.
 
 The rest (by default `write_ns_per_op`, the foreground put's CPU cost; `--fit` names
 others) is fitted with Nelder-Mead in log space within [1/10, 10] times the start value,
@@ -36,9 +42,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import minimize, nnls
 
 from lsmsim.db_bench import DbBenchSetup
+from lsmsim.entry_format import EntryFormat
 from lsmsim.machine import COST_FIELDS, MachineProfile, cost_values, with_costs
 from lsmsim.trace import Trace
 from lsmsim.trace_import import ImportedTrace
@@ -113,35 +120,77 @@ class Calibration:
 def measured_costs(traces: Sequence[Trace]) -> tuple[dict[str, float], list[str]]:
     """Costs read straight from the LOGs (see the module docstring), with a note for each
     one the LOGs do not hold enough of."""
-    cpu_us = input_bytes = 0.0
-    for trace in traces:
-        started = {e["job"]: e for e in trace.events if e.get("event") == "compaction_started"}
-        for event in trace.events:
-            begin = started.get(event.get("job"))
-            if (event.get("event") == "compaction_finished" and begin is not None
-                    and "compaction_time_cpu_micros" in event):
-                cpu_us += float(event["compaction_time_cpu_micros"])
-                input_bytes += float(begin.get("input_data_size", 0))
-    flush_cpu_s = flush_bytes = 0.0
-    for trace in traces:
-        dumps = trace.stats_dumps if isinstance(trace, ImportedTrace) else []
-        level0 = dumps[-1].levels.get("L0", {}) if dumps else {}
-        if "CompMergeCPU(sec)" in level0 and "Write(GB)" in level0:
-            flush_cpu_s += level0["CompMergeCPU(sec)"]
-            flush_bytes += level0["Write(GB)"] * (1 << 30)
     measured: dict[str, float] = {}
     notes = []
-    if input_bytes >= MIN_MEASURED_BYTES:
-        measured["compaction_ns_per_byte"] = round(cpu_us * 1e3 / input_bytes, 3)
+    rows = np.asarray([row for trace in traces for row in compaction_cpu_rows(trace)],
+                      dtype=float).reshape(-1, 4)
+    if rows[:, 0].sum() >= MIN_MEASURED_BYTES:
+        size, entries, runs, cpu_ns = rows.T
+        columns = {"compaction_ns_per_byte": size, "compaction_ns_per_entry": entries,
+                   "compaction_merge_ns_per_entry_per_log2_run": entries * np.log2(runs)}
+        measured.update(per_unit_costs(columns, cpu_ns, size))
     else:
-        notes.append("compaction_ns_per_byte not measured: the LOGs hold too few compactions "
-                     "with compaction_time_cpu_micros")
-    if flush_bytes >= MIN_MEASURED_BYTES:
-        measured["flush_ns_per_byte"] = round(flush_cpu_s * 1e9 / flush_bytes, 3)
+        notes.append("compaction CPU not measured: the LOGs hold too few compactions with "
+                     "compaction_time_cpu_micros")
+    flushes = [row for trace in traces for row in [flush_cpu_row(trace)] if row is not None]
+    if sum(row[0] for row in flushes) >= MIN_MEASURED_BYTES:
+        size, entries, cpu_ns = np.asarray(flushes, dtype=float).T
+        measured.update(per_unit_costs({"flush_ns_per_byte": size, "flush_ns_per_entry": entries},
+                                       cpu_ns, size))
     else:
-        notes.append("flush_ns_per_byte not measured: no DUMPING STATS with L0 "
-                     "CompMergeCPU(sec) over enough flushed bytes")
+        notes.append("flush CPU not measured: no DUMPING STATS with L0 CompMergeCPU(sec) "
+                     "over enough flushed bytes")
     return measured, notes
+
+
+def per_unit_costs(columns: dict[str, np.ndarray], cpu_ns: np.ndarray,
+                   size: np.ndarray) -> dict[str, float]:
+    """Non-negative costs per unit of each column (bytes, entries, ...) whose sum explains
+    the CPU time, least squares weighted by 1/bytes (rows are jobs or runs of very different
+    size). A column that is a fixed multiple of the first (one entry size only) cannot be
+    told apart from it: it gets zero and the first column takes its share."""
+    first = next(iter(columns.values()))
+    usable = [name for i, (name, column) in enumerate(columns.items())
+              if i == 0 or np.ptp(column / np.maximum(first, 1e-300)) > 0.1 * np.mean(
+                  column / np.maximum(first, 1e-300))]
+    weight = 1.0 / np.sqrt(np.maximum(size, 1.0))
+    design = np.column_stack([columns[name] * weight for name in usable])
+    solution, _ = nnls(design, cpu_ns * weight)
+    return {name: round(float(solution[usable.index(name)]) if name in usable else 0.0, 4)
+            for name in columns}
+
+
+def compaction_cpu_rows(trace: Trace) -> list[tuple[float, float, int, float]]:
+    """(input bytes, input entries, sorted runs, CPU ns) of each compaction whose
+    compaction_finished has compaction_time_cpu_micros and num_input_records; runs as
+    `Compaction.sorted_runs` counts them (each L0 file, each other level)."""
+    started = {e["job"]: e for e in trace.events if e.get("event") == "compaction_started"}
+    rows = []
+    for event in trace.events:
+        begin = started.get(event.get("job"))
+        if (event.get("event") != "compaction_finished" or begin is None
+                or "compaction_time_cpu_micros" not in event
+                or not event.get("num_input_records")):
+            continue
+        runs = sum(len(files) if key == "files_L0" else 1
+                   for key, files in begin.items() if key.startswith("files_L"))
+        rows.append((float(begin.get("input_data_size", 0)), float(event["num_input_records"]),
+                     max(runs, 1), float(event["compaction_time_cpu_micros"]) * 1e3))
+    return rows
+
+
+def flush_cpu_row(trace: Trace) -> tuple[float, float, float] | None:
+    """(bytes, entries, CPU ns) of a run's flushes: CompMergeCPU(sec) and Write(GB) of the L0
+    row of its last DUMPING STATS (FlushJob adds its CPU time to L0's compaction stats);
+    entries from the bytes and the workload's entry size."""
+    dumps = trace.stats_dumps if isinstance(trace, ImportedTrace) else []
+    level0 = dumps[-1].levels.get("L0", {}) if dumps else {}
+    if "CompMergeCPU(sec)" not in level0 or "Write(GB)" not in level0:
+        return None
+    size = level0["Write(GB)"] * (1 << 30)
+    workload = trace.config["workload"]
+    entry = EntryFormat(workload["key_size"], workload["value_size"]).sst_bytes
+    return size, size / entry, level0["CompMergeCPU(sec)"] * 1e9
 
 
 def load_runs(folders: Sequence[Path], device: str | None,

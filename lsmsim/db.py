@@ -336,7 +336,8 @@ class DB:
         written = sum(f.size_bytes for f in outputs)
         self._sst_bytes_written += written
         job = FlushJob(self._new_job_id(), self.env.now,
-                       cpu_s=self.machine.flush_cpu_s_per_byte * memtable_bytes,
+                       cpu_s=self.machine.flush_cpu_s(memtable_bytes,
+                                                      sum(m.ops for m in memtables)),
                        read_bytes=0.0, write_bytes=written, outputs=outputs, memtables=memtables)
         self.flush_jobs.append(job)
         self.events.emit(self.env.now, "flush_started", job=job.job_id,
@@ -398,7 +399,9 @@ class DB:
         self._sst_bytes_written += written
         input_bytes = compaction.input_bytes
         job = CompactionJob(self._new_job_id(), self.env.now,
-                            cpu_s=self.machine.compaction_cpu_s_per_byte * input_bytes,
+                            cpu_s=self.machine.compaction_cpu_s(
+                                input_bytes, input_bytes / self.entry.sst_bytes,
+                                compaction.sorted_runs),
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
                             compaction=compaction)
         self.compaction_jobs.append(job)

@@ -34,6 +34,9 @@ class MachineProfile:
     flush_cpu_s_per_byte: float
     compaction_cpu_s_per_byte: float
     page_cache_bytes: float
+    flush_cpu_s_per_entry: float = 0.0
+    compaction_cpu_s_per_entry: float = 0.0
+    compaction_merge_cpu_s_per_entry_per_log2_run: float = 0.0
 
     def write_cpu_s(self, batch_bytes: int, memtable_entries: float) -> float:
         """CPU of one put: fixed cost, bytes through WAL and memtable, and the skiplist
@@ -43,16 +46,42 @@ class MachineProfile:
                 + self.memtable_insert_cpu_s_per_level * depth)
 
 
+    def flush_cpu_s(self, memtable_bytes: float, entries: float) -> float:
+        """CPU of one flush: per byte (copy, checksum, build blocks) and per entry (iterate
+        the skiplist, encode the key)."""
+        return memtable_bytes * self.flush_cpu_s_per_byte + entries * self.flush_cpu_s_per_entry
+
+    def compaction_cpu_s(self, input_bytes: float, input_entries: float,
+                         sorted_runs: int) -> float:
+        """CPU of one compaction: per input byte (read, checksum, copy, build the output),
+        per input entry (parse, compare, decide) and the merge heap's per entry, which grows
+        with log2 of the sorted runs merged (MergingIterator; an L0 file is a run, a level
+        below L0 one run). Real LOGs show both: 7.8.3 compactions of 1 KB entries cost about
+        1.5 ns/B merging two runs, 2.0-2.2 ns/B merging eight to fourteen; 6.11 compactions
+        of 108 B entries cost twice the per-byte CPU of 1 KB entries."""
+        merge = math.log2(max(sorted_runs, 1)) * self.compaction_merge_cpu_s_per_entry_per_log2_run
+        return (input_bytes * self.compaction_cpu_s_per_byte
+                + input_entries * (self.compaction_cpu_s_per_entry + merge))
+
+
 # The profile's cost fields as a TOML file spells them -> (MachineProfile field, unit).
 COST_FIELDS = {"write_ns_per_op": ("write_cpu_s_per_op", NS),
                "write_ns_per_byte": ("write_cpu_s_per_byte", NS),
                "memtable_insert_ns_per_level": ("memtable_insert_cpu_s_per_level", NS),
                "flush_ns_per_byte": ("flush_cpu_s_per_byte", NS),
                "compaction_ns_per_byte": ("compaction_cpu_s_per_byte", NS),
-               "page_cache_GiB": ("page_cache_bytes", float(1 << 30))}
-_FIELDS = {"description": str, "cores": int, **{name: Number for name in COST_FIELDS}}
+               "page_cache_GiB": ("page_cache_bytes", float(1 << 30)),
+               "flush_ns_per_entry": ("flush_cpu_s_per_entry", NS),
+               "compaction_ns_per_entry": ("compaction_cpu_s_per_entry", NS),
+               "compaction_merge_ns_per_entry_per_log2_run":
+                   ("compaction_merge_cpu_s_per_entry_per_log2_run", NS)}
+# Costs a profile file may leave out (zero), so that older files stay valid.
+_OPTIONAL_COSTS = ("flush_ns_per_entry", "compaction_ns_per_entry",
+                   "compaction_merge_ns_per_entry_per_log2_run")
+_FIELDS = {"description": str, "cores": int,
+           **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
-_OPTIONAL = {"name": str, "calibration": dict}
+_OPTIONAL = {"name": str, "calibration": dict, **{name: Number for name in _OPTIONAL_COSTS}}
 
 
 def profile_names() -> list[str]:
@@ -64,11 +93,11 @@ def load_machine(name_or_path: str) -> MachineProfile:
     path = data_file.resolve_preset(name_or_path, PROFILE_DIR, "machine profile")
     data = read_fields(path, _FIELDS, _OPTIONAL)
     require(path, "cores", data["cores"], data["cores"] >= 1, "at least 1")
-    for key in COST_FIELDS:
-        require(path, key, data[key], data[key] >= 0, "zero or positive")
+    costs = {key: data.get(key, 0.0) for key in COST_FIELDS}
+    for key, value in costs.items():
+        require(path, key, value, value >= 0, "zero or positive")
     return with_costs(MachineProfile(data.get("name", path.stem), data["description"],
-                                     data["cores"], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
-                      {key: data[key] for key in COST_FIELDS})
+                                     data["cores"], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), costs)
 
 
 def cost_values(profile: MachineProfile) -> dict[str, float]:
