@@ -181,16 +181,26 @@ def compaction_cpu_rows(trace: Trace) -> list[tuple[float, float, int, float]]:
 
 def flush_cpu_row(trace: Trace) -> tuple[float, float, float] | None:
     """(bytes, entries, CPU ns) of a run's flushes: CompMergeCPU(sec) and Write(GB) of the L0
-    row of its last DUMPING STATS (FlushJob adds its CPU time to L0's compaction stats);
-    entries from the bytes and the workload's entry size."""
+    row of its last DUMPING STATS (FlushJob adds its CPU time to L0's compaction stats), less
+    the intra-L0 compactions finished by then (they add theirs too); entries from the bytes
+    and the workload's entry size. Write(GB) is printed to 0.1 GB, hence MIN_MEASURED_BYTES."""
     dumps = trace.stats_dumps if isinstance(trace, ImportedTrace) else []
     level0 = dumps[-1].levels.get("L0", {}) if dumps else {}
     if "CompMergeCPU(sec)" not in level0 or "Write(GB)" not in level0:
         return None
     size = level0["Write(GB)"] * (1 << 30)
+    cpu_ns = level0["CompMergeCPU(sec)"] * 1e9
+    cpu_us = {e.get("job"): float(e.get("compaction_time_cpu_micros", 0)) for e in trace.events
+              if e.get("event") == "compaction_finished" and e.get("output_level") == 0}
+    for job in trace.jobs():
+        if job.kind == "compaction" and job.job in cpu_us and job.end_s <= dumps[-1].at_s:
+            size -= job.output_bytes
+            cpu_ns -= cpu_us[job.job] * 1e3
+    if size <= 0 or cpu_ns <= 0:
+        return None
     workload = trace.config["workload"]
     entry = EntryFormat(workload["key_size"], workload["value_size"]).sst_bytes
-    return size, size / entry, level0["CompMergeCPU(sec)"] * 1e9
+    return size, size / entry, cpu_ns
 
 
 def load_runs(folders: Sequence[Path], device: str | None,
@@ -301,9 +311,12 @@ def fit_costs(runs: list[Run], profile: MachineProfile, fit: Sequence[str],
     result = minimize(loss_at, start, method="Nelder-Mead", bounds=bounds,
                       options={"maxfev": max_evaluations, "initial_simplex": simplex,
                                "xatol": 0.005, "fatol": 1e-4})
-    fitted = {k: float(round(v, 3)) for k, v in zip(fit, np.exp(result.x))}
+    # The loss is piecewise constant in places (jobs and stalls are discrete): keep the
+    # best point seen, which Nelder-Mead returns, and the start if nothing beat it.
+    best = result.x if result.fun <= start_loss else start
+    fitted = {k: float(v) for k, v in zip(fit, np.exp(best))}
     profile = with_costs(profile, fitted)
-    loss = objective(profile)
+    loss = min(float(result.fun), start_loss)
     sensitivity = {}
     for key, value in cost_values(profile).items():
         sensitivity[key] = {
