@@ -57,6 +57,9 @@ W_WA = 0.25
 FITTED_BY_DEFAULT = ("write_ns_per_op",)
 SENSITIVITY_STEP = 0.10
 BOUND_FACTOR = 10.0
+# A fitted cost whose +10% changes the loss by less than this is not identified.
+FLAT_TOLERANCE = 0.01
+FLAT_STEP = 1.25
 # Least figures a LOG must hold for a cost measured from it to count.
 MIN_MEASURED_BYTES = 256 << 20
 
@@ -317,6 +320,13 @@ def fit_costs(runs: list[Run], profile: MachineProfile, fit: Sequence[str],
     fitted = {k: float(v) for k, v in zip(fit, np.exp(best))}
     profile = with_costs(profile, fitted)
     loss = min(float(result.fun), start_loss)
+    notes = [] if result.success else [f"optimizer stopped: {result.message}"]
+    for key, (_, ceiling) in zip(fit, bounds):
+        profile, notes_for_key = _upper_end_if_flat(objective, profile, key, loss,
+                                                    math.exp(ceiling))
+        notes += notes_for_key
+    fitted = {k: cost_values(profile)[k] for k in fit}
+    loss = objective(profile)
     sensitivity = {}
     for key, value in cost_values(profile).items():
         sensitivity[key] = {
@@ -324,10 +334,30 @@ def fit_costs(runs: list[Run], profile: MachineProfile, fit: Sequence[str],
                         / max(loss, 1e-12), 4)
             for sign, factor in (("minus", 1 - SENSITIVITY_STEP), ("plus", 1 + SENSITIVITY_STEP))}
     held = {k: v for k, v in cost_values(profile).items() if k not in fitted}
-    notes = [] if result.success else [f"optimizer stopped: {result.message}"]
     return Calibration(profile, loss, start_loss, fitted, {}, held, sensitivity,
                        [r.label for r in runs], objective.evaluations,
                        _cpu_s() - started_cpu_s, time.perf_counter() - started_wall_s, notes)
+
+
+def _upper_end_if_flat(objective: "Objective", profile: MachineProfile, key: str,
+                       loss: float, ceiling: float) -> tuple[MachineProfile, list[str]]:
+    """A cost the runs bound only from above (the writer of a client-rate-limited run is not
+    CPU-bound, so any cost below some value fits as well) is not identified: the loss is
+    flat around the fit. Then take the largest cost whose loss stays within FLAT_TOLERANCE
+    of the best, walking up in steps of FLAT_STEP up to `ceiling`, and say so."""
+    value = cost_values(profile)[key]
+    if objective(with_costs(profile, {key: value * (1 + SENSITIVITY_STEP)})) > loss * (
+            1 + FLAT_TOLERANCE) + 1e-12:
+        return profile, []
+    low, high = value, value
+    while high * FLAT_STEP <= ceiling:
+        step = objective(with_costs(profile, {key: high * FLAT_STEP}))
+        if step > loss * (1 + FLAT_TOLERANCE) + 1e-12:
+            break
+        high *= FLAT_STEP
+    note = (f"{key}: the loss is flat from {low:.4g} up to {high:.4g} (within "
+            f"{100 * FLAT_TOLERANCE:.0f}%): the runs bound it only from above; kept {high:.4g}")
+    return with_costs(profile, {key: high}), [note]
 
 
 def _cpu_s() -> float:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.units import UnitError, parse_size_bytes
 from lsmsim.workload import WORKLOADS, Workload, make_workload
@@ -207,10 +209,16 @@ def setup_from_logged_options(files: Any) -> DbBenchSetup:
     benchmark = re.search(r"^(\w+)\s+:\s+[0-9.]+ micros/op", stdout, re.M)
     name = benchmark.group(1) if benchmark and benchmark.group(1) in WORKLOADS else "fillrandom"
     num = field(r"Entries:\s+(\d+)", 1_000_000)
+    report = read_report_csv(files.report) if files.report else None
+    duration_s = report.end_s if report else None
+    # A run that did more puts than --num was ended by --duration (db_bench then draws keys
+    # from the --num key space until time is up): no op limit.
+    done_ops = float(np.sum(report.ops_per_s * np.diff(report.end_times_s, prepend=0.0))) \
+        if report else 0.0
     workload = make_workload(name, key_size=field(r"Keys:\s+(\d+) bytes", 16),
                              value_size=field(r"Values:\s+(\d+) bytes", 100), num_keys=num,
-                             max_ops=num, write_rate_limit_bps=field(r"Write rate:\s+(\d+)", 0))
-    duration_s = read_report_csv(files.report).end_s if files.report else None
+                             max_ops=num if done_ops <= num else 0,
+                             write_rate_limit_bps=field(r"Write rate:\s+(\d+)", 0))
     unmodelled = []
     if raw.get("compression", "NoCompression") != "NoCompression":
         unmodelled.append(f"compression={raw['compression']}")

@@ -228,6 +228,11 @@ def format_report(report: ValidationReport) -> str:
             f"{format_difference(n, values.get(n, math.nan), signed):>{_cell_width(n)}}"
             for n in names)
 
+    notes = [f"note: {r.label}: the simulation ended after its --num puts at "
+             f"{r.sim.summary['duration_s']:.0f} s, the real run at "
+             f"{r.real.summary['duration_s']:.0f} s"
+             for r in report.results
+             if r.sim.summary["duration_s"] < r.real.summary["duration_s"] - 1.0]
     for r in report.results:
         lines.append(row(r.label, r.device, f"{r.real.summary['throughput_ops_per_s']:,.0f}",
                          f"{r.sim.summary['throughput_ops_per_s']:,.0f}", r.errors))
@@ -243,6 +248,7 @@ def format_report(report: ValidationReport) -> str:
                      + ("preserved" if ranking["preserved"] else
                         "swapped: " + "; ".join(ranking["swapped_pairs"])))
     labels = error_labels()
+    lines += notes
     lines.append("columns: " + ", ".join(f"{short[n]} = {labels[n]}" for n in names))
     return "\n".join(lines)
 

@@ -147,6 +147,19 @@ def test_calibration_recovers_a_known_write_cost(tmp_path):
         result.fitted["write_ns_per_op"])
 
 
+def test_a_cost_the_runs_bound_only_from_above_is_reported_as_such():
+    """A client-rate-limited writer is not CPU-bound: every write cost below some value
+    fits it as well; calibration keeps the largest and says so."""
+    truth = load_machine("local-2core")
+    run = _simulated_run(["--write_buffer_size=4194304", "--benchmark_write_rate_limit=4000000"],
+                         truth, "limited")
+    result = fit_costs([run], with_costs(truth, {"write_ns_per_op": 1000.0}),
+                       ["write_ns_per_op"], max_evaluations=4, workers=1)
+    assert any("bound it only from above" in note for note in result.notes)
+    assert result.fitted["write_ns_per_op"] > 1000.0
+    assert result.loss == pytest.approx(result.start_loss, rel=0.05, abs=1e-6)
+
+
 @shared
 def test_flush_and_compaction_cpu_are_measured_from_the_log():
     measured, notes = measured_costs([import_trace(LOCAL / "j2_wb64_r1"),

@@ -191,6 +191,19 @@ def test_import_adoc_excerpt_reads_options_from_the_log():
     assert trace.config["workload"]["value_size"] == 1000
     assert trace.config["workload"]["write_rate_limit_bps"] == 30_000_000
     assert trace.summary["stall_count_by_cause"]["level0_slowdown"] >= 1
+    # RocksDB 6.11 had no level_compaction_dynamic_file_size (7.8+): off for its runs.
+    assert trace.config["options"]["level_compaction_dynamic_file_size"] is False
+
+
+def test_a_logged_run_that_outlived_its_num_was_ended_by_time(tmp_path):
+    """ADOC's 3600 s runs did more puts than --num: db_bench --duration ends them, so the
+    simulation of such a folder has no op limit; a run within --num keeps it."""
+    assert setup_from_trace_dir(ADOC).workload.max_ops == 48318382
+    folder = tmp_path / "run"
+    shutil.copytree(ADOC, folder)
+    stdout = folder / "stdout.txt_597"
+    stdout.write_text(stdout.read_text().replace("Entries:    48318382", "Entries:    1000"))
+    assert setup_from_trace_dir(folder).workload.max_ops == 0
 
 
 @shared
