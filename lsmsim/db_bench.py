@@ -43,6 +43,8 @@ DB_BENCH_WORKLOAD_DEFAULTS = {"benchmarks": "fillseq,fillrandom,overwrite,readra
                               "value_size": 100, "threads": 1, "duration": 0,
                               "benchmark_write_rate_limit": 0, "seed": 0,
                               "compression_type": "snappy"}
+# A logged run whose puts are within this fraction of --num was ended by --num.
+NUM_MATCH_FRACTION = 0.01
 _STOPPED_AFTER = re.compile(r"stopped after ([0-9.]+) ?s")
 
 
@@ -211,13 +213,14 @@ def setup_from_logged_options(files: Any) -> DbBenchSetup:
     num = field(r"Entries:\s+(\d+)", 1_000_000)
     report = read_report_csv(files.report) if files.report else None
     duration_s = report.end_s if report else None
-    # A run that did more puts than --num was ended by --duration (db_bench then draws keys
-    # from the --num key space until time is up): no op limit.
+    # A run ended by --num did its --num puts; one that did more or fewer was ended by
+    # --duration (db_bench draws keys from the --num key space until time is up): no limit.
     done_ops = float(np.sum(report.ops_per_s * np.diff(report.end_times_s, prepend=0.0))) \
-        if report else 0.0
+        if report else float(num)
+    ended_by_num = abs(done_ops - num) <= NUM_MATCH_FRACTION * num
     workload = make_workload(name, key_size=field(r"Keys:\s+(\d+) bytes", 16),
                              value_size=field(r"Values:\s+(\d+) bytes", 100), num_keys=num,
-                             max_ops=num if done_ops <= num else 0,
+                             max_ops=num if ended_by_num else 0,
                              write_rate_limit_bps=field(r"Write rate:\s+(\d+)", 0))
     unmodelled = []
     if raw.get("compression", "NoCompression") != "NoCompression":
