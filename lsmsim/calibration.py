@@ -49,8 +49,7 @@ from lsmsim.entry_format import EntryFormat
 from lsmsim.machine import COST_FIELDS, MachineProfile, cost_values, with_costs
 from lsmsim.trace import Trace
 from lsmsim.trace_import import ImportedTrace
-from lsmsim.trace_validation import (DEFAULT_DEVICE, check_run_folders, infer_device,
-                                     pool_map, run_setup)
+from lsmsim.trace_validation import check_run_folders, pool_map, run_devices, run_setup
 
 W_STALL = 1.0
 W_WA = 0.25
@@ -210,12 +209,12 @@ def load_runs(folders: Sequence[Path], device: str | None,
               max_seconds: float | None, workers: int) -> tuple[list[Run], list[Trace]]:
     """The runs of the folders (imported in a process pool) and their real traces."""
     folders = check_run_folders(folders)
+    devices = run_devices(folders, device)
     pairs = pool_map(_load_run, [(f, max_seconds) for f in folders], workers)
     runs = []
-    for folder, (real, setup) in zip(folders, pairs):
+    for folder, run_device, (real, setup) in zip(folders, devices, pairs):
         summary = real.summary
-        runs.append(Run(folder.name if folder.name else str(folder), setup,
-                        device or infer_device(folder) or DEFAULT_DEVICE,
+        runs.append(Run(folder.name if folder.name else str(folder), setup, run_device,
                         float(summary["throughput_ops_per_s"]), float(summary["stall_fraction"]),
                         float(summary["write_amplification"])))
     return runs, [real for real, _ in pairs]

@@ -48,6 +48,16 @@ def infer_device(folder: Path) -> str | None:
     return None
 
 
+def run_devices(folders: Sequence[Path], device: str | None) -> list[str]:
+    """Each run's device: `device` if given, else the one its path names, else
+    DEFAULT_DEVICE; every name is checked here (a bad one is an error naming the valid)."""
+    from device_models import load_device
+    devices = [device or infer_device(f) or DEFAULT_DEVICE for f in folders]
+    for name in sorted(set(devices)):
+        load_device(name)
+    return devices
+
+
 def configuration_key(folder: Path) -> str:
     """Runs of one command share this key: the folder's path without its `_rN` suffix."""
     folder = Path(folder).resolve()
@@ -168,7 +178,7 @@ def validate(folders: Sequence[Path], machine: MachineProfile, device: str | Non
     """Re-simulate every run folder and compare (see the module docstring). `device`
     overrides the device named by each folder's path (DEFAULT_DEVICE when none is)."""
     folders = check_run_folders(folders)
-    devices = [device or infer_device(f) or DEFAULT_DEVICE for f in folders]
+    devices = run_devices(folders, device)
     pairs = pool_map(_simulate_folder, [(f, d, machine, max_seconds)
                                         for f, d in zip(folders, devices)], workers)
     labels = short_labels(folders)

@@ -204,6 +204,14 @@ def test_validate_cli_on_a_repeated_pair(tmp_path, capsys):
     assert "median |error|" in capsys.readouterr().out
 
 
+@shared
+def test_an_unknown_device_is_an_error_before_any_simulation(capsys):
+    code = main(["validate", str(LOCAL / "j2_wb16_r1"), "--machine", "local-2core",
+                 "--device", "nvmee"])
+    err = capsys.readouterr().err
+    assert code == 2 and "nvmee" in err and "nvme" in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("argv, message", [
     (["validate", "{tmp}/missing", "--machine", "local-2core"], "no such file or folder"),
     (["validate", "{tmp}", "--machine", "local-2core"], "not a RocksDB run folder"),
