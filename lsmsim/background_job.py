@@ -9,6 +9,7 @@ starts, because the outcome does not depend on timing; only the duration does.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -91,7 +92,7 @@ def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int
 
 def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
                  first_number: int, at_s: float, write_position_bytes: float,
-                 grandparent_bounds: np.ndarray | None = None) -> list[SstFile]:
+                 grandparent_bounds: list[int] | None = None) -> list[SstFile]:
     """Cut merged output into files of about `target_file_bytes`, at bucket edges.
 
     CompactionOutputs::ShouldStopBefore closes a file once it reaches the target size;
@@ -108,10 +109,7 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
     cumulative = np.cumsum(merged) * entry_bytes
     position = write_position_bytes
     n = len(merged)
-    bounds = None
-    if grandparent_bounds is not None and grandparent_bounds.size:
-        bounds = grandparent_bounds - lo
-        bounds = bounds[(bounds > 0) & (bounds < n)]
+    bounds = [b - lo for b in grandparent_bounds or () if 0 < b - lo < n] or None
     start = 0
     base = 0.0
     while start < n:
@@ -134,16 +132,16 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
     return files
 
 
-def _grandparent_cut(bounds: np.ndarray, cumulative: np.ndarray, start: int, end: int,
+def _grandparent_cut(bounds: list[int], cumulative: np.ndarray, start: int, end: int,
                      base: float, target_file_bytes: float) -> int:
     """The first grandparent boundary in (start, end) where the file started at `start`
     is past its pre-cut size (CompactionOutputs::ShouldStopBefore), else `end`."""
-    first = int(np.searchsorted(bounds, start, side="right"))
-    last = int(np.searchsorted(bounds, end, side="left"))
-    if last <= first:
-        return end
-    edges = bounds[first:last]
-    crossed = np.searchsorted(bounds, edges, side="right") - first
-    size = cumulative[edges - 1] - base
-    ready = size >= target_file_bytes * (50 + np.minimum(5 * crossed, 40)) / 100
-    return int(edges[int(np.argmax(ready))]) if ready.any() else end
+    first = bisect.bisect_right(bounds, start)
+    for index in range(first, len(bounds)):
+        edge = bounds[index]
+        if edge >= end:
+            break
+        crossed = bisect.bisect_right(bounds, edge, index) - first
+        if cumulative[edge - 1] - base >= target_file_bytes * (50 + min(5 * crossed, 40)) / 100:
+            return edge
+    return end

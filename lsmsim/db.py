@@ -371,15 +371,14 @@ class DB:
         if installed_any:
             self._install_super_version()
 
-    def _grandparent_bounds(self, output_level: int, lo: int, hi: int) -> np.ndarray | None:
+    def _grandparent_bounds(self, output_level: int, lo: int, hi: int) -> list[int] | None:
         """Bucket edges of the files one level below the output that overlap [lo, hi), for
         level_compaction_dynamic_file_size (None when off, for intra-L0 or the last level)."""
         below = output_level + 1
         if (not self.options.level_compaction_dynamic_file_size or output_level == 0
                 or below >= self.version.num_levels):
             return None
-        files = [f for f in self.version.levels[below] if f.lo < hi and f.hi > lo]
-        return np.sort(np.asarray([e for f in files for e in (f.lo, f.hi)], dtype=np.int64))
+        return sorted(e for f in self.version.overlapping(below, lo, hi) for e in (f.lo, f.hi))
 
     def _start_compaction(self, compaction: Compaction) -> None:
         lo, hi = compaction.lo, compaction.hi

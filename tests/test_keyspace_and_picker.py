@@ -58,7 +58,7 @@ def test_dynamic_file_size_cuts_at_grandparent_boundaries():
     merged = np.full(100, 10.0)  # 1 KB per bucket; target 10 KB = 10 buckets
     # Grandparent files [0, 7) and [7, 40): boundaries at 7 (twice: end and start) and 40.
     files = split_output(merged, 0, 100, 10_000, 1, 0.0, 0.0,
-                         grandparent_bounds=np.array([0, 7, 7, 40]))
+                         grandparent_bounds=[0, 7, 7, 40])
     # At 7 the file holds 7 KB >= (50% + 2 x 5%) of 10 KB: cut. From 7, the next
     # boundary (40) is past the target: plain cuts at 17, 27, 37; then 40 (3 KB < 55%: no).
     assert [f.lo for f in files][:5] == [0, 7, 17, 27, 37]
