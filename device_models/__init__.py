@@ -34,7 +34,7 @@ def load_device(name_or_path: str) -> DeviceModel:
 _REQUIRED = {"description": str, "read_MBps": Number, "write_MBps": Number,
              "read_latency_us": Number, "write_latency_us": Number}
 _OPTIONAL = {"read_scaling": list, "write_scaling": list, "mixed_efficiency": Number,
-             "source": str, "name": str}
+             "source": str, "name": str, "random_read_kiops": Number}
 
 
 def parse_device_file(path: Path) -> DeviceModel:
@@ -45,6 +45,8 @@ def parse_device_file(path: Path) -> DeviceModel:
         require(path, key, data[key], data[key] >= 0, "zero or positive")
     efficiency = data.get("mixed_efficiency", 1.0)
     require(path, "mixed_efficiency", efficiency, 0 < efficiency <= 1, "in (0, 1]")
+    kiops = data.get("random_read_kiops", 0.0)
+    require(path, "random_read_kiops", kiops, kiops >= 0, "zero or positive")
     return DeviceModel(
         name=data.get("name", path.stem),
         description=data["description"],
@@ -56,6 +58,7 @@ def parse_device_file(path: Path) -> DeviceModel:
         write_scaling=_scaling(path, "write_scaling", data.get("write_scaling", [[1, 1.0]])),
         mixed_efficiency=float(efficiency),
         source=data.get("source", ""),
+        random_read_iops=kiops * 1000.0,
     )
 
 

@@ -8,12 +8,15 @@ points, flat beyond the last): PM writes peak at a few threads then fall, HDD lo
 throughput to seeks between streams, NVMe needs several streams (queue depth) to reach
 its peak. When reads and writes are served together, `mixed_efficiency` scales both
 (flash program/erase blocking reads, Optane's read/write interference, HDD seeks).
+`random_read_iops` (data sheet, small random reads at high queue depth) bounds how many
+point-lookup block reads the device serves per second (one read costs at least 1/iops
+device-seconds): what makes an HDD serve ~80 lookups/s whatever their size.
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -30,8 +33,18 @@ class DeviceModel:
     write_scaling: tuple[tuple[int, float], ...] = ((1, 1.0),)
     mixed_efficiency: float = 1.0
     source: str = ""
+    random_read_iops: float = 0.0  # 0 = random reads cost only their bytes of bandwidth
+    # bandwidth_bps results by (streams, mixed): the engine asks at every event.
+    _bandwidth: dict[tuple[int, bool], tuple[float, float]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     def bandwidth_bps(self, streams: int, mixed: bool) -> tuple[float, float]:
+        cached = self._bandwidth.get((streams, mixed))
+        if cached is None:
+            cached = self._bandwidth[streams, mixed] = self._compute_bandwidth_bps(streams, mixed)
+        return cached
+
+    def _compute_bandwidth_bps(self, streams: int, mixed: bool) -> tuple[float, float]:
         streams = max(1, streams)
         read = self.read_bps * _interpolate(self.read_scaling, streams)
         write = self.write_bps * _interpolate(self.write_scaling, streams)

@@ -10,6 +10,7 @@ starts, because the outcome does not depend on timing; only the duration does.
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -19,6 +20,9 @@ from lsmsim.compaction_picker import Compaction
 from lsmsim.keyspace import merge_distinct
 from lsmsim.memtable import Memtable
 from lsmsim.sst_file import SstFile
+
+
+SMALL_VECTOR = 256  # buckets up to which split_output works on Python lists
 
 
 @dataclass(eq=False)
@@ -49,10 +53,14 @@ class BackgroundJob:
 
 @dataclass(eq=False)
 class FlushJob(BackgroundJob):
+    """Flushes memtables to L0, or, when a policy sends flushes to a deeper level (CruiseDB's
+    SP-LSM tree), merges them with the files of that level they overlap (`level_inputs`)."""
+
     memtables: list[Memtable] = field(default_factory=list)
+    output_level: int = 0
+    level_inputs: list[SstFile] = field(default_factory=list)
 
     kind: ClassVar[str] = "flush"
-    output_level: ClassVar[int] = 0
 
     @property
     def memtable_bytes(self) -> float:
@@ -62,6 +70,7 @@ class FlushJob(BackgroundJob):
 @dataclass(eq=False)
 class CompactionJob(BackgroundJob):
     compaction: Compaction = field(default=None)  # type: ignore[assignment]
+    high_pool: bool = False  # runs in the flush pool (a policy's prioritised compaction)
 
     kind: ClassVar[str] = "compaction"
 
@@ -73,67 +82,95 @@ class CompactionJob(BackgroundJob):
 def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
                           at_s: float, write_position_bytes: float) -> SstFile | None:
     """An SST holding `keys` (full key-space vector), trimmed to its non-empty range."""
-    nonzero = np.flatnonzero(keys > 0)
-    if nonzero.size == 0:
+    held = keys > 0
+    lo = int(held.argmax())  # the first True, or 0 when there is none
+    if not held[lo]:
         return None
-    lo, hi = int(nonzero[0]), int(nonzero[-1]) + 1
+    hi = len(keys) - int(held[::-1].argmax())
     return SstFile(number, lo, hi, keys[lo:hi].copy(), entry_bytes, at_s, write_position_bytes)
 
 
 def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int) -> np.ndarray:
-    """Distinct keys per bucket over [lo, hi) after merging the input files."""
-    aligned = []
+    """Distinct keys per bucket over [lo, hi) after merging the input files' keys in it
+    (a file reaching past the range, as in a range compaction, counts only its part in it)."""
+    parts, offsets = [], []
     for sst in inputs:
-        vector = np.zeros(hi - lo)
-        vector[sst.lo - lo:sst.hi - lo] = sst.keys
-        aligned.append(vector)
-    return merge_distinct(space_keys[lo:hi], aligned)
+        a, b = max(lo, sst.lo), min(hi, sst.hi)
+        if a < b:
+            parts.append(sst.keys if (a, b) == (sst.lo, sst.hi) else sst.keys[a - sst.lo:b - sst.lo])
+            offsets.append(a - lo)
+    return merge_distinct(space_keys[lo:hi], parts, offsets)
 
 
 def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
                  first_number: int, at_s: float, write_position_bytes: float,
+                 cuts: tuple[int, ...] = (),
                  grandparent_bounds: list[int] | None = None) -> list[SstFile]:
-    """Cut merged output into files of about `target_file_bytes`, at bucket edges.
+    """Cut merged output into files of about `target_file_bytes`, at bucket edges, and at
+    every edge in `cuts` (absolute bucket indices, as an SstPartitioner would).
 
-    CompactionOutputs::ShouldStopBefore closes a file once it reaches the target size;
-    here a file closes at the first bucket edge where it reaches it. With
-    `grandparent_bounds` (sorted bucket indices of every start and end of the files one
-    level below the output, repeated where two files meet; level_compaction_dynamic_file_size,
-    RocksDB 7.8+) a file is also cut at a grandparent boundary once it holds
-    50% + 5% per grandparent boundary crossed (at most 90%) of the target, so that output
-    files line up with the next level's files and later compactions overlap less.
-    Simplified: the "skippable grandparent file" and max_compaction_bytes cuts are left out
-    (random keys rarely trigger them).
-    """
-    files: list[SstFile] = []
-    cumulative = np.cumsum(merged) * entry_bytes
-    position = write_position_bytes
+    With `grandparent_bounds` (sorted absolute bucket indices of every start and end of the
+    files one level below the output, repeated where two files meet;
+    level_compaction_dynamic_file_size, RocksDB 7.8+) a file is also cut at a grandparent
+    boundary once it holds 50% + 5% per grandparent boundary crossed (at most 90%) of the
+    target (CompactionOutputs::ShouldStopBefore), so that output files line up with the
+    next level's files and later compactions overlap less. Simplified: the "skippable
+    grandparent file" and max_compaction_bytes cuts are left out (random keys rarely
+    trigger them)."""
     n = len(merged)
-    bounds = [b - lo for b in grandparent_bounds or () if 0 < b - lo < n] or None
+    bounds = sorted({0, n, *(c - lo for c in cuts if 0 < c - lo < n)})
+    files: list[SstFile] = []
+    position = write_position_bytes
+    for a, b in zip(bounds, bounds[1:]):
+        part = _split_run(merged[a:b], lo + a, entry_bytes, target_file_bytes,
+                          first_number + len(files), at_s, position, grandparent_bounds)
+        position += sum(f.size_bytes for f in part)
+        files += part
+    return files
+
+
+def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
+               first_number: int, at_s: float, write_position_bytes: float,
+               grandparent_bounds: list[int] | None = None) -> list[SstFile]:
+    """CompactionOutputs::ShouldStopBefore closes a file once it reaches the target size;
+    here a file closes at the first bucket edge where it reaches it (or, with grandparent
+    bounds, at the pre-cut boundary `_grandparent_cut` finds)."""
+    files: list[SstFile] = []
+    n = len(merged)
+    if n <= SMALL_VECTOR:  # plain lists beat numpy calls on short vectors (same sums)
+        counts = merged.tolist()
+        cumulative = [total * entry_bytes for total in itertools.accumulate(counts)]
+        search = bisect.bisect_left
+    else:  # few cuts in a long vector: one search per file, scalars read at the edges only
+        counts = merged
+        cumulative = np.cumsum(merged) * entry_bytes
+        search = np.ndarray.searchsorted
+    edges = [b - lo for b in grandparent_bounds or () if 0 < b - lo < n] or None
+    position = write_position_bytes
     start = 0
     base = 0.0
     while start < n:
-        end = int(np.searchsorted(cumulative, base + target_file_bytes, side="left")) + 1
+        end = int(search(cumulative, base + target_file_bytes)) + 1
         end = min(max(end, start + 1), n)
-        if bounds is not None:
-            end = _grandparent_cut(bounds, cumulative, start, end, base, target_file_bytes)
+        if edges is not None:
+            end = _grandparent_cut(edges, cumulative, start, end, base, target_file_bytes)
         a, b = start, end
-        while a < b and merged[a] <= 0:  # trim empty edge buckets
+        while a < b and counts[a] <= 0:  # trim empty edge buckets
             a += 1
-        while b > a and merged[b - 1] <= 0:
+        while b > a and counts[b - 1] <= 0:
             b -= 1
         if b > a:
             sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b].copy(),
                           entry_bytes, at_s, position)
             position += sst.size_bytes
             files.append(sst)
-        base = cumulative[end - 1]
+        base = float(cumulative[end - 1])
         start = end
     return files
 
 
-def _grandparent_cut(bounds: list[int], cumulative: np.ndarray, start: int, end: int,
-                     base: float, target_file_bytes: float) -> int:
+def _grandparent_cut(bounds: list[int], cumulative: "np.ndarray | list[float]", start: int,
+                     end: int, base: float, target_file_bytes: float) -> int:
     """The first grandparent boundary in (start, end) where the file started at `start`
     is past its pre-cut size (CompactionOutputs::ShouldStopBefore), else `end`."""
     first = bisect.bisect_right(bounds, start)

@@ -46,7 +46,7 @@ from scipy.optimize import minimize, nnls
 
 from lsmsim.db_bench import DbBenchSetup
 from lsmsim.entry_format import EntryFormat
-from lsmsim.machine import COST_FIELDS, MachineProfile, cost_values, with_costs
+from lsmsim.machine import COST_FIELDS, READ_COSTS, MachineProfile, cost_values, with_costs
 from lsmsim.trace import Trace
 from lsmsim.trace_import import ImportedTrace
 from lsmsim.trace_validation import check_run_folders, pool_map, run_devices, run_setup
@@ -328,11 +328,14 @@ def fit_costs(runs: list[Run], profile: MachineProfile, fit: Sequence[str],
     loss = objective(profile)
     sensitivity = {}
     for key, value in cost_values(profile).items():
+        if key in READ_COSTS:  # write runs say nothing of the read path
+            continue
         sensitivity[key] = {
             sign: round((objective(with_costs(profile, {key: value * factor})) - loss)
                         / max(loss, 1e-12), 4)
             for sign, factor in (("minus", 1 - SENSITIVITY_STEP), ("plus", 1 + SENSITIVITY_STEP))}
-    held = {k: v for k, v in cost_values(profile).items() if k not in fitted}
+    held = {k: v for k, v in cost_values(profile).items()
+            if k not in fitted and k not in READ_COSTS}
     return Calibration(profile, loss, start_loss, fitted, {}, held, sensitivity,
                        [r.label for r in runs], objective.evaluations,
                        _cpu_s() - started_cpu_s, time.perf_counter() - started_wall_s, notes)

@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from lsmsim import fidelity_cli, trace_cli
+from lsmsim import compare, fidelity_cli, trace_cli
 from lsmsim.data_file import DataFileError
-from lsmsim.keyspace import DEFAULT_BUCKETS
+from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
+from lsmsim.plot_process import TimelinePlotter
 from lsmsim.units import UnitError, format_bytes, parse_rate_bps
 from lsmsim.workload import WORKLOADS, WorkloadError
 
@@ -25,33 +26,38 @@ USER_ERRORS: tuple[type[Exception], ...] = (OptionError, DataFileError, Workload
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lsmsim", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="simulate one workload and write its results")
-    run.add_argument("workload", help=f"one of: {', '.join(sorted(WORKLOADS))}")
-    run.add_argument("--device", default="nvme",
+    run = commands.add_parser("run", help="simulate one workload or scenario file and write "
+                                          "its results (flags override the file's fields)")
+    run.add_argument("workload", help="a scenario .toml file, or a workload: "
+                                      f"{', '.join(sorted(WORKLOADS))}")
+    run.add_argument("--device",
                      help="device preset (pm, nvme, sata-ssd, hdd) or a device .toml file")
-    run.add_argument("--machine", default="server",
-                     help="machine profile name or .toml file (default: server)")
-    run.add_argument("--duration", type=float, default=3600.0, help="simulated seconds")
-    run.add_argument("--interval", type=float, default=1.0, help="seconds per timeseries row")
+    run.add_argument("--machine", help="machine profile name or .toml file (default: server)")
+    run.add_argument("--duration", type=float, help="simulated seconds (default 3600)")
+    run.add_argument("--interval", type=float, help="seconds per timeseries row (default 1)")
     run.add_argument("--out", type=Path, help="folder for timeseries.csv, events.jsonl, ...")
     run.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
                      help="a RocksDB option by its own name, e.g. write_buffer_size=64MB")
     run.add_argument("--db-bench-defaults", action="store_true",
                      help="start from db_bench's option defaults "
                           f"({', '.join(DB_BENCH_DEFAULTS)}) instead of the library's")
-    run.add_argument("--policy", default="rocksdb", help="policy name[:param=value,...]")
+    run.add_argument("--policy", help="policy name[:param=value,...] (default rocksdb)")
     run.add_argument("--threads", type=int, help="client threads (closed loop)")
     run.add_argument("--key-size", type=int, help="bytes per key (default 16)")
     run.add_argument("--value-size", type=int, help="bytes per value (default 1000)")
     run.add_argument("--num", type=int, help="key space size, as db_bench --num (default 1e8)")
-    run.add_argument("--key-distribution", choices=["uniform", "zipfian", "sequential"])
+    run.add_argument("--key-distribution", choices=list(DISTRIBUTIONS))
+    run.add_argument("--record-count", type=int,
+                     help="keys a load writes before inserts append (YCSB recordcount)")
+    run.add_argument("--readwritepercent", type=int,
+                     help="reads per 100 operations of readrandomwriterandom (default 90)")
     run.add_argument("--write-rate-limit", help="cap on client bytes/s, e.g. 30MB/s "
                                                 "(db_bench --benchmark_write_rate_limit)")
     run.add_argument("--open-loop-ops", type=float,
                      help="open-loop arrival rate in ops/s (excess queues)")
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--buckets", type=int, default=DEFAULT_BUCKETS,
-                     help="key-space buckets (resolution of key overlap)")
+    run.add_argument("--seed", type=int, help="random seed (default 0)")
+    run.add_argument("--buckets", type=int,
+                     help=f"key-space buckets, the resolution of key overlap ({DEFAULT_BUCKETS})")
     run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     run.set_defaults(handler=_run)
     listing = commands.add_parser("list", help="list valid names")
@@ -59,11 +65,12 @@ def _parser() -> argparse.ArgumentParser:
                                           "policies"])
     listing.set_defaults(handler=lambda args: _list(args.what))
     trace_cli.register(commands)
+    compare.register(commands)
     fidelity_cli.register(commands)
     return parser
 
 
-def _parse_sets(items: list[str]) -> dict[str, str]:
+def parse_sets(items: list[str]) -> dict[str, str]:
     values: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -74,25 +81,44 @@ def _parse_sets(items: list[str]) -> dict[str, str]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from lsmsim.scenario import Scenario, is_scenario_path, load_scenario
     from lsmsim.simulation import simulate
 
-    base = LsmOptions.from_mapping(DB_BENCH_DEFAULTS) if args.db_bench_defaults else LsmOptions()
-    options = base.updated(_parse_sets(args.set), source="--set")
-    result = simulate(
-        args.workload, device=args.device, machine=args.machine, duration_s=args.duration,
-        options=options, policy=args.policy, interval_s=args.interval, seed=args.seed,
-        key_buckets=args.buckets, threads=args.threads, key_size=args.key_size,
-        value_size=args.value_size, num_keys=args.num, key_distribution=args.key_distribution,
-        open_loop_ops_per_s=args.open_loop_ops,
+    scenario = (load_scenario(args.workload) if is_scenario_path(args.workload)
+                else Scenario.for_workload(args.workload))
+    scenario.db_bench_defaults = scenario.db_bench_defaults or args.db_bench_defaults
+    options = scenario.lsm_options().updated(parse_sets(args.set), source="--set")
+    workload = scenario.make_workload(
+        threads=args.threads, key_size=args.key_size, value_size=args.value_size,
+        num_keys=args.num, record_count=args.record_count,
+        key_distribution=args.key_distribution,
+        readwritepercent=args.readwritepercent, open_loop_ops_per_s=args.open_loop_ops,
         write_rate_limit_bps=parse_rate_bps(args.write_rate_limit) if args.write_rate_limit
         else None)
-    print(format_summary(result.summary, result.config))
-    print(f"\n{result.summary['duration_s']:.0f} simulated s in {result.wall_s:.2f} s wall "
-          f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")
-    if args.out:
-        out = result.write(args.out, plot=not args.no_plot)
-        print(f"results written to {out}/")
-    return 0
+
+    def pick(flag: Any, value: Any) -> Any:
+        return value if flag is None else flag
+
+    plotter = TimelinePlotter() if args.out and not args.no_plot else None  # imports meanwhile
+    try:
+        result = simulate(
+            workload, device=pick(args.device, scenario.device),
+            machine=pick(args.machine, scenario.machine),
+            duration_s=pick(args.duration, scenario.duration_s), options=options,
+            policy=pick(args.policy, scenario.policy), interval_s=pick(args.interval,
+                                                                       scenario.interval_s),
+            seed=pick(args.seed, scenario.seed),
+            key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS))
+        print(format_summary(result.summary, result.config))
+        print(f"\n{result.summary['duration_s']:.0f} simulated s in {result.wall_s:.2f} s wall "
+              f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")
+        if args.out:
+            out = result.write(args.out, plot=not args.no_plot, plotter=plotter)
+            print(f"results written to {out}/")
+        return 0
+    finally:
+        if plotter is not None:
+            plotter.close()
 
 
 def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
@@ -104,7 +130,7 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
     rows = [
         ("workload / device / policy",
          f"{config['workload']['name']} / {config['device']} / {config['policy']['name']}"),
-        ("throughput", f"{summary['throughput_ops_per_s']:,.0f} ops/s "
+        ("put throughput", f"{summary['throughput_ops_per_s']:,.0f} ops/s "
                        f"({summary['throughput_MBps']:.1f} MB/s)"),
         ("tail throughput p99 / p99.9", f"{summary['tail_throughput_p99_ops_per_s']:,.0f} / "
                                         f"{summary['tail_throughput_p999_ops_per_s']:,.0f} ops/s"),
@@ -113,6 +139,7 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
         rows.append(("write latency p50 / p99 / p99.9", f"{summary['latency_p50_us']:,.1f} / "
                                                         f"{summary['latency_p99_us']:,.1f} / "
                                                         f"{summary['latency_p999_us']:,.1f} us"))
+    rows += _read_rows(summary)
     rows.append(("stalled", f"{summary['stall_time_s']:.1f} s "
                             f"({100 * summary['stall_fraction']:.1f}%): "
                             f"stopped {summary['stopped_time_s']:.1f} s, "
@@ -141,6 +168,17 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
     return "\n".join(f"{label:<{width}}  {value}" for label, value in rows)
 
 
+def _read_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """Summary rows of a workload with reads (none for a write-only one)."""
+    if "read_throughput_ops_per_s" not in summary:
+        return []
+    return [("reads (gets + scans)", f"{summary['read_throughput_ops_per_s']:,.0f} ops/s; all "
+                                     f"client ops {summary['client_ops_per_s']:,.0f} ops/s"),
+            ("read latency p50 / p99 / p99.9", f"{summary['read_latency_p50_us']:,.1f} / "
+                                               f"{summary['read_latency_p99_us']:,.1f} / "
+                                               f"{summary['read_latency_p999_us']:,.1f} us")]
+
+
 def _list(what: str) -> int:
     if what == "devices":
         from device_models import load_device, preset_names
@@ -154,8 +192,8 @@ def _list(what: str) -> int:
         for name, default, scope, doc in LsmOptions.describe():
             print(f"{name:40} {default!s:>14}  {scope:2}  {doc}")
     elif what == "workloads":
-        for name, fields in sorted(WORKLOADS.items()):
-            print(f"{name:12} keys: {fields['key_distribution']}")
+        for name, description in sorted(WORKLOADS.items()):
+            print(f"{name:22} {description}")
     else:
         from policies import policy_names
         print("\n".join(policy_names()))

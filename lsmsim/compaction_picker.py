@@ -12,6 +12,7 @@ L0 -> base cannot be picked. Simplified: boundaries fall on bucket edges, so
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from lsmsim.options import LsmOptions
 from lsmsim.sst_file import SstFile
@@ -23,7 +24,13 @@ INTRA_L0_MIN_FILES = 4           # kMinFilesForIntraL0Compaction
 
 @dataclass(eq=False)
 class Compaction:
-    """A picked compaction: inputs at `start_level` and overlapping files at `output_level`."""
+    """A picked compaction: inputs at `start_level` and overlapping files at `output_level`.
+
+    Two optional shapes serve policies that change the tree: `key_range` compacts only the
+    inputs' keys in [lo, hi), leaving the rest of each start-level file in place (DOPA-DB's
+    compaction bit arrays; output-level inputs must lie inside the range), and
+    `output_cuts` are bucket edges no output file may cross (as RocksDB's SstPartitioner
+    forces cuts; DOPA-DB's key ranges)."""
 
     start_level: int
     output_level: int
@@ -32,10 +39,17 @@ class Compaction:
     reason: str
     score: float
     trivial_move: bool = False
+    key_range: tuple[int, int] | None = None
+    output_cuts: tuple[int, ...] = ()
     lo: int = field(init=False)
     hi: int = field(init=False)
 
     def __post_init__(self) -> None:
+        if self.key_range is not None:
+            self.lo, self.hi = self.key_range
+            if any(f.lo < self.lo or f.hi > self.hi for f in self.output_level_inputs):
+                raise ValueError("a range compaction's output-level inputs must lie in its range")
+            return
         files = self.all_inputs
         self.lo = min(f.lo for f in files)
         self.hi = max(f.hi for f in files)
@@ -43,6 +57,17 @@ class Compaction:
     @property
     def all_inputs(self) -> list[SstFile]:
         return self.inputs + self.output_level_inputs
+
+    def input_entries_of(self, sst: SstFile) -> float:
+        """Entries of `sst` this compaction reads (all of them unless range-restricted)."""
+        return sst.num_entries if self.key_range is None else sst.entries_in(self.lo, self.hi)
+
+    @property
+    def input_entries(self) -> float:
+        return sum(self.input_entries_of(f) for f in self.all_inputs)
+
+    def input_bytes_of(self, sst: SstFile) -> float:
+        return self.input_entries_of(sst) * sst.entry_bytes
 
     @property
     def sorted_runs(self) -> int:
@@ -52,15 +77,31 @@ class Compaction:
 
     @property
     def input_bytes(self) -> float:
-        return sum(f.size_bytes for f in self.all_inputs)
+        return sum(self.input_bytes_of(f) for f in self.all_inputs)
 
     def mark_being_compacted(self, version: VersionStorage, value: bool) -> None:
         version.set_being_compacted(self.start_level, self.inputs, value)
         version.set_being_compacted(self.output_level, self.output_level_inputs, value)
 
 
-class LevelCompactionPicker:
-    """Picks leveled compactions from a VersionStorage, as RocksDB's level picker does."""
+class CompactionPicker(Protocol):
+    """What the DB asks of a compaction picker; a policy with its own tree shape supplies
+    one through `Policy.compaction_picker`."""
+
+    @property
+    def level0_compaction_in_progress(self) -> bool: ...
+
+    def pick(self, version: VersionStorage, scores: LevelScores,
+             opts: LsmOptions) -> Compaction | None: ...
+
+    def register(self, version: VersionStorage, compaction: Compaction) -> None: ...
+
+    def release(self, version: VersionStorage, compaction: Compaction) -> None: ...
+
+
+class RunningCompactions:
+    """The running compactions a picker keeps: their files are being compacted until
+    released (CompactionPicker::RegisterCompaction / ReleaseCompactionFiles)."""
 
     def __init__(self) -> None:
         self.running: list[Compaction] = []
@@ -76,6 +117,10 @@ class LevelCompactionPicker:
     def release(self, version: VersionStorage, compaction: Compaction) -> None:
         compaction.mark_being_compacted(version, False)
         self.running.remove(compaction)
+
+
+class LevelCompactionPicker(RunningCompactions):
+    """Picks leveled compactions from a VersionStorage, as RocksDB's level picker does."""
 
     def pick(self, version: VersionStorage, scores: LevelScores,
              opts: LsmOptions) -> Compaction | None:

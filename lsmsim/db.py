@@ -18,10 +18,11 @@ import simpy
 
 from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
                                    file_from_bucket_keys, merge_inputs, split_output)
-from lsmsim.compaction_picker import Compaction, LevelCompactionPicker
+from lsmsim.compaction_picker import Compaction
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog
 from lsmsim.fluid_share import CPU, DEVICE, Demand, allocate
+from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace
 from lsmsim.machine import MachineProfile
@@ -29,6 +30,7 @@ from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
 from lsmsim.policy import Policy
+from lsmsim.rate_limiter import GenericRateLimiter
 from lsmsim.sst_file import SstFile
 from lsmsim.stall_tracker import StallTracker, cause_name
 from lsmsim.storage_device import StorageDevice
@@ -52,6 +54,7 @@ class DbCounters:
     flush_bytes_written: float = 0.0
     compaction_bytes_read: float = 0.0
     compaction_bytes_written: float = 0.0
+    compaction_time_s: float = 0.0
     bytes_written_per_level: list[float] = field(default_factory=list)
     compactions_per_output_level: list[int] = field(default_factory=list)
 
@@ -64,6 +67,10 @@ class DB:
                  interval_s: float = 1.0, key_buckets: int = DEFAULT_BUCKETS,
                  rng: np.random.Generator | None = None) -> None:
         self.env = env
+        overrides = policy.open_options(options, device)
+        if overrides:
+            options = options.updated(overrides, source=f"policy {policy.name}")
+        self.open_options = options   # as opened, after the policy's own settings
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.options = options
         self.machine = machine
@@ -77,11 +84,18 @@ class DB:
         self._bucket_keys = self.keyspace.keys_per_bucket
         self.memtables = MemtableList(self.entry.memtable_bytes)
         self.version = VersionStorage(options.num_levels)
-        self.picker = LevelCompactionPicker()
+        self.picker = policy.compaction_picker()
         self.write_controller = WriteController(options.max_delayed_write_rate_bps)
+        self.rate_limiter = GenericRateLimiter(options.rate_limiter_bytes_per_sec,
+                                               options.rate_limiter_auto_tuned, env.now)
+        self._limiter_saturated = False
+        # bg_compaction_paused_: while > 0 no compaction starts outside the HIGH pool.
+        self.compaction_paused = 0
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
         self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced())
+        # Workloads with phases (reads, mixes) run as client streams; write-only ones as the writer.
+        self.clients = ForegroundClients(self) if workload.phases else None
         self.flush_jobs: list[FlushJob] = []
         self.compaction_jobs: list[CompactionJob] = []
         self._finished_flushes: list[FlushJob] = []
@@ -96,6 +110,7 @@ class DB:
         self._last_s = env.now
         self._next_interval_s = env.now + interval_s
         self._demands: list[Demand] = []
+        self._client_rates: list[float] = []
         self._replan_pending = False
         # Succeeds when the clients have issued workload.max_ops puts (db_bench's end of run).
         self.writes_done = env.event()
@@ -118,10 +133,36 @@ class DB:
     def set_db_options(self, values: dict[str, Any]) -> None:
         """DB::SetDBOptions: job limits, delayed_write_rate (always reset), rate limiter."""
         self._apply_options(values, "db", "SetDBOptions")
+        if values.get("rate_limiter_bytes_per_sec"):
+            self.rate_limiter.set_bytes_per_second(self.options.rate_limiter_bytes_per_sec)
         # DBImpl::SetDBOptions calls set_max_delayed_write_rate unconditionally.
         self.write_controller.set_max_delayed_write_rate(self.options.max_delayed_write_rate_bps)
         self._maybe_schedule()
         self._request_replan()
+
+    def set_rate_limiter_bytes_per_sec(self, rate_bps: float) -> None:
+        """RateLimiter::SetBytesPerSecond: the limiter's rate now (delayed_write_rate and
+        the auto-tuner's maximum stay as they are)."""
+        self.sync()
+        self.rate_limiter.set_bytes_per_second(rate_bps)
+        self._request_replan()
+
+    def pause_compaction_work(self) -> None:
+        """bg_compaction_paused_ += 1: no new compactions (running ones finish), except
+        those a policy allows in the HIGH pool."""
+        self.sync()
+        self.compaction_paused += 1
+        self._request_replan()
+
+    def continue_compaction_work(self) -> None:
+        """ContinueBackgroundWork for compactions: one pause undone; at zero, schedule."""
+        if self.compaction_paused <= 0:
+            raise RuntimeError("continue_compaction_work without a matching pause")
+        self.compaction_paused -= 1
+        if self.compaction_paused == 0:
+            self.sync()
+            self._maybe_schedule()
+            self._request_replan()
 
     def _apply_options(self, values: dict[str, Any], scope: str, call: str) -> None:
         self.sync()
@@ -134,6 +175,12 @@ class DB:
         self.writer.wal_synced = self._wal_synced()
         self.events.emit(self.env.now, "options_changed", call=call,
                          **{k: getattr(self.options, k) for k in values})
+
+    def replan(self) -> None:
+        """Recompute every rate now: a policy changed what one of its hooks returns (an
+        admission cap, job weights) from its own process."""
+        self.sync()
+        self._request_replan()
 
     def sync(self) -> None:
         """Bring the fluid state up to the current simulated time."""
@@ -176,6 +223,8 @@ class DB:
         for job in self._jobs():
             if job.rate > 0:
                 candidates.append(job.remaining / job.rate)
+        if self.clients is not None:
+            candidates.append(self.clients.time_to_next_event_s(now))
         return max(0.0, min(candidates))
 
     def _jobs(self) -> list[BackgroundJob]:
@@ -186,28 +235,45 @@ class DB:
         jobs = self._jobs()
         wal = self.writer.wal_synced
         streams = len(jobs) + (1 if wal else 0)
-        mixed = any(j.read_bytes > 0 for j in jobs) and (wal or any(j.write_bytes for j in jobs))
+        reading = any(j.read_bytes > 0 for j in jobs)
+        if self.clients is not None:
+            readers = self.clients.device_streams()
+            streams += readers
+            reading = reading or readers > 0
+        mixed = reading and (wal or any(j.write_bytes for j in jobs))
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
-        demands = [self.writer.demand(self.write_controller, self.memtables.active.ops,
-                                      write_bps, self.device.write_latency_s,
-                                      self.policy.write_rate_cap_ops(self))]
-        limiter_bps = self.options.rate_limiter_bytes_per_sec
+        # The clients are done once writes_done fires (the DB keeps compacting if run on).
+        cap_ops = 0.0 if self.writes_done.triggered else self.policy.write_rate_cap_ops(self)
+        if self.clients is None:
+            writer = self.writer.demand(self.write_controller, self.memtables.active.ops,
+                                        write_bps, self.device.write_latency_s, cap_ops)
+            writer.weights = _weight_tuple(self.policy.writer_weights(self))
+            demands = [writer]
+        else:
+            demands = self.clients.demands(read_bps, write_bps, cap_ops)
+        clients = len(demands)
+        limiter = self.rate_limiter
+        if jobs:
+            limiter.maybe_tune(self.env.now)   # Request() tunes an auto-tuned limiter
+        limiter_bps = limiter.rate_bps
         for job in jobs:
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
             demands.append(Demand(per_unit, job.thread_cap(*self._one_stream_bps),
-                                  self._weights(job)))
+                                  _weight_tuple(self.policy.job_weights(self, job))))
         capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
-        self.writer.rate = rates[0]
-        for job, rate in zip(jobs, rates[1:]):
+        self._client_rates = rates[:clients]
+        if self.clients is None:
+            self.writer.rate = rates[0]
+        else:
+            self.clients.set_rates(self._client_rates)
+        limited_bps = 0.0
+        for job, rate in zip(jobs, rates[clients:]):
             job.rate = rate
+            limited_bps += rate * job.write_bytes
+        self._limiter_saturated = bool(limiter_bps) and limited_bps >= limiter_bps * (1 - 1e-9)
         self._demands = demands
-
-    def _weights(self, job: BackgroundJob) -> tuple[float, float, float]:
-        weights = self.policy.job_weights(self, job)
-        return (weights.get("cpu", 1.0), weights.get("device", 1.0),
-                weights.get("rate_limiter", 1.0))
 
     def _advance(self, now: float) -> None:
         dt = now - self._last_s
@@ -215,7 +281,10 @@ class DB:
             return
         acc = self.recorder.current
         writer = self.writer
-        latency_s = writer.latency_s(writer.cpu_s_per_op(self.memtables.active.ops))
+        if self.clients is None:
+            latency_s = writer.latency_s(writer.cpu_s_per_op(self.memtables.active.ops))
+        else:
+            latency_s = self.clients.advance(dt, acc)
         ops = writer.advance(dt)
         self.memtables.active.ops += ops
         acc.ops += ops
@@ -223,9 +292,10 @@ class DB:
         if writer.wal_synced:
             acc.device_write_bytes += ops * self.entry.batch_bytes
         demands = self._demands
-        acc.cpu_busy_core_s += writer.rate * demands[0].per_unit[CPU] * dt
-        acc.device_busy_s += writer.rate * demands[0].per_unit[DEVICE] * dt
-        for job, demand in zip(self._jobs(), demands[1:]):
+        for rate, demand in zip(self._client_rates, demands):
+            acc.cpu_busy_core_s += rate * demand.per_unit[CPU] * dt
+            acc.device_busy_s += rate * demand.per_unit[DEVICE] * dt
+        for job, demand in zip(self._jobs(), demands[len(self._client_rates):]):
             rate = job.rate
             acc.cpu_busy_core_s += rate * demand.per_unit[CPU] * dt
             acc.device_busy_s += rate * demand.per_unit[DEVICE] * dt
@@ -237,6 +307,8 @@ class DB:
                 acc.flush_write_bytes += done * job.write_bytes
             else:
                 acc.compaction_write_bytes += done * job.write_bytes
+        if self._limiter_saturated:
+            self.rate_limiter.add_saturated(dt)
         condition = self.stall_state.condition
         self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
         self._last_s = now
@@ -256,6 +328,8 @@ class DB:
             changed = True
         if changed:
             self._maybe_schedule()
+        if self.clients is not None:
+            self.clients.process_due(self.env.now)
         if self.env.now >= self._next_interval_s - 1e-9:
             self._close_interval(self.env.now)
         max_ops = self.workload.max_ops
@@ -267,10 +341,16 @@ class DB:
     def _install_super_version(self) -> None:
         """InstallSuperVersion: new scores, then RecalculateWriteStallConditions."""
         self.scores = self.version.compute_compaction_score(self.options)
+        if self.clients is not None:
+            self.clients.tree_changed()
         inputs = StallInputs(self.memtables.num_not_flushed(), len(self.version.levels[0]),
                              self.scores.pending_compaction_bytes,
                              self.picker.level0_compaction_in_progress)
         self.stall_state.recalculate(inputs, self.options, self.write_controller)
+        if self.stall_state.condition is WriteStallCondition.DELAYED:
+            wc = self.write_controller
+            wc.set_delayed_write_rate(self.policy.delayed_write_rate_bps(
+                self, wc.delayed_write_rate_bps))
         ended = self.stalls.observe(
             self.env.now, self.stall_state.condition, self.stall_state.cause,
             self.write_controller.delayed_write_rate_bps,
@@ -294,56 +374,116 @@ class DB:
         else:
             flushes = max(1, opts.max_background_flushes)
             compactions = max(1, opts.max_background_compactions)
-        if not self.write_controller.need_speedup_compaction():
+        if not self.policy.compaction_speedup(self):
             compactions = 1
         return flushes, compactions
 
     def _maybe_schedule(self) -> None:
-        """MaybeScheduleFlushOrCompaction."""
+        """MaybeScheduleFlushOrCompaction: flushes, then compactions (compactions first when
+        the policy says so). A flush into a deeper level (policy hook) runs alone; while it
+        waits for files being compacted, compactions touching that level wait too."""
         flush_limit, compaction_limit = self.bg_job_limits()
+        if self.policy.compaction_before_flush(self):
+            self._schedule_compactions(compaction_limit, None)
+            self._schedule_flushes(flush_limit)
+        else:
+            held_level = self._schedule_flushes(flush_limit)
+            self._schedule_compactions(compaction_limit, held_level)
+
+    def _schedule_flushes(self, flush_limit: int) -> int | None:
+        """Start flushes; returns the level a flush is blocked on, if any."""
+        flush_level = self.policy.flush_output_level(self)
+        if flush_level > 0:
+            flush_limit = 1
         to_merge = self.options.effective_min_write_buffer_number_to_merge
         while len(self.flush_jobs) < flush_limit and self.memtables.is_flush_pending(to_merge):
-            self._start_flush()
+            if not self._start_flush(flush_level):
+                return flush_level
+        return None
+
+    def _schedule_compactions(self, compaction_limit: int, held_level: int | None) -> None:
         if self.options.disable_auto_compactions:
             return
+        if (not any(job.high_pool for job in self.compaction_jobs)
+                and self.policy.high_pool_compaction_allowed(self)):
+            self._schedule_compaction(high_pool=True)
+        if self.compaction_paused:
+            return
         while len(self.compaction_jobs) < compaction_limit:
-            compaction = self.policy.pick_compaction(self) or self.picker.pick(
-                self.version, self.scores, self.options)
-            if compaction is None:
+            if not self._schedule_compaction(high_pool=False, held_level=held_level):
                 return
-            self.picker.register(self.version, compaction)
-            if compaction.trivial_move:
-                self._trivial_move(compaction)
-            else:
-                self._start_compaction(compaction)
-                self.scores = self.version.compute_compaction_score(self.options)
+
+    def _schedule_compaction(self, high_pool: bool, held_level: int | None = None) -> bool:
+        """Pick one compaction (the policy's, else RocksDB's) and start it; False if none, or
+        if it touches `held_level` (a blocked flush into that level waits for it)."""
+        compaction = self.policy.pick_compaction(self) or self.picker.pick(
+            self.version, self.scores, self.options)
+        if (compaction is None or held_level in (compaction.start_level, compaction.output_level)
+                or not self.policy.compaction_allowed(self, compaction)):
+            return False
+        self.picker.register(self.version, compaction)
+        if compaction.trivial_move:
+            self._trivial_move(compaction)
+        else:
+            self._start_compaction(compaction, high_pool)
+            self.scores = self.version.compute_compaction_score(self.options)
+        return True
 
     def _new_job_id(self) -> int:
         job_id = self._next_job_id
         self._next_job_id += 1
         return job_id
 
-    def _start_flush(self) -> None:
-        memtables = self.memtables.pick_memtables_to_flush()
+    def _start_flush(self, level: int) -> bool:
+        """FlushJob::Run into L0, or into `level` merged with the files it overlaps there;
+        False (nothing started) when those files are being compacted."""
+        memtables = [m for m in self.memtables.immutables if not m.being_flushed]
         writes = sum(self.distribution.bucket_writes(self.keyspace, m.first_op, m.ops)
                      for m in memtables)
         keys = self.distribution.distinct_keys(self.keyspace, writes)
         output = file_from_bucket_keys(self._next_file_number, keys, self.entry.sst_bytes,
                                        self.env.now, self._sst_bytes_written)
-        self._next_file_number += 1
-        outputs = [output] if output is not None else []
         memtable_bytes = sum(m.size_bytes for m in memtables)
+        below: list[SstFile] = []
+        cpu_s = self.machine.flush_cpu_s(memtable_bytes, sum(m.ops for m in memtables))
+        read_bytes = 0.0
+        outputs = [output] if output is not None else []
+        if level > 0 and output is not None:
+            below = self.version.overlapping(level, output.lo, output.hi)
+            if any(f.being_compacted for f in below):
+                return False
+            lo = min(f.lo for f in [output, *below])
+            hi = max(f.hi for f in [output, *below])
+            merged = merge_inputs(self._bucket_keys, [output, *below], lo, hi)
+            outputs = split_output(merged, lo, self.entry.sst_bytes,
+                                   self.options.max_file_size_for_level(level),
+                                   self._next_file_number, self.env.now, self._sst_bytes_written)
+            self.version.set_being_compacted(level, below, True)
+            below_bytes = sum(f.size_bytes for f in below)
+            cpu_s += self.machine.compaction_cpu_s(below_bytes, below_bytes / self.entry.sst_bytes,
+                                                   2)  # the flushed run and the level
+            read_bytes = self._device_read_bytes([(f, f.size_bytes) for f in below])
+        self._next_file_number += max(1, len(outputs))
+        for memtable in memtables:
+            memtable.being_flushed = True
         written = sum(f.size_bytes for f in outputs)
         self._sst_bytes_written += written
-        job = FlushJob(self._new_job_id(), self.env.now,
-                       cpu_s=self.machine.flush_cpu_s(memtable_bytes,
-                                                      sum(m.ops for m in memtables)),
-                       read_bytes=0.0, write_bytes=written, outputs=outputs, memtables=memtables)
+        job = FlushJob(self._new_job_id(), self.env.now, cpu_s=cpu_s, read_bytes=read_bytes,
+                       write_bytes=written, outputs=outputs, memtables=memtables,
+                       output_level=level, level_inputs=below)
         self.flush_jobs.append(job)
         self.events.emit(self.env.now, "flush_started", job=job.job_id,
                          num_memtables=len(memtables), num_entries=round(sum(m.ops for m in memtables)),
                          num_deletes=0, total_data_size=round(memtable_bytes),
                          memory_usage=round(memtable_bytes), flush_reason="Write Buffer Full")
+        return True
+
+    def _device_read_bytes(self, parts: list[tuple[SstFile, float]]) -> float:
+        """Bytes of (file, bytes read) parts that come from the device, not the page cache
+        (files written more than page_cache_bytes of SST bytes ago)."""
+        cache = self.machine.page_cache_bytes
+        return sum(size for f, size in parts
+                   if self._sst_bytes_written - f.write_position_bytes >= cache)
 
     def _finish_flush(self, job: FlushJob) -> None:
         self.flush_jobs.remove(job)
@@ -357,12 +497,14 @@ class DB:
             done = next(j for j in self._finished_flushes if oldest in j.memtables)
             self._finished_flushes.remove(done)
             self.memtables.install_flushed()
+            for sst in done.level_inputs:
+                self.version.remove_file(done.output_level, sst)
             for sst in done.outputs:
-                self.version.add_file(0, sst)
-                self._table_file_creation(done.job_id, sst, 0)
+                self.version.add_file(done.output_level, sst)
+                self._table_file_creation(done.job_id, sst, done.output_level)
             self.counters.flushes += 1
             self.counters.flush_bytes_written += done.write_bytes
-            self.counters.bytes_written_per_level[0] += done.write_bytes
+            self.counters.bytes_written_per_level[done.output_level] += done.write_bytes
             installed_any = True
             self.events.emit(self.env.now, "flush_finished", job=done.job_id,
                              output_compression="NoCompression",
@@ -380,29 +522,29 @@ class DB:
             return None
         return sorted(e for f in self.version.overlapping(below, lo, hi) for e in (f.lo, f.hi))
 
-    def _start_compaction(self, compaction: Compaction) -> None:
+    def _start_compaction(self, compaction: Compaction, high_pool: bool = False) -> None:
         lo, hi = compaction.lo, compaction.hi
-        merged = merge_inputs(self._bucket_keys, compaction.all_inputs, lo, hi)
+        inputs = compaction.all_inputs
+        merged = merge_inputs(self._bucket_keys, inputs, lo, hi)
         if compaction.output_level == 0:  # intra-L0: one output file
             target = float("inf")
         else:
             target = self.options.max_file_size_for_level(compaction.output_level)
         outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
-                               self.env.now, self._sst_bytes_written,
+                               self.env.now, self._sst_bytes_written, compaction.output_cuts,
                                self._grandparent_bounds(compaction.output_level, lo, hi))
         self._next_file_number += max(1, len(outputs))
-        written = sum(f.size_bytes for f in outputs)
-        cache = self.machine.page_cache_bytes
-        device_read = sum(f.size_bytes for f in compaction.all_inputs
-                          if self._sst_bytes_written - f.write_position_bytes >= cache)
+        written = sum([f.size_bytes for f in outputs])
+        device_read = self._device_read_bytes([(f, compaction.input_bytes_of(f))
+                                               for f in compaction.all_inputs])
         self._sst_bytes_written += written
-        input_bytes = compaction.input_bytes
+        input_bytes = sum([f.size_bytes for f in inputs])
         job = CompactionJob(self._new_job_id(), self.env.now,
                             cpu_s=self.machine.compaction_cpu_s(
                                 input_bytes, input_bytes / self.entry.sst_bytes,
                                 compaction.sorted_runs),
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
-                            compaction=compaction)
+                            compaction=compaction, high_pool=high_pool)
         self.compaction_jobs.append(job)
         files = {f"files_L{compaction.start_level}": [f.number for f in compaction.inputs]}
         if compaction.output_level_inputs:
@@ -415,31 +557,38 @@ class DB:
 
     def _finish_compaction(self, job: CompactionJob) -> None:
         compaction = job.compaction
+        output_level = compaction.output_level
         self.compaction_jobs.remove(job)
         self.picker.release(self.version, compaction)
+        version = self.version
         for sst in compaction.inputs:
-            self.version.remove_file(compaction.start_level, sst)
+            rest = sst.without(compaction.lo, compaction.hi) if compaction.key_range else None
+            if rest is None:
+                version.remove_file(compaction.start_level, sst)
+            else:  # only the range was compacted; the rest of the file stays
+                version.replace_file(compaction.start_level, sst, rest)
         for sst in compaction.output_level_inputs:
-            self.version.remove_file(compaction.output_level, sst)
+            version.remove_file(output_level, sst)
         for sst in job.outputs:
-            self.version.add_file(compaction.output_level, sst)
-            self._table_file_creation(job.job_id, sst, compaction.output_level)
+            version.add_file(output_level, sst)
+            self._table_file_creation(job.job_id, sst, output_level)
         counters = self.counters
         counters.compactions += 1
-        counters.intra_l0_compactions += compaction.output_level == 0
+        counters.compaction_time_s += self.env.now - job.started_at_s
+        counters.intra_l0_compactions += output_level == 0
         counters.compaction_bytes_read += compaction.input_bytes
         counters.compaction_bytes_written += job.write_bytes
-        counters.bytes_written_per_level[compaction.output_level] += job.write_bytes
-        counters.compactions_per_output_level[compaction.output_level] += 1
+        counters.bytes_written_per_level[output_level] += job.write_bytes
+        counters.compactions_per_output_level[output_level] += 1
         duration_s = self.env.now - job.started_at_s
         self.events.emit(self.env.now, "compaction_finished", job=job.job_id,
                          compaction_time_micros=round(duration_s * 1e6),
                          compaction_time_cpu_micros=round(job.cpu_s * 1e6),
-                         output_level=compaction.output_level, num_output_files=len(job.outputs),
+                         output_level=output_level, num_output_files=len(job.outputs),
                          total_output_size=round(job.write_bytes),
-                         num_input_records=round(sum(f.num_entries for f in compaction.all_inputs)),
-                         num_output_records=round(sum(f.num_entries for f in job.outputs)),
-                         output_compression="NoCompression", lsm_state=self.version.file_counts())
+                         num_input_records=round(compaction.input_entries),
+                         num_output_records=round(sum([f.num_entries for f in job.outputs])),
+                         output_compression="NoCompression", lsm_state=version.file_counts())
         self._install_super_version()
 
     def _trivial_move(self, compaction: Compaction) -> None:
@@ -455,10 +604,11 @@ class DB:
         self._install_super_version()
 
     def _table_file_creation(self, job_id: int, sst: SstFile, level: int) -> None:
+        size = round(sst.size_bytes)
         self.events.emit(self.env.now, "table_file_creation", job=job_id, file_number=sst.number,
-                         file_size=round(sst.size_bytes), level=level,
+                         file_size=size, level=level,
                          table_properties={"num_entries": round(sst.num_entries),
-                                           "data_size": round(sst.size_bytes)})
+                                           "data_size": size})
 
     # -- observation ---------------------------------------------------------------------------
     def samples(self) -> dict[str, float | int | str]:
@@ -483,8 +633,10 @@ class DB:
         return row
 
     def _close_interval(self, end_s: float, length_s: float | None = None) -> None:
-        self.recorder.close(end_s, self.samples(), self.entry.user_bytes, self.machine.cores,
-                            length_s)
+        samples = self.samples()
+        if self.clients is not None:
+            samples.update(self.clients.close_interval(length_s or self.recorder.interval_s))
+        self.recorder.close(end_s, samples, self.entry.user_bytes, self.machine.cores, length_s)
         self._next_interval_s += self.recorder.interval_s
 
     def finish(self, end_s: float) -> None:
@@ -506,3 +658,8 @@ class DB:
         if not files:
             return 0.0
         return float(merge_inputs(self._bucket_keys, files, 0, self.keyspace.buckets).sum())
+
+
+def _weight_tuple(weights: dict[str, float]) -> tuple[float, float, float]:
+    """A policy's {"cpu", "device", "rate_limiter"} weights in fluid_share's order."""
+    return (weights.get("cpu", 1.0), weights.get("device", 1.0), weights.get("rate_limiter", 1.0))

@@ -21,7 +21,7 @@ import numpy as np
 
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.units import UnitError, parse_size_bytes
-from lsmsim.workload import WORKLOADS, Workload, make_workload
+from lsmsim.workload import WRITE_ONLY, Workload, make_workload
 
 FLAGS_FILE = Path(__file__).parent / "data" / "db_bench_7.8.3_flags.txt"
 
@@ -117,11 +117,11 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
     benchmarks = [b for b in str(get["benchmarks"]).split(",") if b]
     if "benchmarks" not in flags or not benchmarks:
         raise DbBenchError(f"{source}: give --benchmarks=NAME (lsmsim models "
-                           f"{', '.join(sorted(WORKLOADS))}); db_bench's default list runs reads")
-    unknown = [b for b in benchmarks if b not in WORKLOADS]
+                           f"{', '.join(sorted(WRITE_ONLY))}); db_bench's default list runs reads")
+    unknown = [b for b in benchmarks if b not in WRITE_ONLY]
     if unknown or len(benchmarks) > 1:
         raise DbBenchError(f"{source}: --benchmarks={get['benchmarks']}: lsmsim simulates one "
-                           f"write benchmark, one of {', '.join(sorted(WORKLOADS))}")
+                           f"write benchmark, one of {', '.join(sorted(WRITE_ONLY))}")
     try:
         num = _integer(get["num"], "num", source)
         writes = _integer(get["writes"], "writes", source)
@@ -209,7 +209,7 @@ def setup_from_logged_options(files: Any) -> DbBenchSetup:
         return int(float(found.group(1))) if found else default
 
     benchmark = re.search(r"^(\w+)\s+:\s+[0-9.]+ micros/op", stdout, re.M)
-    name = benchmark.group(1) if benchmark and benchmark.group(1) in WORKLOADS else "fillrandom"
+    name = benchmark.group(1) if benchmark and benchmark.group(1) in WRITE_ONLY else "fillrandom"
     num = field(r"Entries:\s+(\d+)", 1_000_000)
     report = read_report_csv(files.report) if files.report else None
     duration_s = report.end_s if report else None

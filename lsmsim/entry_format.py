@@ -9,6 +9,7 @@ of new SSTs is ~1031.6 B.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 SEQNO_TYPE_BYTES = 8            # packed sequence number + value type of an internal key
 WRITE_BATCH_HEADER_BYTES = 12   # WriteBatch header (sequence + count)
@@ -28,30 +29,31 @@ def _varint_bytes(value: int) -> int:
 
 @dataclass(frozen=True)
 class EntryFormat:
-    """Sizes derived from the user's key and value sizes."""
+    """Sizes derived from the user's key and value sizes (each computed once: the writer
+    reads them at every event)."""
 
     key_size: int = 16
     value_size: int = 100
 
-    @property
+    @cached_property
     def user_bytes(self) -> int:
         """Key + value: what db_bench counts as a write's bytes."""
         return self.key_size + self.value_size
 
-    @property
+    @cached_property
     def batch_bytes(self) -> int:
         """WriteBatch::GetDataSize of a one-put batch; also what the WAL record carries and
         what WriteController::GetDelay charges against the delayed write rate."""
         return (WRITE_BATCH_HEADER_BYTES + 1 + _varint_bytes(self.key_size) + self.key_size
                 + _varint_bytes(self.value_size) + self.value_size)
 
-    @property
+    @cached_property
     def memtable_bytes(self) -> int:
         """Arena bytes one insert consumes (counted against write_buffer_size)."""
         internal_key = self.key_size + SEQNO_TYPE_BYTES
         return internal_key + self.value_size + MEMTABLE_ENTRY_OVERHEAD_BYTES
 
-    @property
+    @cached_property
     def sst_bytes(self) -> int:
         """Bytes one live entry takes in an uncompressed block-based SST."""
         return self.key_size + SEQNO_TYPE_BYTES + self.value_size + SST_ENTRY_OVERHEAD_BYTES

@@ -16,6 +16,4 @@ class EventLog:
         self.events: list[dict[str, Any]] = []
 
     def emit(self, at_s: float, event: str, **fields: Any) -> None:
-        record: dict[str, Any] = {"time_micros": int(round(at_s * 1e6)), "event": event}
-        record.update(fields)
-        self.events.append(record)
+        self.events.append({"time_micros": int(round(at_s * 1e6)), "event": event, **fields})

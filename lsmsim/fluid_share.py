@@ -33,7 +33,7 @@ def water_fill(capacity: float, wants: list[float], weights: list[float]) -> lis
     if sum(wants) <= capacity:
         return wants
     shares = [0.0] * len(wants)
-    order = sorted(range(len(wants)), key=lambda i: wants[i] / weights[i])
+    order = sorted(range(len(wants)), key=[w / v for w, v in zip(wants, weights)].__getitem__)
     remaining = capacity
     weight_left = sum(weights)
     for i in order:
@@ -51,35 +51,49 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
     caps = [d.cap for d in demands]
     active = [r for r, c in enumerate(capacities) if c is not None]
     limits = {r: [INFINITE] * count for r in active}
-    users = {r: [i for i in range(count) if demands[i].per_unit[r] > 0.0] for r in active}
+    # Per resource: its users, their amounts and weights, and the other resources' limits.
+    plans = []
+    for r in active:
+        members = [i for i in range(count) if demands[i].per_unit[r] > 0.0]
+        if members:
+            plans.append((r, members, [demands[i].per_unit[r] for i in members],
+                          [demands[i].weights[r] for i in members], capacities[r], limits[r],
+                          [limits[s] for s in active if s != r], [caps[i] for i in members]))
+    # A resource's shares depend only on the other resources' limits: while none of those
+    # changed since its last water-filling, filling it again would change nothing.
+    stale = [True] * len(plans)
     for _ in range(MAX_ROUNDS):
         changed = False
-        for r in active:
-            members = users[r]
-            if not members:
+        for k, (r, members, amounts, weights, capacity, own, others, bounds) in enumerate(plans):
+            if not stale[k]:
                 continue
-            others = [limits[s] for s in active if s != r]
-            amounts = [demands[i].per_unit[r] for i in members]
-            wants = []
-            for i, amount in zip(members, amounts):
-                bound = caps[i]
-                for other in others:
-                    if other[i] < bound:
-                        bound = other[i]
-                if bound == INFINITE:
-                    raise ValueError(f"an activity uses {RESOURCES[r]!r} without any bound")
-                wants.append(bound * amount)
-            own = limits[r]
-            capacity = capacities[r]
+            stale[k] = False
+            own_changed = False
+            for other in others:  # each member's bound: its cap and the others' limits
+                bounds = [limit if limit < bound else bound
+                          for limit, bound in zip([other[i] for i in members], bounds)]
+            if INFINITE in bounds:
+                raise ValueError(f"an activity uses {RESOURCES[r]!r} without any bound")
+            wants = [bound * amount for bound, amount in zip(bounds, amounts)]
             if sum(wants) <= capacity:
-                new = [INFINITE] * len(members)
+                for i in members:
+                    if own[i] != INFINITE:
+                        own[i] = INFINITE
+                        own_changed = True
             else:
-                shares = water_fill(capacity, wants, [demands[i].weights[r] for i in members])
-                new = [share / amount for share, amount in zip(shares, amounts)]
-            for i, limit in zip(members, new):
-                if limit != own[i]:
-                    own[i] = limit
-                    changed = True
+                shares = water_fill(capacity, wants, weights)
+                for i, share, amount in zip(members, shares, amounts):
+                    limit = share / amount
+                    if limit != own[i]:
+                        own[i] = limit
+                        own_changed = True
+            if own_changed:
+                changed = True
+                stale = [True] * len(plans)
+                stale[k] = False
         if not changed:
             break
-    return [min([caps[i], *(limits[r][i] for r in active)]) for i in range(count)]
+    rates = caps
+    for r in active:
+        rates = [min(rate, limit) for rate, limit in zip(rates, limits[r])]
+    return rates

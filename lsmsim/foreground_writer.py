@@ -48,22 +48,28 @@ class ForegroundWriter:
         mostly before writeback reaches it: the ADOC authors' HDD runs wrote fewer bytes to
         the device (iostat, 73 GB) than their SST files alone (85 GB) beside 13.5 GB of WAL."""
         cpu = self.cpu_s_per_op(memtable_entries)
-        cap = self.workload.threads / cpu
+        cap = min(self.workload.threads / cpu, self.admission_cap_ops(wc, policy_cap_ops))
+        wal_device_s = 0.0
+        if self.wal_synced:
+            wal_device_s = (self.entry.batch_bytes / device_write_bps
+                            + device_write_latency_s / self.workload.threads)
+        return Demand(per_unit=[cpu, wal_device_s, 0.0], cap=cap)
+
+    def admission_cap_ops(self, wc: WriteController, policy_cap_ops: float | None) -> float:
+        """Puts/s allowed by the write controller (0 while stopped, the delayed write rate
+        while delayed), the client rate limit, the policy's cap and open-loop arrivals."""
         if wc.is_stopped():
-            cap = 0.0
-        elif wc.needs_delay():
-            cap = min(cap, wc.delayed_write_rate_bps / self.entry.batch_bytes)
+            return 0.0
+        cap = float("inf")
+        if wc.needs_delay():
+            cap = wc.delayed_write_rate_bps / self.entry.batch_bytes
         if self.workload.write_rate_limit_bps:
             cap = min(cap, self.workload.write_rate_limit_bps / self.entry.user_bytes)
         if policy_cap_ops is not None:
             cap = min(cap, max(policy_cap_ops, 0.0))
         if self.open_loop and self.backlog_ops <= BACKLOG_EPSILON_OPS:
             cap = min(cap, self.workload.open_loop_ops_per_s)
-        wal_device_s = 0.0
-        if self.wal_synced:
-            wal_device_s = (self.entry.batch_bytes / device_write_bps
-                            + device_write_latency_s / self.workload.threads)
-        return Demand(per_unit=[cpu, wal_device_s, 0.0], cap=cap)
+        return cap
 
     def advance(self, dt: float) -> float:
         """Move time forward by dt; returns ops written."""

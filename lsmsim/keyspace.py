@@ -10,6 +10,7 @@ same share of writes: fine where a skewed distribution is hot, coarse where it i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -30,6 +31,9 @@ class KeyDistribution(Protocol):
 
     def distinct_keys(self, space: "KeySpace", writes: np.ndarray) -> np.ndarray:
         """Expected distinct keys per bucket after `writes` inserts per bucket."""
+
+    def bucket_reads(self, space: "KeySpace", frontier: int) -> np.ndarray:
+        """Share of requests (gets, scan starts) per bucket when keys [0, frontier) exist."""
 
 
 @dataclass(frozen=True)
@@ -62,27 +66,69 @@ class KeySpace:
     def buckets(self) -> int:
         return len(self.edges) - 1
 
-    @property
+    @cached_property
     def keys_per_bucket(self) -> np.ndarray:
-        return np.diff(self.edges).astype(float)
+        """Keys in each bucket (computed once; read-only because it is shared)."""
+        keys = np.diff(self.edges).astype(float)
+        keys.flags.writeable = False
+        return keys
+
+    @cached_property
+    def log_miss_per_write(self) -> np.ndarray:
+        """log(1 - 1/S_b): what one random write into bucket b leaves a given key unwritten."""
+        with np.errstate(divide="ignore"):
+            miss = np.log1p(-1.0 / self.keys_per_bucket)  # -inf where a bucket has one key
+        miss.flags.writeable = False
+        return miss
 
 
-def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray]) -> np.ndarray:
-    """Distinct keys per bucket in the union of inputs whose keys are random within a bucket."""
+def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
+                   offsets: list[int] | None = None) -> np.ndarray:
+    """Distinct keys per bucket in the union of inputs whose keys are random within a bucket.
+
+    Input i covers buckets [offsets[i], offsets[i] + len(inputs[i])) of `space_keys` (all of
+    them without offsets); a bucket an input does not cover is left as it is. Consecutive
+    inputs in key order without overlap (the files of one sorted level) are applied as one
+    vector: a bucket none of them covers gets the factor 1.0 exactly."""
+    if offsets is None:
+        offsets = [0] * len(inputs)
     if len(inputs) == 1:
-        return inputs[0].copy()
-    missing = np.ones_like(space_keys)
-    for counts in inputs:
-        missing *= 1.0 - np.minimum(counts / space_keys, 1.0)
+        merged = np.zeros(len(space_keys))
+        merged[offsets[0]:offsets[0] + len(inputs[0])] = inputs[0]
+        return merged
+    missing = np.ones(len(space_keys))
+    run: list[tuple[int, np.ndarray]] = []
+    for start, counts in [*zip(offsets, inputs), (-1, None)]:
+        if run and (counts is None or start < run[-1][0] + len(run[-1][1])):
+            first = run[0][0]
+            end = run[-1][0] + len(run[-1][1])
+            if len(run) == 1:
+                held = run[0][1]
+            elif sum(len(part) for _, part in run) == end - first:  # adjacent: no gaps
+                held = np.concatenate([part for _, part in run])
+            else:
+                held = np.zeros(end - first)
+                for offset, part in run:
+                    held[offset - first:offset - first + len(part)] = part
+            missing[first:end] *= 1.0 - np.minimum(held / space_keys[first:end], 1.0)
+            run = []
+        if counts is not None:
+            run.append((start, counts))
     return space_keys * (1.0 - missing)
 
 
-def random_distinct(space_keys: np.ndarray, writes: np.ndarray) -> np.ndarray:
-    """Distinct keys after `writes` uniformly random inserts into buckets of `space_keys` keys."""
-    with np.errstate(divide="ignore"):
-        per_write_miss = np.log1p(-1.0 / space_keys)  # -inf where a bucket has one key
-    exponent = np.where(writes > 0, writes * per_write_miss, 0.0)
-    return space_keys * -np.expm1(exponent)
+def random_distinct(space_keys: np.ndarray, writes: np.ndarray,
+                    log_miss_per_write: np.ndarray | None = None) -> np.ndarray:
+    """Distinct keys after `writes` uniformly random inserts into buckets of `space_keys` keys
+    (`log_miss_per_write`: KeySpace's cached log(1 - 1/S_b), computed here when not given)."""
+    if log_miss_per_write is None:
+        with np.errstate(divide="ignore"):
+            log_miss_per_write = np.log1p(-1.0 / space_keys)  # -inf where a bucket has one key
+    with np.errstate(invalid="ignore"):  # 0 writes * -inf, replaced by the where
+        distinct = np.expm1(np.where(writes > 0, writes * log_miss_per_write, 0.0))
+    np.negative(distinct, out=distinct)
+    distinct *= space_keys
+    return distinct
 
 
 class UniformKeys:
@@ -97,7 +143,33 @@ class UniformKeys:
         return n_ops * space.keys_per_bucket / space.num_keys
 
     def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
-        return random_distinct(space.keys_per_bucket, writes)
+        return random_distinct(space.keys_per_bucket, writes, space.log_miss_per_write)
+
+    def bucket_reads(self, space: KeySpace, frontier: int) -> np.ndarray:
+        return keys_below(space, frontier) / max(frontier, 1)
+
+
+class UniqueKeys(UniformKeys):
+    """db_bench filluniquerandom / YCSB load: every key of [0, record_count) once, in random
+    order, so a memtable holds as many distinct keys as it took writes."""
+
+    name = "unique"
+
+    def __init__(self, record_count: int = 0) -> None:
+        self.record_count = record_count
+
+    def bucket_writes(self, space: KeySpace, first_op: int, n_ops: float) -> np.ndarray:
+        limit = self.record_count or space.num_keys
+        return n_ops * keys_below(space, limit) / limit
+
+    def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
+        return np.minimum(writes, space.keys_per_bucket)
+
+
+def keys_below(space: KeySpace, frontier: int) -> np.ndarray:
+    """Keys of each bucket that lie below `frontier`."""
+    edges = space.edges
+    return np.clip(np.minimum(edges[1:], frontier) - edges[:-1], 0, None).astype(float)
 
 
 class ZipfianKeys:
@@ -114,12 +186,14 @@ class ZipfianKeys:
         if not 0.0 < theta < 10.0 or theta == 1.0:
             raise ValueError(f"zipfian theta must be in (0, 10) and not 1, got {theta}")
         self.theta = theta
+        self._table = np.concatenate(([0.0], np.cumsum(np.arange(1, 4097) ** -theta)))
+        self._shares: tuple[np.ndarray, np.ndarray] | None = None  # (edges, per-bucket share)
 
     def _harmonic(self, k: np.ndarray) -> np.ndarray:
         """H(k, theta) = sum_{i<=k} i^-theta: exact to 4096, Euler-Maclaurin beyond."""
         k = np.asarray(k, dtype=float)
         exact_limit = 4096
-        table = np.concatenate(([0.0], np.cumsum(np.arange(1, exact_limit + 1) ** -self.theta)))
+        table = self._table
         small = table[np.clip(k, 0, exact_limit).astype(np.int64)]
         a = float(exact_limit)
         big_k = np.maximum(k, a)
@@ -131,10 +205,16 @@ class ZipfianKeys:
         return self._harmonic(key_index) / self._harmonic(np.array([num_keys]))[0]
 
     def bucket_writes(self, space: KeySpace, first_op: int, n_ops: float) -> np.ndarray:
-        return n_ops * np.diff(self.cdf(space.edges, space.num_keys))
+        if self._shares is None or self._shares[0] is not space.edges:
+            self._shares = (space.edges, np.diff(self.cdf(space.edges, space.num_keys)))
+        return n_ops * self._shares[1]
+
+    def bucket_reads(self, space: KeySpace, frontier: int) -> np.ndarray:
+        frontier = max(frontier, 1)
+        return np.diff(self.cdf(np.minimum(space.edges, frontier), frontier))
 
     def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
-        return random_distinct(space.keys_per_bucket, writes)
+        return random_distinct(space.keys_per_bucket, writes, space.log_miss_per_write)
 
 
 class SequentialKeys:
@@ -163,14 +243,44 @@ class SequentialKeys:
     def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
         return np.minimum(writes, space.keys_per_bucket)
 
+    def bucket_reads(self, space: KeySpace, frontier: int) -> np.ndarray:
+        return keys_below(space, frontier) / max(frontier, 1)
 
-def make_distribution(name: str, theta: float = 0.99) -> KeyDistribution:
-    """Distribution by name: uniform, zipfian or sequential."""
+
+class LatestKeys(SequentialKeys):
+    """YCSB's `latest`: new keys are appended in key order and requests are zipfian over
+    recency, the newest key most popular (SkewedLatestGenerator).
+
+    Simplified: YCSB hashes the insert order into the key space; here key order is
+    insertion order, so that recent keys sit in the newest files, which is what makes
+    `latest` reads cheap in a real LSM and what the bucket model can express."""
+
+    name = "latest"
+
+    def __init__(self, theta: float = 0.99) -> None:
+        self.recency = ZipfianKeys(theta)
+
+    def bucket_reads(self, space: KeySpace, frontier: int) -> np.ndarray:
+        frontier = max(frontier, 1)
+        # Key k has recency rank frontier - 1 - k; P(key >= e) = P(rank < frontier - e).
+        newer = self.recency.cdf(np.clip(frontier - space.edges, 0, frontier), frontier)
+        return np.clip(newer[:-1] - newer[1:], 0.0, None)
+
+
+DISTRIBUTIONS = ("uniform", "zipfian", "sequential", "unique", "latest")
+
+
+def make_distribution(name: str, theta: float = 0.99, record_count: int = 0) -> KeyDistribution:
+    """Distribution by name (see DISTRIBUTIONS); `record_count` bounds `unique` writes."""
     if name == "uniform":
         return UniformKeys()
     if name == "zipfian":
         return ZipfianKeys(theta)
     if name == "sequential":
         return SequentialKeys()
-    raise ValueError(f"unknown key distribution {name!r}; valid: uniform, zipfian, sequential")
+    if name == "unique":
+        return UniqueKeys(record_count)
+    if name == "latest":
+        return LatestKeys(theta)
+    raise ValueError(f"unknown key distribution {name!r}; valid: {', '.join(DISTRIBUTIONS)}")
 

@@ -37,6 +37,16 @@ class MachineProfile:
     flush_cpu_s_per_entry: float = 0.0
     compaction_cpu_s_per_entry: float = 0.0
     compaction_merge_cpu_s_per_entry_per_log2_run: float = 0.0
+    # The read path (DBImpl::GetImpl, Version::Get, BlockBasedTable::Get). First estimates,
+    # not yet fitted: a Get's fixed cost (SuperVersion reference, LookupKey), each SST file
+    # probed (FindFile, table-cache lookup, filter probe, in-memory index search), each
+    # data block searched (block-cache lookup, restart-point binary search), copying a
+    # block out of the OS page cache, and each iterator Next of a scan.
+    get_cpu_s_per_op: float = 1000 * 1e-9
+    get_cpu_s_per_file: float = 400 * 1e-9
+    get_cpu_s_per_block: float = 1500 * 1e-9
+    page_cache_cpu_s_per_byte: float = 0.5 * 1e-9
+    scan_cpu_s_per_entry: float = 150 * 1e-9
 
     def write_cpu_s(self, batch_bytes: int, memtable_entries: float) -> float:
         """CPU of one put: fixed cost, bytes through WAL and memtable, and the skiplist
@@ -74,10 +84,18 @@ COST_FIELDS = {"write_ns_per_op": ("write_cpu_s_per_op", NS),
                "flush_ns_per_entry": ("flush_cpu_s_per_entry", NS),
                "compaction_ns_per_entry": ("compaction_cpu_s_per_entry", NS),
                "compaction_merge_ns_per_entry_per_log2_run":
-                   ("compaction_merge_cpu_s_per_entry_per_log2_run", NS)}
-# Costs a profile file may leave out (zero), so that older files stay valid.
+                   ("compaction_merge_cpu_s_per_entry_per_log2_run", NS),
+               "get_ns_per_op": ("get_cpu_s_per_op", NS),
+               "get_ns_per_file": ("get_cpu_s_per_file", NS),
+               "get_ns_per_block": ("get_cpu_s_per_block", NS),
+               "page_cache_ns_per_byte": ("page_cache_cpu_s_per_byte", NS),
+               "scan_ns_per_entry": ("scan_cpu_s_per_entry", NS)}
+# Costs of the read path (a write-only run does not tell them).
+READ_COSTS = ("get_ns_per_op", "get_ns_per_file", "get_ns_per_block", "page_cache_ns_per_byte",
+              "scan_ns_per_entry")
+# Costs a profile file may leave out (MachineProfile's default), so older files stay valid.
 _OPTIONAL_COSTS = ("flush_ns_per_entry", "compaction_ns_per_entry",
-                   "compaction_merge_ns_per_entry_per_log2_run")
+                   "compaction_merge_ns_per_entry_per_log2_run", *READ_COSTS)
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
@@ -93,7 +111,7 @@ def load_machine(name_or_path: str) -> MachineProfile:
     path = data_file.resolve_preset(name_or_path, PROFILE_DIR, "machine profile")
     data = read_fields(path, _FIELDS, _OPTIONAL)
     require(path, "cores", data["cores"], data["cores"] >= 1, "at least 1")
-    costs = {key: data.get(key, 0.0) for key in COST_FIELDS}
+    costs = {key: data[key] for key in COST_FIELDS if key in data}
     for key, value in costs.items():
         require(path, key, value, value >= 0, "zero or positive")
     return with_costs(MachineProfile(data.get("name", path.stem), data["description"],

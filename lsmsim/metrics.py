@@ -32,6 +32,13 @@ class LatencyHistogram:
         index = min(int(position * LATENCY_BINS_PER_DECADE), len(self.counts) - 1)
         self.counts[index] += ops
 
+    def add_many(self, latency_s: np.ndarray, ops: np.ndarray) -> None:
+        """Add several latencies at once (`ops[i]` operations took `latency_s[i]`)."""
+        position = np.log10(np.maximum(latency_s, LATENCY_MIN_S) / LATENCY_MIN_S)
+        index = np.minimum((position * LATENCY_BINS_PER_DECADE).astype(np.int64),
+                           len(self.counts) - 1)
+        np.add.at(self.counts, index, ops)
+
     def percentile_s(self, percent: float) -> float:
         """Latency below which `percent` % of ops finished (upper edge of the bin)."""
         total = self.counts.sum()

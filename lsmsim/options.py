@@ -71,6 +71,12 @@ class LsmOptions:
         True, "bool", "cf", False,
         "cut compaction outputs at grandparent file boundaries once past half the target "
         "(RocksDB 7.8+; false for older versions)")
+    # -- block-based table: the read path (column family) ----------------------------------
+    bloom_bits_per_key: float = _opt(0.0, "float", "cf", False,
+                                     "full-filter bits per key (NewBloomFilterPolicy); 0 = no filter")
+    block_size: int = _opt(4 * KIB, "size", "cf", False, "uncompressed bytes per data block")
+    block_cache_size: int = _opt(8 * MIB, "size", "cf", False,
+                                 "LRU block cache for data blocks (7.x default 8 MiB)")
     # -- background jobs (DB) ---------------------------------------------------------------
     max_background_jobs: int = _opt(2, "int", "db", True, "flush + compaction threads")
     max_background_compactions: int = _opt(-1, "int", "db", True,
@@ -162,6 +168,8 @@ class LsmOptions:
             fail("max_bytes_for_level_multiplier must be positive")
         if self.target_file_size_multiplier < 1:
             fail("target_file_size_multiplier must be at least 1")
+        if self.block_size < 1:
+            fail(f"block_size must be at least 1, got {self.block_size}")
         if self.max_background_jobs < 1:
             fail(f"max_background_jobs must be at least 1, got {self.max_background_jobs}")
         if self.max_background_compactions == 0 or self.max_background_flushes == 0:
@@ -183,7 +191,9 @@ class LsmOptions:
         """`delayed_write_rate` 0 becomes the rate limiter's rate, else 16 MiB/s (db_impl_open.cc)."""
         if self.delayed_write_rate:
             return float(self.delayed_write_rate)
-        return float(self.rate_limiter_bytes_per_sec or 16 * MIB)
+        # GetBytesPerSecond(): an auto-tuned limiter starts at half its rate.
+        limiter_bps = self.rate_limiter_bytes_per_sec // (2 if self.rate_limiter_auto_tuned else 1)
+        return float(limiter_bps or 16 * MIB)
 
     def max_file_size_for_level(self, level: int) -> float:
         """MaxFileSizeForLevel: target_file_size_base x multiplier^(level-1) for level >= 1."""
@@ -198,6 +208,14 @@ DB_BENCH_DEFAULTS: dict[str, Any] = {
     "delayed_write_rate": 8 * MIB,
     "hard_pending_compaction_bytes_limit": 128 * GIB,
 }
+
+
+def parse_option(name: str, raw: Any, source: str = "options") -> Any:
+    """One option's value, parsed by its declared kind; unknown names are rejected."""
+    spec = {f.name: f for f in dataclasses.fields(LsmOptions)}.get(name)
+    if spec is None:
+        raise OptionError(_unknown_message(source, name, LsmOptions.names()))
+    return _parse_value(source, name, spec.metadata["kind"], raw)
 
 
 def _parse_value(source: str, name: str, kind: str, raw: Any) -> Any:

@@ -2,32 +2,117 @@
 
 A policy observes the DB on a period it chooses (by starting SimPy processes in
 `start`), changes options at run time through `DB.set_options` / `DB.set_db_options`
-(RocksDB's SetOptions / SetDBOptions), caps the client write rate (admission), sets the
-shares each background job gets of the device, CPU and rate limiter, and may choose
-compactions itself. The engine never imports a specific policy: `policies/` holds them.
+(RocksDB's SetOptions / SetDBOptions) and the rate limiter through
+`DB.set_rate_limiter_bytes_per_sec` (GenericRateLimiter::SetBytesPerSecond), pauses and
+resumes compactions (`DB.pause_compaction_work` / `continue_compaction_work`), sets the
+options the DB opens with, caps the client write rate (admission), moves the delayed
+write rate RocksDB chose, sets the shares each background job gets of the device, CPU and
+rate limiter, and may choose compactions itself. A policy that changes the tree supplies
+its own compaction picker or sends flushes to a deeper level (hooks in their own section
+below). The engine never imports a specific policy: `policies/` holds them.
+
+Constants are declared once per policy class as `parameters` (name -> `Param`), so
+`--policy adoc:increase_threads=4` overrides one and a wrong name or value is a
+`PolicyError` naming the policy, the parameter and the valid ones.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import difflib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from lsmsim.units import UnitError, parse_size_bytes
+
+from lsmsim.compaction_picker import CompactionPicker, LevelCompactionPicker
 
 if TYPE_CHECKING:
     from lsmsim.background_job import BackgroundJob
     from lsmsim.compaction_picker import Compaction
     from lsmsim.db import DB
+    from lsmsim.options import LsmOptions
+    from lsmsim.storage_device import StorageDevice
 
 # RocksDB's Env::IOPriority names, lowest first (include/rocksdb/env.h).
 IO_LOW, IO_HIGH, IO_USER = "low", "high", "user"
+
+
+class PolicyError(ValueError):
+    """An unknown policy or a bad policy parameter."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One policy constant: its default, what it means, and its kind: "int", "float",
+    "bool", "size" (bytes; accepts 64MB) or "choice" (one of `choices`)."""
+
+    default: Any
+    doc: str
+    kind: str = "float"
+    choices: tuple[str, ...] = ()
+
+    def parse(self, policy: str, name: str, raw: Any) -> Any:
+        """`raw` (a number, or text from the command line) as this parameter's kind."""
+        def bad(expected: str) -> PolicyError:
+            return PolicyError(f"policy {policy}: parameter {name} must be {expected}, "
+                               f"got {raw!r}")
+
+        if self.kind == "choice":
+            if str(raw) not in self.choices:
+                raise bad(f"one of {', '.join(self.choices)}")
+            return str(raw)
+        if self.kind == "bool":
+            text = str(raw).strip().lower()
+            if isinstance(raw, bool) or text in ("true", "false", "1", "0"):
+                return raw if isinstance(raw, bool) else text in ("true", "1")
+            raise bad("true or false")
+        if isinstance(raw, bool):
+            raise bad(f"a number ({self.kind})")
+        try:
+            value = parse_size_bytes(raw) if self.kind == "size" else float(raw)
+        except (UnitError, TypeError, ValueError):
+            raise bad("a size such as 64MB" if self.kind == "size" else f"a number ({self.kind})")
+        if self.kind in ("int", "size"):
+            if value != int(value):
+                raise bad("an integer")
+            value = int(value)
+        if value < 0:
+            raise bad("non-negative")
+        return value
 
 
 class Policy:
     """RocksDB's own behaviour; subclasses override the hooks they change."""
 
     name = "rocksdb"
+    parameters: ClassVar[dict[str, Param]] = {}
 
     def __init__(self, **params: Any) -> None:
-        if params:
-            raise TypeError(f"policy {self.name} takes no parameters, got {sorted(params)}")
+        unknown = [key for key in params if key not in self.parameters]
+        if unknown:
+            valid = ", ".join(sorted(self.parameters)) or "none"
+            close = difflib.get_close_matches(unknown[0], list(self.parameters), n=1)
+            hint = f" Did you mean {close[0]}?" if close else ""
+            raise PolicyError(f"policy {self.name}: unknown parameter {unknown[0]!r}.{hint} "
+                              f"Valid parameters: {valid}")
+        self.params: dict[str, Any] = {key: spec.default for key, spec in self.parameters.items()}
+        for key, raw in params.items():
+            self.params[key] = self.parameters[key].parse(self.name, key, raw)
+
+    @classmethod
+    def variant(cls, name: str, **defaults: Any) -> type["Policy"]:
+        """A named copy of this policy with other parameter defaults (SILK-O, ADOC-T)."""
+        parameters = dict(cls.parameters)
+        for key, value in defaults.items():
+            parameters[key] = Param(value, parameters[key].doc, parameters[key].kind,
+                                    parameters[key].choices)
+        return type(cls.__name__ + "_" + name.replace("-", "_"), (cls,),
+                    {"name": name, "parameters": parameters, "__doc__": cls.__doc__})
+
+    def open_options(self, options: "LsmOptions", device: "StorageDevice") -> dict[str, Any]:
+        """Options the policy sets before DB::Open (its configuration, e.g. SILK-O's
+        8 threads and 512 MB memtables); they override the user's."""
+        return {}
 
     def start(self, db: "DB") -> None:
         """Called once at time 0, after the DB is open. Start periodic processes here."""
@@ -52,9 +137,50 @@ class Policy:
         """Admission control: a cap on client writes per second, or None for no cap."""
         return None
 
+    def delayed_write_rate_bps(self, db: "DB", rate_bps: float) -> float:
+        """The delayed write rate to use, given the one RocksDB's SetupDelay just chose
+        (called on each stall recalculation that leaves writes delayed)."""
+        return rate_bps
+
     def pick_compaction(self, db: "DB") -> "Compaction | None":
         """A compaction of the policy's own choosing, or None to use RocksDB's picker."""
         return None
+
+    def compaction_allowed(self, db: "DB", compaction: "Compaction") -> bool:
+        """Whether a picked compaction may run now; False defers it (no compaction is
+        scheduled this time, as when RocksDB's picker returns none)."""
+        return True
+
+    def high_pool_compaction_allowed(self, db: "DB") -> bool:
+        """Whether one compaction may run in the flush (HIGH) pool now, even while
+        compaction work is paused (SILK's prioritised L0->L1 compaction)."""
+        return False
+
+    # -- tree shape and job limits: for policies that change the tree itself -------------------
+    def flush_output_level(self, db: "DB") -> int:
+        """The level a flush writes to. RocksDB: 0. A deeper level makes the flush merge the
+        memtables with that level's overlapping files (CruiseDB's SP-LSM tree has no L0);
+        such flushes then run one at a time and go before compactions touching that level."""
+        return 0
+
+    def compaction_picker(self) -> CompactionPicker:
+        """The picker the DB asks for compactions (called once, when the DB opens). A policy
+        with its own tree shape (DOPA-DB's tiered key ranges) returns its own."""
+        return LevelCompactionPicker()
+
+    def compaction_before_flush(self, db: "DB") -> bool:
+        """Whether compactions are scheduled before flushes now (RocksDB: never)."""
+        return False
+
+    def compaction_speedup(self, db: "DB") -> bool:
+        """GetBGJobLimits' parallelize_compactions: whether more than one compaction may run.
+        RocksDB: only while writes are stalled/delayed or L0/pending bytes are high."""
+        return db.write_controller.need_speedup_compaction()
+
+    def writer_weights(self, db: "DB") -> dict[str, float]:
+        """Weights of the client writes' (WAL and memtable) share of each resource, as
+        `job_weights` for jobs; RocksDB gives them no priority (all 1)."""
+        return {}
 
     def interval_samples(self, db: "DB") -> dict[str, float]:
         """The policy's own state at each interval's end (e.g. its thread count), added to
@@ -63,4 +189,4 @@ class Policy:
 
     def describe(self) -> dict[str, Any]:
         """The policy's name and parameters, saved with the results."""
-        return {"name": self.name}
+        return {"name": self.name, **self.params}

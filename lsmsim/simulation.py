@@ -28,14 +28,16 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     """Run one simulation. Names are resolved here: devices from `device_models`, machine
     profiles from `lsmsim/machine_profiles`, policies from `policies`.
 
-    The run ends at `duration_s` or when the workload's `max_ops` puts are done, whichever
-    comes first (db_bench's --duration and --num); `duration_s=None` needs `max_ops`."""
+    The run ends at `duration_s` or when the workload's `max_ops` puts are done or its last
+    phase ends, whichever comes first (db_bench's --duration and --num); `duration_s=None`
+    needs a workload that ends by itself."""
     if isinstance(workload, str):
         workload = make_workload(workload, **workload_fields)
     elif workload_fields:
         workload = dataclasses.replace(workload, **workload_fields)
-    if duration_s is None and not workload.max_ops:
-        raise ValueError("duration_s=None needs a workload with max_ops (an end by op count)")
+    if duration_s is None and not workload.ends_by_itself:
+        raise ValueError("duration_s=None needs a workload that ends by itself (max_ops, or "
+                         "phases that all end)")
     if (duration_s is not None and duration_s <= 0) or interval_s <= 0:
         raise ValueError(f"duration_s and interval_s must be positive, got {duration_s}, "
                          f"{interval_s}")
@@ -63,7 +65,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
         "device": device.name,
         "machine": dataclasses.asdict(machine),
         "policy": policy.describe(),
-        "options": options.as_dict(),
+        "options": db.open_options.as_dict(),
         "final_options": db.options.as_dict(),
         "duration_s": duration_s,
         "interval_s": interval_s,

@@ -25,8 +25,30 @@ class SstFile:
     being_compacted: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.num_entries = float(self.keys.sum())
+        self.num_entries = float(np.add.reduce(self.keys))  # = keys.sum(), without its wrapper
         self.size_bytes = self.num_entries * self.entry_bytes
 
     def overlaps(self, lo: int, hi: int) -> bool:
         return self.lo < hi and lo < self.hi
+
+    def entries_in(self, lo: int, hi: int) -> float:
+        """Distinct keys the file holds in buckets [lo, hi)."""
+        if lo <= self.lo and self.hi <= hi:
+            return self.num_entries
+        a, b = max(lo, self.lo), min(hi, self.hi)
+        return float(self.keys[a - self.lo:b - self.lo].sum()) if b > a else 0.0
+
+    def without(self, lo: int, hi: int) -> "SstFile | None":
+        """The same file with its keys in [lo, hi) marked compacted (dropped), or None when
+        nothing is left: a file compacted range by range (DOPA-DB's compaction bit array)."""
+        if lo <= self.lo and self.hi <= hi:
+            return None
+        keys = self.keys.copy()
+        a, b = max(lo, self.lo), min(hi, self.hi)
+        keys[max(0, a - self.lo):max(0, b - self.lo)] = 0.0
+        nonzero = np.flatnonzero(keys > 0)
+        if nonzero.size == 0:
+            return None
+        first, last = int(nonzero[0]), int(nonzero[-1]) + 1
+        return SstFile(self.number, self.lo + first, self.lo + last, keys[first:last],
+                       self.entry_bytes, self.created_at_s, self.write_position_bytes)

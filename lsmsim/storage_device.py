@@ -14,6 +14,7 @@ class StorageDevice(Protocol):
     name: str
     read_latency_s: float
     write_latency_s: float
+    random_read_iops: float  # small random reads per second at best (0: bandwidth only)
 
     def bandwidth_bps(self, streams: int, mixed: bool) -> tuple[float, float]:
         """Aggregate read and write bandwidth (bytes/s) while `streams` activities share the
@@ -22,3 +23,9 @@ class StorageDevice(Protocol):
         A byte read costs 1/read_bps device-seconds and a byte written 1/write_bps; the
         device has one device-second per second to share among the streams.
         """
+
+
+def peak_write_bps(device: StorageDevice, max_streams: int = 64) -> float:
+    """The most write bandwidth the device gives any number of streams (its data-sheet
+    figure, e.g. for a policy told "the device bandwidth")."""
+    return max(device.bandwidth_bps(streams, False)[1] for streams in range(1, max_streams + 1))

@@ -138,4 +138,6 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
         "mean_cpu_util": float(np.mean(columns.get("cpu_util", [0.0]))),
         "mean_device_util": float(np.mean(columns.get("device_util", [0.0]))),
     })
+    if db.clients is not None:
+        summary.update(db.clients.summary(duration_s))
     return summary

@@ -9,7 +9,9 @@ without deletions (compensated size = file size).
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterator
 
 import numpy as np
 
@@ -17,16 +19,61 @@ from lsmsim.options import LsmOptions
 from lsmsim.sst_file import SstFile
 
 SCORE_SCALE = 10.0  # kScoreScale in version_set.cc
+INFINITE = float("inf")
 
 
 @dataclass(frozen=True)
 class LevelScores:
-    """Result of ComputeCompactionScore: (score, level) sorted by score, best first."""
+    """Result of ComputeCompactionScore: (score, level) sorted by score, best first.
 
-    ranked: list[tuple[float, int]]
+    The ranking is computed on first use from a snapshot of the level sizes (most versions
+    are only read for their pending bytes by the stall rules, never by the picker)."""
+
     base_level: int
     targets: list[float]
     pending_compaction_bytes: float
+    opts: LsmOptions = field(repr=False)
+    level_bytes: tuple[float, ...] = field(repr=False)
+    compacting_bytes: tuple[float, ...] = field(repr=False)
+    idle_l0_files: int = field(repr=False)
+
+    @cached_property
+    def ranked(self) -> list[tuple[float, int]]:
+        """ComputeCompactionScore's loop over levels (exact)."""
+        opts = self.opts
+        targets = self.targets
+        base_level = self.base_level
+        level_bytes, compacting_bytes = self.level_bytes, self.compacting_bytes
+        dynamic = opts.level_compaction_dynamic_level_bytes
+        scores: list[tuple[float, int]] = []
+        total_downcompact = level_bytes[0]
+        idle_bytes = level_bytes[0] - compacting_bytes[0]
+        score = self.idle_l0_files / opts.level0_file_num_compaction_trigger
+        if not dynamic:
+            score = max(score, idle_bytes / opts.max_bytes_for_level_base)
+        else:
+            if idle_bytes >= opts.max_bytes_for_level_base:
+                score = max(score, 1.01)
+            if idle_bytes > targets[base_level]:
+                base_bytes = level_bytes[base_level]
+                score = max(score, idle_bytes / max(base_bytes, targets[base_level]))
+            if score > 1:
+                score *= SCORE_SCALE
+        scores.append((score, 0))
+        for level in range(1, len(level_bytes) - 1):
+            total = level_bytes[level]
+            idle_bytes = total - compacting_bytes[level]
+            target = targets[level]
+            if not dynamic or idle_bytes < target:
+                score = idle_bytes / target if target != INFINITE else 0.0
+            else:
+                score = idle_bytes / (target + total_downcompact) * SCORE_SCALE
+            if total > target:
+                total_downcompact += total - target
+            scores.append((score, level))
+        # Bubble sort in RocksDB: stable, so ties keep the lower level first.
+        scores.sort(key=_minus_score)
+        return scores
 
     def score_of(self, level: int) -> float:
         return next(score for score, lvl in self.ranked if lvl == level)
@@ -36,8 +83,44 @@ class LevelScores:
         return bool(self.ranked) and self.ranked[0][0] >= 1.0
 
 
+def _minus_score(item: tuple[float, int]) -> float:
+    return -item[0]
+
+
+class _PriorityOrder:
+    """kMinOverlappingRatio order of one level, for the level edits it was computed at.
+    The first file is the ratio's argmin (its first minimum is the smallest key); the full
+    stable sort, which orders ties by key as well, is made only if a picker wants more."""
+
+    def __init__(self, stamp: tuple[int, int], ratio: np.ndarray) -> None:
+        self.stamp = stamp
+        self.ratio = ratio
+        self._order: np.ndarray | None = None
+
+    def files(self, files: list[SstFile]) -> Iterator[SstFile]:
+        if not files:
+            return
+        first = int(self.ratio.argmin())
+        yield files[first]
+        if self._order is None:
+            self._order = np.argsort(self.ratio, kind="stable")
+        for i in self._order:
+            if i != first:
+                yield files[i]
+
+
 class VersionStorage:
-    """Files per level. L0 is newest first; L1+ are sorted by key range and never overlap."""
+    """Files per level. L0 is newest first; L1+ are sorted by their smallest key and, in
+    RocksDB's leveled shape, never overlap. A policy with a tiered shape (DOPA-DB) may put
+    overlapping files in a level; the overlap queries below (`overlapping`,
+    `overlapping_bytes`, `files_by_compaction_pri`) assume a non-overlapping level and are
+    then not used on it.
+
+    Derived state is updated instead of rebuilt: each L1+ level keeps numpy arrays of its
+    files' ranges and prefix sums of sizes, and after edits only the changed stretch between
+    an unchanged prefix and suffix is converted again; the kMinOverlappingRatio order and
+    the compaction score are recomputed only when the files they depend on changed.
+    """
 
     def __init__(self, num_levels: int) -> None:
         self.levels: list[list[SstFile]] = [[] for _ in range(num_levels)]
@@ -47,8 +130,16 @@ class VersionStorage:
         self._level_bytes = [0.0] * num_levels
         self._compacting_bytes = [0.0] * num_levels
         self._compacting_files = [0] * num_levels
-        self._by_priority: dict[tuple[int, int], list[SstFile]] = {}
-        self._prefix: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # Per level: (lo, hi, size, prefix sums of size) as last built, and how many leading
+        # and trailing files are unchanged since (see _level_arrays).
+        self._arrays: list[tuple[np.ndarray, np.ndarray] | None] = [None] * num_levels
+        self._unchanged: list[list[int]] = [[0, 0] for _ in range(num_levels)]
+        self._edits = [0] * num_levels  # per-level edit count: keys the priority cache
+        self._by_priority: dict[tuple[int, int], _PriorityOrder] = {}
+        self._generation = 0  # bumped by every change the compaction score depends on
+        self._files_generation = 0  # bumped by file additions and removals only
+        self._scores: tuple[int, LsmOptions, LevelScores] | None = None
+        self._sized: tuple[int, LsmOptions, int, list[float], float] | None = None
 
     @property
     def num_levels(self) -> int:
@@ -68,6 +159,7 @@ class VersionStorage:
                 sst.being_compacted = value
                 self._compacting_bytes[level] += sign * sst.size_bytes
                 self._compacting_files[level] += sign
+                self._generation += 1
 
     def idle_files(self, level: int) -> int:
         """Files of `level` not being compacted."""
@@ -78,87 +170,122 @@ class VersionStorage:
 
     # -- edits --------------------------------------------------------------------------------
     def add_file(self, level: int, sst: SstFile) -> None:
-        self._changed(level)
+        self._generation += 1
+        self._files_generation += 1
+        self._edits[level] += 1
         self._level_bytes[level] += sst.size_bytes
         if level == 0:
             self.levels[0].insert(0, sst)
             return
         position = bisect.bisect_left(self._lo_index[level], sst.lo)
+        unchanged = self._unchanged[level]
+        unchanged[0] = min(unchanged[0], position)
+        unchanged[1] = min(unchanged[1], len(self.levels[level]) - position)
         self.levels[level].insert(position, sst)
         self._lo_index[level].insert(position, sst.lo)
         self._hi_index[level].insert(position, sst.hi)
         self._sizes[level].insert(position, sst.size_bytes)
 
     def remove_file(self, level: int, sst: SstFile) -> None:
-        self._changed(level)
+        self._generation += 1
+        self._files_generation += 1
+        self._edits[level] += 1
         self._level_bytes[level] -= sst.size_bytes
         if sst.being_compacted:
             self.set_being_compacted(level, [sst], False)
         files = self.levels[level]
-        position = files.index(sst)
-        del files[position]
-        if level > 0:
+        if level == 0:
+            del files[files.index(sst)]
+        else:
+            los = self._lo_index[level]
+            position = bisect.bisect_left(los, sst.lo)
+            # A tiered level (DOPA-DB) may hold several files with one smallest key.
+            while (position < len(files) and files[position] is not sst
+                   and los[position] == sst.lo):
+                position += 1
+            if position >= len(files) or files[position] is not sst:
+                raise ValueError(f"file {sst.number} is not in L{level}")
+            unchanged = self._unchanged[level]
+            unchanged[0] = min(unchanged[0], position)
+            unchanged[1] = min(unchanged[1], len(files) - 1 - position)
+            del files[position]
             del self._lo_index[level][position]
             del self._hi_index[level][position]
             del self._sizes[level][position]
         if not files:  # keep sums exact when a level empties
             self._level_bytes[level] = 0.0
 
-    def _changed(self, level: int) -> None:
-        """Drop what was derived from `level` (its order depends on the level below too)."""
-        self._prefix.pop(level, None)
-        for key in [k for k in self._by_priority if level in k]:
-            del self._by_priority[key]
+    def replace_file(self, level: int, old: SstFile, new: SstFile) -> None:
+        """Put `new` where `old` was (the part of a file left after a range compaction)."""
+        position = self.levels[level].index(old)
+        self.remove_file(level, old)
+        self.add_file(level, new)
+        if level == 0:  # keep L0's newest-first order
+            self.levels[0].insert(position, self.levels[0].pop(0))
 
-    def _level_arrays(self, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(lo, hi, prefix sums of size) of a sorted level, rebuilt after it changes."""
-        arrays = self._prefix.get(level)
+    def _level_arrays(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """(table, prefix sums of size) of a sorted level; table rows are lo, hi and size (as
+        floats: bucket numbers are exact). Only files between the unchanged prefix and suffix
+        are converted again; the prefix sums are a full cumsum, as RocksDB-order sums."""
+        count = len(self.levels[level])
+        unchanged = self._unchanged[level]
+        arrays = self._arrays[level]
+        if arrays is not None and unchanged[0] == count and arrays[0].shape[1] == count:
+            return arrays
+        head = 0 if arrays is None else unchanged[0]
+        tail = 0 if arrays is None else min(unchanged[1], arrays[0].shape[1] - head, count - head)
+        changed = np.array([self._lo_index[level][head:count - tail],
+                            self._hi_index[level][head:count - tail],
+                            self._sizes[level][head:count - tail]], dtype=np.float64)
         if arrays is None:
-            sums = np.zeros(len(self._sizes[level]) + 1)
-            np.cumsum(self._sizes[level], out=sums[1:])
-            arrays = self._prefix[level] = (np.array(self._lo_index[level], dtype=np.int64),
-                                            np.array(self._hi_index[level], dtype=np.int64),
-                                            sums)
+            table = changed
+        else:
+            old = arrays[0]
+            table = np.concatenate((old[:, :head], changed, old[:, old.shape[1] - tail:]), axis=1)
+        sums = np.empty(count + 1)
+        sums[0] = 0.0
+        np.add.accumulate(table[2], out=sums[1:])  # = np.cumsum, without its wrapper
+        self._arrays[level] = arrays = (table, sums)
+        unchanged[0] = unchanged[1] = count
         return arrays
 
     def overlapping_bytes(self, level: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """Total size of the files of `level` (L1+) overlapping each [lo, hi), vectorised."""
-        los, his, sums = self._level_arrays(level)
-        first = np.searchsorted(his, lo, side="right")
-        last = np.searchsorted(los, hi, side="left")
-        return np.where(last > first, sums[last] - sums[np.minimum(first, last)], 0.0)
+        """Total size of the files of `level` (L1+) overlapping each [lo, hi) (lo < hi),
+        vectorised: files ending after lo up to files starting before hi. Those never cross
+        in a sorted level without overlaps, so an empty range gives x - x = 0 exactly."""
+        table, sums = self._level_arrays(level)
+        first = table[1].searchsorted(lo, side="right")
+        last = table[0].searchsorted(hi, side="left")
+        return sums[last] - sums[first]
 
-    def files_by_compaction_pri(self, level: int, output_level: int) -> list[SstFile]:
+    def files_by_compaction_pri(self, level: int, output_level: int) -> Iterator[SstFile]:
         """UpdateFilesByCompactionPri for kMinOverlappingRatio: files of `level` by overlapping
-        bytes in `output_level` * 1024 / size, ties by smallest key; kept until either changes."""
-        cached = self._by_priority.get((level, output_level))
-        if cached is None:
-            files = self.levels[level]
-            if level == 0:
-                los = np.array([f.lo for f in files], dtype=np.int64)
-                his = np.array([f.hi for f in files], dtype=np.int64)
-                sizes = np.array([f.size_bytes for f in files])
-            else:
-                los, his, sums = self._level_arrays(level)
-                sizes = np.diff(sums)
+        bytes in `output_level` * 1024 / size, ties by smallest key; kept until either changes.
+        Lazy, because a picker mostly takes the first file: do not edit the version meanwhile."""
+        files = self.levels[level]
+        if level == 0:
+            los = np.array([f.lo for f in files], dtype=np.int64)
+            his = np.array([f.hi for f in files], dtype=np.int64)
+            sizes = np.array([f.size_bytes for f in files])
             ratio = self.overlapping_bytes(output_level, los, his) * 1024.0 / np.maximum(sizes, 1.0)
-            order = np.lexsort((los, ratio))
-            cached = self._by_priority[level, output_level] = [files[i] for i in order]
-        return cached
+            return (files[i] for i in np.lexsort((los, ratio)).tolist())
+        stamp = (self._edits[level], self._edits[output_level])
+        cached = self._by_priority.get((level, output_level))
+        if cached is None or cached.stamp != stamp:
+            table, sums = self._level_arrays(level)
+            sizes = sums[1:] - sums[:-1]  # np.diff
+            ratio = (self.overlapping_bytes(output_level, table[0], table[1]) * 1024.0
+                     / np.maximum(sizes, 1.0))
+            cached = self._by_priority[level, output_level] = _PriorityOrder(stamp, ratio)
+        return cached.files(files)
 
     def overlapping(self, level: int, lo: int, hi: int) -> list[SstFile]:
         """Files of `level` whose bucket range intersects [lo, hi)."""
         if level == 0:
             return [f for f in self.levels[0] if f.overlaps(lo, hi)]
-        files = self.levels[level]
-        start = max(0, bisect.bisect_right(self._lo_index[level], lo) - 1)
-        result = []
-        for sst in files[start:]:
-            if sst.lo >= hi:
-                break
-            if sst.hi > lo:
-                result.append(sst)
-        return result
+        first = bisect.bisect_right(self._hi_index[level], lo)
+        last = bisect.bisect_left(self._lo_index[level], hi)
+        return self.levels[level][first:last]
 
     # -- derived state ------------------------------------------------------------------------
     def calculate_base_bytes(self, opts: LsmOptions) -> tuple[int, list[float]]:
@@ -199,41 +326,21 @@ class VersionStorage:
         return base_level, targets
 
     def compute_compaction_score(self, opts: LsmOptions) -> LevelScores:
-        """ComputeCompactionScore + EstimateCompactionBytesNeeded, after a version change."""
-        base_level, targets = self.calculate_base_bytes(opts)
-        dynamic = opts.level_compaction_dynamic_level_bytes
-        scores: list[tuple[float, int]] = []
-        total_downcompact = 0.0
-        for level in range(self.num_levels - 1):
-            if level == 0:
-                total_downcompact += self._level_bytes[0]
-                idle_bytes = self._level_bytes[0] - self._compacting_bytes[0]
-                score = self.idle_files(0) / opts.level0_file_num_compaction_trigger
-                if not dynamic:
-                    score = max(score, idle_bytes / opts.max_bytes_for_level_base)
-                else:
-                    if idle_bytes >= opts.max_bytes_for_level_base:
-                        score = max(score, 1.01)
-                    if idle_bytes > targets[base_level]:
-                        base_bytes = self.level_bytes(base_level)
-                        score = max(score, idle_bytes / max(base_bytes, targets[base_level]))
-                    if score > 1:
-                        score *= SCORE_SCALE
-            else:
-                total = self._level_bytes[level]
-                idle_bytes = total - self._compacting_bytes[level]
-                target = targets[level]
-                if not dynamic or idle_bytes < target:
-                    score = idle_bytes / target if target != float("inf") else 0.0
-                else:
-                    score = idle_bytes / (target + total_downcompact) * SCORE_SCALE
-                if total > target:
-                    total_downcompact += total - target
-            scores.append((score, level))
-        # Bubble sort in RocksDB: stable, so ties keep the lower level first.
-        scores.sort(key=lambda item: -item[0])
-        pending = self.estimate_compaction_bytes_needed(opts, base_level, targets)
-        return LevelScores(scores, base_level, targets, pending)
+        """ComputeCompactionScore + EstimateCompactionBytesNeeded, after a version change
+        (the last result again when neither the files nor `opts` changed since)."""
+        cached = self._scores
+        if cached is not None and cached[0] == self._generation and cached[1] is opts:
+            return cached[2]
+        # Targets and pending bytes depend on the files only, not on being_compacted flags.
+        sized = self._sized
+        if sized is None or sized[0] != self._files_generation or sized[1] is not opts:
+            base_level, targets = self.calculate_base_bytes(opts)
+            pending = self.estimate_compaction_bytes_needed(opts, base_level, targets)
+            sized = self._sized = (self._files_generation, opts, base_level, targets, pending)
+        scores = LevelScores(*sized[2:], opts, tuple(self._level_bytes),
+                             tuple(self._compacting_bytes), self.idle_files(0))
+        self._scores = (self._generation, opts, scores)
+        return scores
 
     def estimate_compaction_bytes_needed(self, opts: LsmOptions, base_level: int,
                                          targets: list[float]) -> float:

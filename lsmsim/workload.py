@@ -1,9 +1,13 @@
-"""Client workloads: who writes, how fast, which keys.
+"""Client workloads: who issues which operations, how fast, on which keys.
 
-Names follow db_bench's benchmarks (tools/db_bench_tool.cc): `fillrandom` and `overwrite`
-put uniformly random keys, `fillseq` puts keys in order. Clients are closed-loop threads
-(as db_bench's), optionally capped like `--benchmark_write_rate_limit`, or an open-loop
-arrival rate whose excess queues.
+A workload is either write-only (db_bench's `fillrandom`, `overwrite`, `fillseq`,
+`filluniquerandom`: the original single stream of puts) or a list of phases, each a mix
+of operations (put, insert, get, scan, read-modify-write) that lasts a time or a number
+of operations; phase changes are events. Names follow db_bench (tools/db_bench_tool.cc),
+YCSB's core workloads as ADOC's Table 4 lists them, DOPA-DB's W:R mixes (§4), CruiseDB's
+A-variant (§VIII) and the 3D XPoint study's periodic write bursts (§V-A). Clients are
+closed-loop threads (as db_bench's and YCSB's), or, for write-only workloads, an
+open-loop arrival rate whose excess queues.
 """
 
 from __future__ import annotations
@@ -11,9 +15,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
-from lsmsim.keyspace import KeyDistribution, make_distribution
+from lsmsim.keyspace import DISTRIBUTIONS, KeyDistribution, make_distribution
+
+OP_KINDS = ("write", "insert", "read", "scan", "rmw")
+MIX_TOLERANCE = 1e-6
 
 
 class WorkloadError(ValueError):
@@ -21,8 +28,65 @@ class WorkloadError(ValueError):
 
 
 @dataclass(frozen=True)
+class Phase:
+    """One stretch of a workload with a fixed operation mix (fractions summing to 1).
+
+    `write` puts a key drawn from the key distribution (db_bench put, YCSB update);
+    `insert` puts a new key after the last one inserted (YCSB insert); `read` is a Get;
+    `scan` a Seek plus `scan_length` Next; `rmw` a Get then a Put of the same key. The
+    phase ends after `duration_s` or after `ops` client operations (neither: at the run's
+    end). `writer_threads` adds db_bench's dedicated writer thread(s) of readwhilewriting,
+    which put keys while the workload's threads run the mix."""
+
+    name: str = "run"
+    write: float = 0.0
+    insert: float = 0.0
+    read: float = 0.0
+    scan: float = 0.0
+    rmw: float = 0.0
+    duration_s: float = 0.0
+    ops: int = 0
+    key_distribution: str = ""  # "" = the workload's key_distribution
+    scan_length: int = 50
+    writer_threads: int = 0
+
+    def __post_init__(self) -> None:
+        where = f"phase {self.name!r}"
+        shares = [getattr(self, kind) for kind in OP_KINDS]
+        if any(share < 0 for share in shares):
+            raise WorkloadError(f"{where}: operation shares must not be negative, got "
+                                f"{dict(zip(OP_KINDS, shares))}")
+        if abs(sum(shares) - 1.0) > MIX_TOLERANCE:
+            raise WorkloadError(f"{where}: shares of {', '.join(OP_KINDS)} must sum to 1, "
+                                f"got {sum(shares):g}")
+        if self.duration_s < 0 or self.ops < 0:
+            raise WorkloadError(f"{where}: duration_s and ops must not be negative")
+        if self.duration_s and self.ops:
+            raise WorkloadError(f"{where}: give duration_s or ops, not both")
+        if self.scan_length < 1 or self.writer_threads < 0:
+            raise WorkloadError(f"{where}: scan_length must be >= 1 and writer_threads >= 0")
+        if self.key_distribution and self.key_distribution not in DISTRIBUTIONS:
+            raise WorkloadError(f"{where}: unknown key distribution {self.key_distribution!r}; "
+                                f"valid: {', '.join(DISTRIBUTIONS)}")
+
+    @property
+    def put_share(self) -> float:
+        """Puts per operation of the mix (writes, inserts and the put of a read-modify-write)."""
+        return self.write + self.insert + self.rmw
+
+    @property
+    def get_share(self) -> float:
+        return self.read + self.rmw
+
+    @property
+    def has_end(self) -> bool:
+        return bool(self.duration_s or self.ops)
+
+
+@dataclass(frozen=True)
 class Workload:
-    """A write-only workload. Sizes in bytes; `num_keys` is the key space (db_bench --num)."""
+    """Sizes in bytes; `num_keys` is the key space (db_bench --num), `record_count` the keys
+    a load writes (YCSB recordcount; 0 = num_keys), after which inserts append."""
 
     name: str
     key_distribution: str = "uniform"
@@ -34,6 +98,10 @@ class Workload:
     open_loop_ops_per_s: float = 0.0
     write_rate_limit_bps: float = 0.0
     max_ops: int = 0  # puts in total before the clients finish (db_bench: threads x --num); 0 = no limit
+    phases: tuple[Phase, ...] = ()  # empty: the write-only stream
+    record_count: int = 0
+    repeat_from_phase: int = -1  # after the last phase, go back to this one (-1: stop)
+    readwritepercent: int = 90  # db_bench readrandomwriterandom: reads per 100 operations
 
     def __post_init__(self) -> None:
         if self.key_size < 1 or self.value_size < 0:
@@ -48,24 +116,147 @@ class Workload:
                                 f"got {self.max_ops}")
         if self.open_loop_ops_per_s < 0 or self.write_rate_limit_bps < 0:
             raise WorkloadError(f"workload {self.name}: rates must not be negative")
+        if not 0 <= self.record_count <= self.num_keys:
+            raise WorkloadError(f"workload {self.name}: record_count must be in [0, num_keys], "
+                                f"got {self.record_count}")
+        if not 0 <= self.readwritepercent <= 100:
+            raise WorkloadError(f"workload {self.name}: readwritepercent must be in [0, 100], "
+                                f"got {self.readwritepercent}")
         try:
             make_distribution(self.key_distribution, self.zipf_theta)
         except ValueError as exc:
             raise WorkloadError(f"workload {self.name}: {exc}") from None
+        if self.phases:
+            self._check_phases()
+
+    def _check_phases(self) -> None:
+        if self.open_loop_ops_per_s:
+            raise WorkloadError(f"workload {self.name}: open-loop arrivals apply to write-only "
+                                "workloads, not to phases")
+        if not -1 <= self.repeat_from_phase < len(self.phases):
+            raise WorkloadError(f"workload {self.name}: repeat_from_phase must name one of "
+                                f"{len(self.phases)} phases, got {self.repeat_from_phase}")
+        for position, phase in enumerate(self.phases):
+            if self.phase_distribution(phase) == "latest" and phase.write + phase.rmw > 0:
+                raise WorkloadError(f"workload {self.name}: phase {phase.name!r}: `latest` "
+                                    "applies to reads, scans and inserts, not to writes")
+            last = position == len(self.phases) - 1
+            if not phase.has_end and not (last and self.repeat_from_phase < 0):
+                raise WorkloadError(f"workload {self.name}: phase {phase.name!r} needs "
+                                    "duration_s or ops (only the last phase may run to the end)")
+
+    @property
+    def ends_by_itself(self) -> bool:
+        """Whether the clients stop on their own: after max_ops puts, or after the last of
+        phases that do not repeat."""
+        return bool(self.max_ops) or bool(self.phases and self.repeat_from_phase < 0
+                                          and self.phases[-1].has_end)
+
+    @property
+    def keys_loaded(self) -> int:
+        return self.record_count or self.num_keys
+
+    def phase_distribution(self, phase: Phase) -> str:
+        return phase.key_distribution or self.key_distribution
+
+    def make_key_distribution(self, name: str) -> KeyDistribution:
+        return make_distribution(name, self.zipf_theta, self.keys_loaded)
 
     def distribution(self) -> KeyDistribution:
-        return make_distribution(self.key_distribution, self.zipf_theta)
+        """Where puts land: one distribution, or one that follows the phases."""
+        if not self.phases:
+            return self.make_key_distribution(self.key_distribution)
+        from lsmsim.workload_phases import PhasedKeys
+        return PhasedKeys(self)
 
 
-WORKLOADS: dict[str, dict[str, Any]] = {
-    "fillrandom": {"key_distribution": "uniform"},
-    "overwrite": {"key_distribution": "uniform"},
-    "fillseq": {"key_distribution": "sequential"},
+# -- the named workloads ---------------------------------------------------------------------
+PhaseBuilder = Callable[[dict[str, Any]], tuple[Phase, ...]]
+
+
+def _fill(fields: dict[str, Any]) -> Phase:
+    """db_bench fillrandom of --num keys, run first since the simulator has no existing DB."""
+    return Phase("fillrandom", write=1.0, ops=fields["num_keys"], key_distribution="uniform")
+
+
+def _load(fields: dict[str, Any]) -> Phase:
+    """YCSB load: every record once, in hashed (random) order."""
+    records = fields.get("record_count") or fields["num_keys"]
+    return Phase("load", write=1.0, ops=records, key_distribution="unique")
+
+
+def _readrandomwriterandom(fields: dict[str, Any]) -> tuple[Phase, ...]:
+    reads = fields.get("readwritepercent", 90) / 100.0
+    return (_fill(fields), Phase("readrandomwriterandom", read=reads, write=1.0 - reads))
+
+
+def _dopa(name: str, write: float) -> PhaseBuilder:
+    """DOPA-DB §4: load, then W:R with puts of keys from the query distribution."""
+    return lambda f: (_load(f), Phase(name, write=write, read=1.0 - write))
+
+
+def _dopa_shift(first: float, second: float) -> PhaseBuilder:
+    """DOPA-DB Fig. 9: one mix for 3 x num_keys operations (their 300 M after 100 M loaded),
+    then the other."""
+    def build(f: dict[str, Any]) -> tuple[Phase, ...]:
+        ops = 3 * (f.get("record_count") or f["num_keys"])
+        return (_load(f), Phase(f"W{round(first * 100)}", write=first, read=1 - first, ops=ops),
+                Phase(f"W{round(second * 100)}", write=second, read=1 - second))
+    return build
+
+
+def _ycsb(name: str, distribution: str, **mix: float) -> PhaseBuilder:
+    return lambda f: (_load(f), Phase(name, key_distribution=distribution, **mix))
+
+
+WRITE_ONLY: dict[str, str] = {"fillrandom": "uniform", "overwrite": "uniform",
+                              "fillseq": "sequential", "filluniquerandom": "unique"}
+
+PHASED: dict[str, tuple[str, PhaseBuilder]] = {
+    "readrandom": ("db_bench: fill, then gets of uniform keys",
+                   lambda f: (_fill(f), Phase("readrandom", read=1.0))),
+    "readwhilewriting": ("db_bench: fill, then gets while one thread puts",
+                         lambda f: (_fill(f), Phase("readwhilewriting", read=1.0,
+                                                    writer_threads=1))),
+    "readrandomwriterandom": ("db_bench: fill, then readwritepercent% gets, the rest puts",
+                              _readrandomwriterandom),
+    "ycsb_load": ("YCSB load: every record once", lambda f: (_load(f),)),
+    "ycsb_a": ("YCSB A: 50% update 50% read, zipfian",
+               _ycsb("ycsb_a", "zipfian", write=0.5, read=0.5)),
+    "ycsb_b": ("YCSB B: 95% read 5% update, zipfian",
+               _ycsb("ycsb_b", "zipfian", write=0.05, read=0.95)),
+    "ycsb_c": ("YCSB C: 100% read, zipfian", _ycsb("ycsb_c", "zipfian", read=1.0)),
+    "ycsb_d": ("YCSB D: 5% insert 95% read, latest",
+               _ycsb("ycsb_d", "latest", insert=0.05, read=0.95)),
+    "ycsb_e": ("YCSB E: 5% insert 95% scan, uniform (ADOC Table 4)",
+               _ycsb("ycsb_e", "uniform", insert=0.05, scan=0.95)),
+    "ycsb_f": ("YCSB F: 50% read 50% read-modify-write, zipfian",
+               _ycsb("ycsb_f", "zipfian", read=0.5, rmw=0.5)),
+    "dopa_w50": ("DOPA-DB W50:R50", _dopa("W50", 0.5)),
+    "dopa_w5": ("DOPA-DB W5:R95", _dopa("W5", 0.05)),
+    "dopa_w0": ("DOPA-DB W0:R100", _dopa("W0", 0.0)),
+    "dopa_shift_up": ("DOPA-DB W10:R90 then W90:R10", _dopa_shift(0.1, 0.9)),
+    "dopa_shift_down": ("DOPA-DB W90:R10 then W10:R90", _dopa_shift(0.9, 0.1)),
+    "cruisedb_a": ("CruiseDB A-variant: 50% insert 50% get, zipfian",
+                   _ycsb("cruisedb_a", "zipfian", insert=0.5, read=0.5)),
+    "cruisedb_a_scan": ("CruiseDB A-variant with scans of 5 entries",
+                        _ycsb("cruisedb_a_scan", "zipfian", insert=0.5, scan=0.5,
+                              scan_length=5)),
+    "write_bursts": ("3D XPoint study: 1:1 reads:writes with a 1:9 burst 25 s every minute",
+                     lambda f: (_fill(f), Phase("base", read=0.5, write=0.5, duration_s=35),
+                                Phase("burst", read=0.1, write=0.9, duration_s=25))),
+}
+REPEATS = {"write_bursts": 1}
+
+WORKLOADS: dict[str, str] = {
+    **{name: f"db_bench: puts, {keys} keys" for name, keys in WRITE_ONLY.items()},
+    **{name: description for name, (description, _) in PHASED.items()},
 }
 
 
 def make_workload(name: str, **overrides: Any) -> Workload:
-    """A named workload with fields overridden (None values are ignored)."""
+    """A named workload with fields overridden (None values are ignored). Phases are built
+    from the resolved fields (a fill of `num_keys`), unless `phases` is given."""
     if name not in WORKLOADS:
         close = difflib.get_close_matches(name, list(WORKLOADS), n=2)
         hint = f" Did you mean {' or '.join(close)}?" if close else ""
@@ -76,5 +267,13 @@ def make_workload(name: str, **overrides: Any) -> Workload:
     if bad:
         raise WorkloadError(f"unknown workload field(s) {', '.join(bad)}; valid: "
                             f"{', '.join(sorted(fields - {'name'}))}")
-    values = {**WORKLOADS[name], **{k: v for k, v in overrides.items() if v is not None}}
+    values = {k: v for k, v in overrides.items() if v is not None}
+    if name in WRITE_ONLY:
+        values.setdefault("key_distribution", WRITE_ONLY[name])
+    else:
+        resolved = {"num_keys": Workload.num_keys, **values}
+        if not values.get("phases"):
+            values["phases"] = PHASED[name][1](resolved)
+        values.setdefault("repeat_from_phase", REPEATS.get(name, -1))
+    values["phases"] = tuple(values.get("phases", ()))
     return Workload(name=name, **values)

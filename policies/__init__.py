@@ -10,14 +10,18 @@ import difflib
 from importlib.metadata import entry_points
 from typing import Any, Callable
 
-from lsmsim.policy import Policy
+from lsmsim.policy import Policy, PolicyError
+from policies.adoc import Adoc
+from policies.cruisedb import CruiseDb
+from policies.dopadb import DopaDb
 from policies.rocksdb import RocksDbDefault
+from policies.rocksdb_at import RocksDbAutoTuned
+from policies.silk import Silk
+from policies.two_stage import TwoStageThrottling
+
+__all__ = ["PolicyError", "make_policy", "policy_names", "register"]
 
 _REGISTRY: dict[str, Callable[..., Policy]] = {}
-
-
-class PolicyError(ValueError):
-    """An unknown policy or a bad policy parameter."""
 
 
 def register(name: str, factory: Callable[..., Policy]) -> None:
@@ -52,7 +56,7 @@ def make_policy(spec: str) -> Policy:
         params[key.strip()] = _number_or_text(value.strip())
     try:
         return _REGISTRY[name](**params)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise PolicyError(f"policy {name}: {exc}") from None
 
 
@@ -66,3 +70,15 @@ def _number_or_text(value: str) -> Any:
 
 
 register("rocksdb", RocksDbDefault)
+register("rocksdb-at", RocksDbAutoTuned)
+register("silk", Silk)
+# The three SILK settings ADOC compares (ADOC §6.1, Table 3).
+register("silk-d", Silk.variant("silk-d"))
+register("silk-p", Silk.variant("silk-p", max_background_jobs=4, write_buffer_size=128 << 20))
+register("silk-o", Silk.variant("silk-o", max_background_jobs=8, write_buffer_size=512 << 20))
+register("adoc", Adoc)
+register("adoc-t", Adoc.variant("adoc-t", tune_batch=False))
+register("adoc-b", Adoc.variant("adoc-b", tune_threads=False))
+register("two-stage", TwoStageThrottling)
+register("cruisedb", CruiseDb)
+register("dopadb", DopaDb)

@@ -24,7 +24,7 @@ def small_run():
 
 
 def open_db(options: dict | None = None, device: str = "nvme", machine: str = "server",
-            workload: str = "fillrandom", **workload_fields):
+            workload: str = "fillrandom", policy: str = "rocksdb", **workload_fields):
     """A DB on a fresh SimPy environment, for tests that inspect state while it runs."""
     import simpy
 
@@ -38,6 +38,6 @@ def open_db(options: dict | None = None, device: str = "nvme", machine: str = "s
     env = simpy.Environment()
     fields = {"num_keys": 2_000_000, **workload_fields}
     db = DB(env, LsmOptions.from_mapping({**SMALL, **(options or {})}), load_machine(machine),
-            load_device(device), make_workload(workload, **fields), make_policy("rocksdb"),
+            load_device(device), make_workload(workload, **fields), make_policy(policy),
             key_buckets=512)
     return env, db

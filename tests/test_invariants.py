@@ -26,17 +26,47 @@ option_sets = st.fixed_dictionaries({
                   "soft_pending_compaction_bytes_limit": o["pending_limits"][0],
                   "hard_pending_compaction_bytes_limit": o["pending_limits"][1]})
 devices = st.sampled_from(["pm", "nvme", "sata-ssd", "hdd"])
+policies = st.sampled_from(["rocksdb", "cruisedb", "dopadb"])
 SETTINGS = settings(max_examples=12, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
+def check_tiered_shape(db) -> None:
+    """DOPA-DB's tiered levels may overlap; what holds instead: files never cross their
+    level's range edges, no bucket is covered by more than p sorted runs, run counts stay
+    within p, a range with no runs holds no file; L0 files keep an unset compaction bit."""
+    picker = db.picker
+    if not picker.edges:
+        return
+    p = db.policy.params["p"]
+    for level in range(1, db.version.num_levels):
+        edges = picker.edges[level]
+        depth = np.zeros(db.keyspace.buckets, dtype=int)
+        for sst in db.version.levels[level]:
+            assert picker.range_of(level, sst.lo) == picker.range_of(level, sst.hi - 1), sst
+            depth[sst.lo:sst.hi] += 1
+        if picker.is_tiered(level):
+            assert depth.max(initial=0) <= p
+            assert picker.runs[level].max(initial=0) <= p
+            for index in np.flatnonzero(picker.runs[level] == 0):
+                assert depth[edges[index]:edges[index + 1]].max(initial=0) == 0
+    for sst in db.version.levels[0]:
+        assert not all(picker.compaction_bits(sst))
+
+
 def check_state(db) -> None:
     version = db.version
+    tiered = getattr(db.picker, "is_tiered", lambda level: False)
     for level in range(1, version.num_levels):
         files = version.levels[level]
-        for left, right in zip(files, files[1:]):
-            assert left.hi <= right.lo, f"L{level} files overlap: {left} {right}"
+        if not tiered(level):
+            for left, right in zip(files, files[1:]):
+                assert left.hi <= right.lo, f"L{level} files overlap: {left} {right}"
         assert np.isclose(version.level_bytes(level), sum(f.size_bytes for f in files))
+    if hasattr(db.picker, "is_tiered"):
+        check_tiered_shape(db)
+    if db.policy.flush_output_level(db) > 0:  # CruiseDB's SP-LSM tree has no L0
+        assert not version.levels[0]
     bucket_keys = db.keyspace.keys_per_bucket
     files = [f for level in version.levels for f in level]
     for sst in files:
@@ -54,9 +84,9 @@ def check_state(db) -> None:
 
 
 @SETTINGS
-@given(options=option_sets, device=devices)
-def test_state_invariants_hold_throughout(options, device):
-    env, db = open_db(options, device=device)
+@given(options=option_sets, device=devices, policy=policies)
+def test_state_invariants_hold_throughout(options, device, policy):
+    env, db = open_db(options, device=device, policy=policy)
     for stop in np.arange(1.0, 16.0, 1.5):
         env.run(until=stop)
         db.sync()
@@ -64,9 +94,9 @@ def test_state_invariants_hold_throughout(options, device):
 
 
 @SETTINGS
-@given(options=option_sets, device=devices)
-def test_time_never_runs_backwards_and_stalls_follow_rocksdb_rules(options, device):
-    env, db = open_db(options, device=device)
+@given(options=option_sets, device=devices, policy=policies)
+def test_time_never_runs_backwards_and_stalls_follow_rocksdb_rules(options, device, policy):
+    env, db = open_db(options, device=device, policy=policy)
     env.run(until=15)
     db.finish(15)
     times = [e["time_micros"] for e in db.events.events]

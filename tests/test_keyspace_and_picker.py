@@ -111,3 +111,64 @@ def test_pending_bytes_estimate_matches_rocksdb_formula():
     carry = size1 - 1048576
     expected = l0 + l1 + carry * (l2 / size1 + 1)
     assert np.isclose(scores.pending_compaction_bytes, expected)
+
+
+def _fresh_copy(version):
+    """The same files (and being-compacted flags) in a new VersionStorage: derived state
+    built from scratch."""
+    fresh = VersionStorage(version.num_levels)
+    for level, files in enumerate(version.levels):
+        flagged = [sst for sst in files if sst.being_compacted]
+        for sst in flagged:  # the files are shared: flag them again through `fresh`
+            sst.being_compacted = False
+        for sst in reversed(files) if level == 0 else files:
+            fresh.add_file(level, sst)
+        fresh.set_being_compacted(level, flagged, True)
+    return fresh
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_version_derived_state_after_edits_equals_a_fresh_build(data):
+    """Level arrays, priority order, overlap queries and scores are kept up to date across
+    adds, removals and being-compacted flags exactly as if rebuilt from the same files."""
+    opts = LsmOptions.from_mapping({"max_bytes_for_level_base": "1MB",
+                                    "max_bytes_for_level_multiplier": 2})
+    version = VersionStorage(4)
+    number = 0
+    for _ in range(data.draw(st.integers(5, 40), label="edits")):
+        level = data.draw(st.integers(1, 3), label="level")
+        files = version.levels[level]
+        if files and data.draw(st.booleans(), label="remove"):
+            sst = files[data.draw(st.integers(0, len(files) - 1), label="which")]
+            if data.draw(st.booleans(), label="flag"):
+                version.set_being_compacted(level, [sst], not sst.being_compacted)
+            else:
+                version.remove_file(level, sst)
+        else:
+            lo = data.draw(st.integers(0, 190), label="lo")
+            hi = lo + data.draw(st.integers(1, 10), label="width")
+            if version.overlapping(level, lo, hi):
+                continue
+            number += 1
+            version.add_file(level, _file(number, lo, hi, data.draw(st.floats(1.0, 500.0))))
+        if not data.draw(st.booleans(), label="check now"):  # else several edits pile up
+            continue
+        fresh = _fresh_copy(version)
+        for upper in (1, 2):
+            assert ([f.number for f in version.files_by_compaction_pri(upper, upper + 1)]
+                    == [f.number for f in fresh.files_by_compaction_pri(upper, upper + 1)])
+        los = np.arange(0, 200, 3)
+        for level_, files in enumerate(version.levels):
+            assert [f.number for f in version.overlapping(level_, 50, 120)] == [
+                f.number for f in files if f.overlaps(50, 120)]
+            if level_ > 0:
+                assert np.array_equal(version.overlapping_bytes(level_, los, los + 4),
+                                      fresh.overlapping_bytes(level_, los, los + 4))
+        # Level sizes are running sums, so a fresh build may differ in the last bits.
+        scores = version.compute_compaction_score(opts)
+        expected = fresh.compute_compaction_score(opts)
+        by_level = dict((level, score) for score, level in scores.ranked)
+        assert np.allclose([by_level[level] for _, level in expected.ranked],
+                           [score for score, _ in expected.ranked], atol=1e-9)
+        assert np.isclose(scores.pending_compaction_bytes, expected.pending_compaction_bytes)

@@ -1,0 +1,226 @@
+"""`lsmsim compare`: a grid of policies x devices, run in a process pool, as one table, a
+CSV and a figure set.
+
+Each cell is an independent, seeded simulation, so results do not depend on which worker
+runs it or when; cells come back in grid order. A cell that fails is a row with its
+error, not the end of the sweep (desmod's "a failure is data"). Workers are forked, so a
+policy registered at run time (`policies.register`) is known to them too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+STALL_FAMILIES = {  # the ADOC paper's MT / L0 / PS stalls, from RocksDB's cause names
+    "MT": ("memtable_compaction", "memtable_slowdown"),
+    "L0": ("level0_numfiles", "level0_slowdown"),
+    "PS": ("stop for pending_compaction_bytes", "slowdown for pending_compaction_bytes"),
+}
+# (CSV column, table header, format, summary key) of the headline metrics.
+METRICS = [
+    ("throughput_ops_per_s", "ops/s", "{:,.0f}", "throughput_ops_per_s"),
+    ("tail_throughput_p99_ops_per_s", "tail p99 ops/s", "{:,.0f}",
+     "tail_throughput_p99_ops_per_s"),
+    ("stall_time_s", "stall s", "{:.0f}", "stall_time_s"),
+    ("latency_p99_us", "p99 us", "{:,.1f}", "latency_p99_us"),
+    ("write_amplification", "WA", "{:.2f}", "write_amplification"),
+    ("peak_memtable_MiB", "peak mem MiB", "{:,.0f}", None),
+]
+
+
+@dataclass
+class Cell:
+    """One run of the grid: its metrics (or error), CPU time and its policy's timeseries."""
+
+    policy: str
+    device: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    error: str = ""
+    cpu_s: float = 0.0
+    policy_series: dict[str, list[float]] = field(default_factory=dict)
+
+
+def run_cell(policy: str, device: str, workload: str, duration_s: float,
+             simulate_kwargs: dict[str, Any]) -> Cell:
+    """Simulate one cell; any exception becomes the cell's error."""
+    from lsmsim.simulation import simulate
+
+    cell = Cell(policy, device)
+    started = time.process_time()
+    try:
+        result = simulate(workload, device=device, policy=policy, duration_s=duration_s,
+                          **simulate_kwargs)
+    except Exception as exc:  # noqa: BLE001 - a failed run is reported as data
+        cell.error = f"{type(exc).__name__}: {exc}"
+    else:
+        summary = result.summary
+        cell.metrics = {column: float(summary[key]) for column, _, _, key in METRICS if key}
+        cell.metrics["peak_memtable_MiB"] = summary["peak_memtable_bytes"] / (1 << 20)
+        for family, causes in STALL_FAMILIES.items():
+            cell.metrics[f"stall_s_{family}"] = sum(
+                summary["stall_duration_s_by_cause"].get(c, 0.0) for c in causes)
+            cell.metrics[f"stall_count_{family}"] = sum(
+                summary["stall_count_by_cause"].get(c, 0) for c in causes)
+        series = result.timeseries
+        cell.policy_series = {name: np.asarray(values, dtype=float).tolist()
+                              for name, values in series.items()
+                              if name.startswith("policy_") or name == "time_s"}
+    cell.cpu_s = time.process_time() - started
+    return cell
+
+
+def run_grid(workload: str, policies: list[str], devices: list[str], duration_s: float,
+             workers: int = 2, **simulate_kwargs: Any) -> list[Cell]:
+    """Every (policy, device) cell, in grid order (device-major), on `workers` processes."""
+    grid = [(p, d) for d in devices for p in policies]
+    if workers <= 1:
+        return [run_cell(p, d, workload, duration_s, simulate_kwargs) for p, d in grid]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
+        futures = [pool.submit(run_cell, p, d, workload, duration_s, simulate_kwargs)
+                   for p, d in grid]
+        return [f.result() for f in futures]
+
+
+def format_table(cells: list[Cell]) -> str:
+    """One row per cell: headline metrics, stall seconds and counts by family, status."""
+    headers = ["device", "policy", *(h for _, h, _, _ in METRICS),
+               *(f"{f} stall s/n" for f in STALL_FAMILIES), "status"]
+    rows = []
+    for cell in cells:
+        if cell.error:
+            rows.append([cell.device, cell.policy, *["-"] * (len(METRICS) + len(STALL_FAMILIES)),
+                         f"FAILED {cell.error}"])
+            continue
+        m = cell.metrics
+        rows.append([cell.device, cell.policy,
+                     *(fmt.format(m[column]) for column, _, fmt, _ in METRICS),
+                     *(f"{m[f'stall_s_{f}']:.0f}/{m[f'stall_count_{f}']:.0f}"
+                       for f in STALL_FAMILIES), "ok"])
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+    lines = ["  ".join(str(v).rjust(w) if i > 1 else str(v).ljust(w)
+                       for i, (v, w) in enumerate(zip(row, widths))) for row in [headers, *rows]]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def write_csv(cells: list[Cell], path: Path) -> None:
+    columns = sorted({name for cell in cells for name in cell.metrics})
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["policy", "device", *columns, "cpu_s", "error"])
+        for cell in cells:
+            writer.writerow([cell.policy, cell.device,
+                             *(repr(cell.metrics[c]) if c in cell.metrics else "" for c in columns),
+                             f"{cell.cpu_s:.3f}", cell.error])
+
+
+def save_figures(cells: list[Cell], out: Path) -> list[Path]:
+    """Grouped bars per metric (devices on x, one bar per policy) and, per policy, its own
+    state over time (its `policy_*` columns, one line per device)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    policies = list(dict.fromkeys(c.policy for c in cells))
+    devices = list(dict.fromkeys(c.device for c in cells))
+    by_key = {(c.policy, c.device): c for c in cells}
+    written = []
+    columns = [c for c, _, _, _ in METRICS] + [f"stall_s_{f}" for f in STALL_FAMILIES]
+    for column in columns:
+        figure, axis = plt.subplots(figsize=(1.6 + 1.4 * len(devices), 3.6))
+        width = 0.8 / len(policies)
+        for i, policy in enumerate(policies):
+            values = [by_key[(policy, d)].metrics.get(column, np.nan) for d in devices]
+            axis.bar(np.arange(len(devices)) + i * width, values, width, label=policy)
+        axis.set_xticks(np.arange(len(devices)) + width * (len(policies) - 1) / 2, devices)
+        axis.set_ylabel(column)
+        axis.legend(fontsize=7)
+        figure.tight_layout()
+        path = out / f"bars_{column}.png"
+        figure.savefig(path, dpi=100)
+        plt.close(figure)
+        written.append(path)
+    for policy in policies:
+        names = sorted({n for d in devices for n in by_key[(policy, d)].policy_series
+                        if n.startswith("policy_")})
+        if not names:
+            continue
+        figure, axes = plt.subplots(len(names), 1, figsize=(9, 2.2 * len(names)), sharex=True,
+                                    squeeze=False)
+        for axis, name in zip(axes[:, 0], names):
+            for device in devices:
+                series = by_key[(policy, device)].policy_series
+                if name in series:
+                    axis.plot(series["time_s"], series[name], label=device, lw=0.9)
+            axis.set_ylabel(name[len("policy_"):], fontsize=8)
+            axis.legend(fontsize=7)
+        axes[-1, 0].set_xlabel("time (s)")
+        axes[0, 0].set_title(f"{policy}: its own view over time")
+        figure.tight_layout()
+        path = out / f"policy_{policy.split(':')[0]}.png"
+        figure.savefig(path, dpi=100)
+        plt.close(figure)
+        written.append(path)
+    return written
+
+
+def register(commands: Any) -> None:
+    """Add `compare` to the CLI's subcommands."""
+    parser = commands.add_parser(
+        "compare", help="run a grid of policies x devices; one table, a CSV and figures")
+    parser.add_argument("workload")
+    parser.add_argument("--policies", required=True, help="comma-separated policy specs")
+    parser.add_argument("--devices", required=True, help="comma-separated device presets/files")
+    parser.add_argument("--duration", type=float, default=3600.0, help="simulated seconds")
+    parser.add_argument("--machine", default="server")
+    parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
+                        help="processes (default: 2 or the CPU count if lower)")
+    parser.add_argument("--out", type=Path, help="folder for compare.csv and figures")
+    parser.set_defaults(handler=_compare)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """Check every name first (a typo is a user error, not a grid of failed cells)."""
+    from device_models import load_device
+    from lsmsim.cli import parse_sets
+    from lsmsim.options import LsmOptions
+    from lsmsim.workload import make_workload
+    from policies import make_policy
+
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    devices = [d.strip() for d in args.devices.split(",") if d.strip()]
+    make_workload(args.workload)
+    for spec in policies:
+        make_policy(spec)
+    for device in devices:
+        load_device(device)
+    started = time.perf_counter()
+    options = LsmOptions().updated(parse_sets(args.set), source="--set")
+    cells = run_grid(args.workload, policies, devices, args.duration, workers=args.workers,
+                     machine=args.machine, options=options, seed=args.seed)
+    wall_s = time.perf_counter() - started
+    print(format_table(cells))
+    cpu = [c.cpu_s for c in cells]
+    print(f"\n{len(cells)} runs of {args.duration:.0f} simulated s in {wall_s:.1f} s wall on "
+          f"{args.workers} workers; CPU per run mean {np.mean(cpu):.1f} s, max {max(cpu):.1f} s")
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_csv(cells, args.out / "compare.csv")
+        save_figures(cells, args.out)
+        print(f"results written to {args.out}/")
+    failed = [f"{c.policy}/{c.device}" for c in cells if c.error]
+    if failed:
+        print(f"{len(failed)} of {len(cells)} runs failed: {', '.join(failed)}")
+    return 1 if failed else 0

@@ -1,0 +1,235 @@
+"""The clients of a workload with reads: closed-loop threads running a phase's operation
+mix as fluid streams, sharing CPU and device time with the writer's work and the jobs.
+
+A stream's unit of progress is one operation of its mix (so many puts, gets and scans);
+its per-operation CPU and device time are the mix's average, and its rate is capped by
+Little's law (threads / unloaded latency of an operation) and, through its puts, by the
+write controller (a stopped write stops every thread that has a put to make, as YCSB's
+threads block on it). The expected cost of a Get or scan is recomputed only when the tree
+changes (SuperVersion installs, memtable switches) and at interval ends, not per read,
+and at most every REFRESH_MIN_S of simulated time (with 64 MB memtables installs are rarer
+than that; with tiny memtables it spares hundreds of recomputations per second).
+Latency: the closed loop's mean latency is threads / rate (Little's law). When CPU or
+device sharing holds a stream back, every operation's unloaded latency is stretched by the
+same factor; when the write controller does (a delay or stop), the reads keep their
+unloaded latency and the puts take the rest, as a thread sleeping in a delayed write does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lsmsim.fluid_share import Demand
+from lsmsim.keyspace import KeyDistribution
+from lsmsim.metrics import IntervalAccumulator, LatencyHistogram
+from lsmsim.read_path import ReadCost, ReadPath
+from lsmsim.workload import Phase
+from lsmsim.workload_phases import PhasedKeys, PhaseSchedule
+
+if TYPE_CHECKING:
+    from lsmsim.db import DB
+
+REFRESH_MIN_S = 0.1
+
+
+@dataclass
+class ClientStream:
+    """Closed-loop threads running one mix: puts, gets and scans per operation."""
+
+    threads: int
+    puts: float
+    gets: float
+    scans: float
+    rate: float = 0.0            # operations per second
+    service_s: float = 0.0       # unloaded latency of one operation
+    put_cap: float = float("inf")  # operations per second the write controller allows
+
+
+class ForegroundClients:
+    """The client side of a phased workload, driven by the DB's event loop."""
+
+    def __init__(self, db: "DB") -> None:
+        self.db = db
+        self.workload = db.workload
+        self.schedule = PhaseSchedule(db.workload, db.env.now)
+        self.read_path = ReadPath(db.keyspace, db.entry, db.machine, db.device)
+        self.streams = self._streams_for(self.schedule.phase)
+        self.ops_done = 0.0
+        self.gets_done = 0.0
+        self.scans_done = 0.0
+        self.read_latency = LatencyHistogram()
+        self._interval_latency = LatencyHistogram()
+        self._interval_reads = 0.0
+        self._requests = self._request_distribution()
+        self._shares: tuple[int, np.ndarray] | None = None  # (frontier, request share per bucket)
+        self.get_cost: ReadCost | None = None
+        self.scan_cost: ReadCost | None = None
+        self._write_service_s = 0.0
+        self._dirty = True
+        self._refreshed_at_s = float("-inf")
+
+    def _streams_for(self, phase: Phase) -> list[ClientStream]:
+        streams = [ClientStream(self.workload.threads, phase.put_share, phase.get_share,
+                                phase.scan)]
+        if phase.writer_threads:  # db_bench readwhilewriting's own writer
+            streams.append(ClientStream(phase.writer_threads, 1.0, 0.0, 0.0))
+        return streams
+
+    def _request_distribution(self) -> KeyDistribution:
+        return self.workload.make_key_distribution(
+            self.workload.phase_distribution(self.schedule.phase))
+
+    # -- hooks the DB calls ----------------------------------------------------------------------
+    def tree_changed(self) -> None:
+        """A new SuperVersion (or a memtable switch): read costs are stale."""
+        self._dirty = True
+
+    def _refresh(self) -> None:
+        db = self.db
+        distribution = db.distribution
+        frontier = (distribution.insert_frontier(db.writer.ops_done)
+                    if isinstance(distribution, PhasedKeys) else self.workload.keys_loaded)
+        if self._shares is None or self._shares[0] != frontier:
+            self._shares = (frontier, self._requests.bucket_reads(db.keyspace, frontier))
+        shares = self._shares[1]
+        memtables = [db.memtables.active, *reversed(db.memtables.immutables)]
+        self.get_cost, self.scan_cost = self.read_path.costs(
+            memtables, db.version, distribution, shares, db.options,
+            self.schedule.phase.scan_length)
+        self._dirty = False
+        self._refreshed_at_s = db.env.now
+
+    def device_streams(self) -> int:
+        """Threads whose reads reach the device (its queue depth)."""
+        if self.get_cost is None:
+            return 0
+        return sum(s.threads for s in self.streams
+                   if s.gets * self.get_cost.device_reads + s.scans * self.scan_cost.device_reads > 0)
+
+    def demands(self, read_bps: float, write_bps: float,
+                policy_cap_ops: float | None) -> list[Demand]:
+        """One Demand per stream (units: operations of its mix)."""
+        if self._dirty and self.db.env.now >= self._refreshed_at_s + REFRESH_MIN_S:
+            self._refresh()
+        db = self.db
+        get, scan = self.get_cost, self.scan_cost
+        assert get is not None and scan is not None
+        put = db.writer.demand(db.write_controller, db.memtables.active.ops, write_bps,
+                               db.device.write_latency_s, policy_cap_ops)
+        put_cpu, put_device = put.per_unit[0], put.per_unit[1]
+        self._write_service_s = put_cpu + put_device
+        admission = db.writer.admission_cap_ops(db.write_controller, policy_cap_ops)
+        iops = getattr(db.device, "random_read_iops", 0.0)
+        block_device_s = max(db.options.block_size / read_bps, 1.0 / iops if iops else 0.0)
+        put_weight = sum(s.threads * s.puts for s in self.streams)
+        demands = []
+        for s in self.streams:
+            cpu = s.puts * put_cpu + s.gets * get.cpu_s + s.scans * scan.cpu_s
+            device = (s.puts * put_device + (s.gets * get.device_reads
+                                             + s.scans * scan.device_reads) * block_device_s)
+            s.service_s = (s.puts * self._write_service_s + s.gets * get.service_s
+                           + s.scans * scan.service_s)
+            cap = s.threads / s.service_s
+            if s.puts > 0:
+                s.put_cap = admission * (s.threads * s.puts / put_weight) / s.puts
+                cap = min(cap, s.put_cap)
+            demands.append(Demand([cpu, device, 0.0], cap))
+        return demands
+
+    def set_rates(self, rates: list[float]) -> None:
+        for stream, rate in zip(self.streams, rates):
+            stream.rate = rate
+        self.db.writer.rate = sum(s.rate * s.puts for s in self.streams)
+
+    def advance(self, dt: float, acc: IntervalAccumulator) -> float:
+        """Account dt of client work; returns the mean latency of this segment's puts."""
+        put_latency, puts = 0.0, 0.0
+        get, scan = self.get_cost, self.scan_cost
+        for s in self.streams:
+            ops = s.rate * dt
+            if ops <= 0:
+                continue
+            self.ops_done += ops
+            mean_s = s.threads / s.rate
+            held_by_writes = s.rate >= s.put_cap * (1 - 1e-9)
+            stretch = 1.0 if held_by_writes else mean_s / s.service_s
+            reads = ops * (s.gets + s.scans)
+            if s.gets:
+                self.gets_done += ops * s.gets
+                self._record(get.latency_s * stretch, get.weights * ops * s.gets)
+                acc.device_read_bytes += ops * s.gets * get.device_reads * self.db.options.block_size
+            if s.scans:
+                self.scans_done += ops * s.scans
+                self._record(scan.latency_s * stretch, scan.weights * ops * s.scans)
+                acc.device_read_bytes += (ops * s.scans * scan.device_reads
+                                          * self.db.options.block_size)
+            self._interval_reads += reads
+            if s.puts:
+                read_s = (s.gets * get.service_s + s.scans * scan.service_s) * stretch
+                put_latency += ops * max(mean_s - read_s, 0.0)
+                puts += ops * s.puts
+        return put_latency / puts if puts else float("inf")
+
+    def _record(self, latency_s: np.ndarray, ops: np.ndarray) -> None:
+        self.read_latency.add_many(latency_s, ops)
+        self._interval_latency.add_many(latency_s, ops)
+
+    def time_to_next_event_s(self, now_s: float) -> float:
+        return self.schedule.time_to_end_s(now_s, self.ops_done,
+                                           sum(s.rate for s in self.streams))
+
+    def process_due(self, now_s: float) -> bool:
+        """At a phase's end: start the next phase (its mix and keys), or end the run."""
+        if not self.schedule.is_due(now_s, self.ops_done):
+            return False
+        db = self.db
+        if not self.schedule.next_phase(now_s, self.ops_done):
+            self.streams = []
+            db.writer.rate = 0.0
+            if not db.writes_done.triggered:
+                db.writes_done.succeed()
+        else:
+            phase = self.schedule.phase
+            self.streams = self._streams_for(phase)
+            self._requests = self._request_distribution()
+            self._shares = None
+            if isinstance(db.distribution, PhasedKeys):
+                db.distribution.begin_phase(phase, round(db.writer.ops_done))
+            db.events.emit(now_s, "workload_phase", phase=phase.name, index=self.schedule.index)
+        self._dirty = True
+        self._refreshed_at_s = float("-inf")
+        return True
+
+    # -- observation ------------------------------------------------------------------------------
+    def close_interval(self, length_s: float) -> dict[str, Any]:
+        """Per-interval read columns; the memtable has grown, so costs are recomputed."""
+        histogram = self._interval_latency
+        row: dict[str, Any] = {
+            "read_ops": self._interval_reads,
+            "read_ops_per_s": self._interval_reads / length_s,
+            "read_latency_p50_us": histogram.percentile_s(50) * 1e6,
+            "read_latency_p99_us": histogram.percentile_s(99) * 1e6,
+            "read_latency_p999_us": histogram.percentile_s(99.9) * 1e6,
+            "phase": self.schedule.phase.name,
+        }
+        histogram.counts[:] = 0.0
+        self._interval_reads = 0.0
+        self._dirty = True
+        return row
+
+    def summary(self, duration_s: float) -> dict[str, Any]:
+        reads = self.gets_done + self.scans_done
+        return {
+            "client_ops": self.ops_done,
+            "client_ops_per_s": self.ops_done / duration_s,
+            "gets": self.gets_done,
+            "scans": self.scans_done,
+            "read_throughput_ops_per_s": reads / duration_s,
+            "read_latency_p50_us": self.read_latency.percentile_s(50) * 1e6,
+            "read_latency_p99_us": self.read_latency.percentile_s(99) * 1e6,
+            "read_latency_p999_us": self.read_latency.percentile_s(99.9) * 1e6,
+            "final_phase": self.schedule.phase.name,
+        }

@@ -1,0 +1,79 @@
+"""Drawing timeline.png in a second process while the simulation runs.
+
+Importing matplotlib and drawing the figure take about as long as simulating an hour, and
+the machine usually has a second core: `lsmsim run` forks a plotter before it simulates,
+the child imports matplotlib meanwhile, and draws once it is sent the timeseries, while
+the parent writes the other files. Without fork the figure is drawn in-process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lsmsim.result import SimulationResult
+
+
+class TimelinePlotter:
+    """A child process that draws one timeline figure; `draw` sends it the work and
+    `wait` returns when the file is written (or raises with the child's error)."""
+
+    def __init__(self) -> None:
+        self._conn: Connection | None = None
+        self._process: multiprocessing.process.BaseProcess | None = None
+        if "fork" in multiprocessing.get_all_start_methods():
+            context = multiprocessing.get_context("fork")
+            self._conn, child_conn = context.Pipe()
+            self._process = context.Process(target=_serve, args=(child_conn,), daemon=True)
+            self._process.start()
+            child_conn.close()
+
+    def draw(self, result: "SimulationResult", path: Path) -> None:
+        """Start drawing `result`'s timeline into `path` (only its rows and config are sent)."""
+        light = dataclasses.replace(result, events=[], stall_episodes=[])
+        if self._conn is None:
+            from lsmsim.plot import save_timeline
+            save_timeline(light, path)
+        else:
+            try:
+                self._conn.send((light, path))
+            except OSError:  # the child already failed: `wait` reports its error
+                pass
+
+    def wait(self) -> None:
+        """Block until the figure is written; a failure in the child is raised here."""
+        if self._conn is None:
+            return
+        try:
+            error = self._conn.recv()
+        except EOFError:
+            error = "the plotting process ended without a reply"
+        self.close()
+        if error:
+            raise RuntimeError(f"timeline plot failed: {error}")
+
+    def close(self) -> None:
+        """Stop the child if it still waits (e.g. when the run failed before plotting)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._process is not None:
+            self._process.join(timeout=5)
+            self._process = None
+
+
+def _serve(conn: Connection) -> None:
+    """Child: import the plotting code at once, then draw what the parent sends."""
+    try:
+        from lsmsim.plot import save_timeline
+        result, path = conn.recv()
+        save_timeline(result, path)
+        conn.send("")
+    except EOFError:  # the parent closed the pipe: nothing to draw
+        pass
+    except Exception as exc:  # reported to the parent, which raises it
+        conn.send(f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,72 @@
+"""RocksDB's GenericRateLimiter on flush and compaction writes, with its auto-tuner.
+
+Follows util/rate_limiter.cc (RocksDB 7.7; ../shared/reference/algorithms.md §1.13). The
+token bucket refilled every `refill_period_us` is replaced by its average (fluid): the
+limiter is a capacity of `rate_bps` bytes/s shared by the jobs' writes (fluid_share.py).
+A refill period in which some request had to wait for the next refill counts as a
+*drain*; in the fluid model a period is drained while the jobs' demand saturates the
+limiter, so `num_drains` over a tuning window is the saturated time / refill period
+(simplified). `tune` is TuneLocked, exact: constants 50 % / 90 % / 5 % / 20, run on the
+first request at least 100 refill periods after the previous tune.
+"""
+
+from __future__ import annotations
+
+import math
+
+REFILL_PERIOD_S = 0.1              # refill_period_us = 100 000
+TUNE_EVERY_PERIODS = 100           # kRefillsPerTune
+LOW_WATERMARK_PCT = 50             # kLowWatermarkPct
+HIGH_WATERMARK_PCT = 90            # kHighWatermarkPct
+ADJUST_PCT = 5                     # kAdjustFactorPct
+ALLOWED_RANGE_FACTOR = 20          # kAllowedRangeFactor
+
+
+class GenericRateLimiter:
+    """The limiter's rate, its auto-tuning maximum, and the drain count since the last tune."""
+
+    def __init__(self, rate_bps: float, auto_tuned: bool = False, now_s: float = 0.0) -> None:
+        # NewGenericRateLimiter: an auto-tuned limiter starts at half the given rate.
+        self.max_bytes_per_sec = int(rate_bps)
+        self.rate_bps = int(rate_bps // 2) if auto_tuned else int(rate_bps)
+        self.auto_tuned = auto_tuned
+        self.saturated_s = 0.0
+        self.last_tune_s = now_s
+
+    @property
+    def enabled(self) -> bool:
+        return self.rate_bps > 0
+
+    def set_bytes_per_second(self, rate_bps: float) -> None:
+        """SetBytesPerSecond: the current rate (not the auto-tuner's maximum); must be > 0."""
+        if not rate_bps > 0:
+            raise ValueError(f"SetBytesPerSecond: rate must be positive, got {rate_bps}")
+        self.rate_bps = int(rate_bps)
+
+    def add_saturated(self, dt: float) -> None:
+        """Time during which the jobs' writes wanted more than the limiter gave."""
+        self.saturated_s += dt
+
+    def maybe_tune(self, now_s: float) -> bool:
+        """Request's check: tune once 100 refill periods have passed. True if it tuned."""
+        if not self.auto_tuned or now_s - self.last_tune_s < TUNE_EVERY_PERIODS * REFILL_PERIOD_S:
+            return False
+        intervals = math.ceil((now_s - self.last_tune_s) / REFILL_PERIOD_S - 1e-9)
+        num_drains = int(self.saturated_s / REFILL_PERIOD_S + 1e-9)
+        self.rate_bps = tuned_rate(self.rate_bps, self.max_bytes_per_sec,
+                                   num_drains * 100 // intervals)
+        self.saturated_s = 0.0
+        self.last_tune_s = now_s
+        return True
+
+
+def tuned_rate(prev_bps: int, max_bps: int, drained_pct: int) -> int:
+    """TuneLocked's new rate from the percentage of drained refill periods (exact)."""
+    floor = max_bps // ALLOWED_RANGE_FACTOR
+    if drained_pct == 0:
+        return floor
+    if drained_pct < LOW_WATERMARK_PCT:
+        return max(floor, prev_bps * 100 // (100 + ADJUST_PCT))
+    if drained_pct > HIGH_WATERMARK_PCT:
+        return min(max_bps, prev_bps * (100 + ADJUST_PCT) // 100)
+    return prev_bps

@@ -1,0 +1,316 @@
+"""What a point lookup and a scan cost, given where keys are in the tree.
+
+Follows RocksDB's read path. `DBImpl::GetImpl` looks in the active memtable, then the
+immutables newest first (`MemTableListVersion::Get`), then `Version::Get`: every L0 file
+whose key range covers the key, newest first, then at most one file per deeper level
+(`FilePicker`), stopping at the first file that holds the key. In each file
+`BlockBasedTable::Get` probes the full filter (`FullFilterBlockReader::KeyMayMatch`);
+only on a match (the key, or a false positive) does it search the index and read one data
+block through the block cache (`BlockBasedTable::RetrieveBlock`), and on a block-cache miss
+through the OS page cache to the device. Index and filter blocks stay in table-reader
+memory (`cache_index_and_filter_blocks=false`, the default), so they cost CPU, not I/O.
+
+Exact: the order of sources, early stop, bloom false positives (`FastLocalBloomImpl`,
+format_version 5). Simplified: keys are random within a key-space bucket and presence in
+different files independent (the keyspace model's assumption); costs are averaged over
+coarse groups of buckets; both caches are LRU caches of data blocks whose hit rates come
+from Che's approximation over the read popularity of each group (the page cache sees only
+reads); a scan positions an iterator in every source and reads `scan_length` entries.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from lsmsim.entry_format import EntryFormat
+from lsmsim.keyspace import KeyDistribution, KeySpace
+from lsmsim.machine import MachineProfile
+from lsmsim.memtable import Memtable
+from lsmsim.options import LsmOptions
+from lsmsim.sst_file import SstFile
+from lsmsim.storage_device import StorageDevice
+
+if TYPE_CHECKING:
+    from lsmsim.version_storage import VersionStorage
+
+READ_GROUPS = 128         # coarse key-space groups the read cost is averaged over
+CACHE_LINE_BITS = 512     # FastLocalBloomImpl probes stay in one 64-byte cache line
+CHE_ITERATIONS = 40       # at most; Newton usually converges in a few
+ACTIVE_STEPS = 16         # the active memtable's keys are refreshed 16 times as it fills
+
+
+def bloom_num_probes(bits_per_key: float) -> int:
+    """FastLocalBloomImpl::ChooseNumProbes (util/bloom_impl.h), exact."""
+    millibits = round(bits_per_key * 1000)
+    for limit, probes in ((2080, 1), (3580, 2), (5100, 3), (6640, 4), (8300, 5), (10070, 6),
+                          (11720, 7), (14001, 8), (16050, 9), (18300, 10), (22001, 11),
+                          (25501, 12)):
+        if millibits <= limit:
+            return probes
+    return 24 if millibits > 50000 else (millibits - 1) // 2000 - 1
+
+
+def bloom_fp_rate(bits_per_key: float) -> float:
+    """False-positive rate of a full filter (BloomMath::CacheLocalFpRate): the standard
+    (1 - e^{-k/b})^k averaged over cache lines one standard deviation more and less
+    crowded than the mean. 1.0 without a filter. The 32-bit fingerprint term (below 1e-4
+    for files of under 400 K keys) is left out."""
+    if bits_per_key <= 0:
+        return 1.0
+    probes = bloom_num_probes(bits_per_key)
+    keys_per_line = CACHE_LINE_BITS / bits_per_key
+    spread = math.sqrt(keys_per_line)
+
+    def standard(bits: float) -> float:
+        return (1.0 - math.exp(-probes / bits)) ** probes
+
+    crowded = standard(CACHE_LINE_BITS / (keys_per_line + spread))
+    uncrowded = standard(CACHE_LINE_BITS / max(keys_per_line - spread, 1e-9))
+    return (crowded + uncrowded) / 2
+
+
+def che_hit_rates(blocks: np.ndarray, access: np.ndarray, capacity_blocks: float,
+                  guess_log_t: float = 0.0) -> tuple[np.ndarray, float]:
+    """LRU hit probability per group (Che's approximation) and log T: groups of `blocks`
+    equally popular blocks, `access` expected accesses to the group per request; the
+    characteristic time T solves sum(blocks * (1 - exp(-access/blocks * T))) = capacity.
+    Safeguarded Newton steps on log T from `guess_log_t` (the previous solution)."""
+    if blocks.sum() <= capacity_blocks:
+        return np.ones_like(blocks), guess_log_t
+    if capacity_blocks <= 0:
+        return np.zeros_like(blocks), guess_log_t
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(blocks > 0, access / blocks, 0.0)
+    lo, hi = -40.0, 60.0
+    x = min(max(guess_log_t, lo), hi)
+    for _ in range(CHE_ITERATIONS):
+        scaled = rate * math.exp(x)
+        kept = np.exp(-scaled)
+        excess = float(np.dot(blocks, 1.0 - kept)) - capacity_blocks
+        if abs(excess) <= 1e-6 * capacity_blocks:
+            break
+        if excess > 0:
+            hi = x
+        else:
+            lo = x
+        with np.errstate(invalid="ignore", over="ignore"):
+            slope = float(np.dot(blocks, scaled * kept))  # nan when T overflows: bisect
+        step = x - excess / slope if slope > 0 else (lo + hi) / 2
+        x = step if lo < step < hi else (lo + hi) / 2
+    return -np.expm1(-rate * math.exp(x)), x
+
+
+@dataclass(frozen=True)
+class ReadCost:
+    """Expected cost of one operation (a Get or a scan) and its unloaded latency spread."""
+
+    cpu_s: float
+    device_reads: float       # data blocks read from the device
+    service_s: float          # mean latency with nothing else running
+    latency_s: np.ndarray     # latency components ...
+    weights: np.ndarray       # ... and their probabilities (sum 1)
+
+
+class ReadPath:
+    """Computes Get and scan costs from the memtables and the current version."""
+
+    def __init__(self, space: KeySpace, entry: EntryFormat, machine: MachineProfile,
+                 device: StorageDevice) -> None:
+        self.space = space
+        self.entry = entry
+        self.machine = machine
+        self.device = device
+        buckets = space.buckets
+        groups = min(READ_GROUPS, buckets)
+        self._starts = np.unique(np.linspace(0, buckets, groups + 1).astype(np.int64)[:-1])
+        self._group_keys = np.add.reduceat(space.keys_per_bucket, self._starts)
+        self._prefix_keys = np.concatenate(([0.0], np.cumsum(space.keys_per_bucket)))
+        group_edges = np.append(self._starts, buckets)
+        self._group_lo_keys = self._prefix_keys[group_edges[:-1]]
+        self._group_hi_keys = self._prefix_keys[group_edges[1:]]
+        self._files: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._levels: dict[int, tuple[set[int], np.ndarray, np.ndarray]] = {}
+        self._memtables: dict[int, np.ndarray] = {}
+        self._active: tuple[int, float, np.ndarray] | None = None  # (id, ops, found)
+        self._block_log_t = self._page_log_t = 0.0
+        self._requests: tuple[np.ndarray, np.ndarray] | None = None  # (by bucket, by group)
+
+    # -- per-source vectors over groups ----------------------------------------------------------
+    def group_shares(self, bucket_values: np.ndarray) -> np.ndarray:
+        """Sum a per-bucket vector into the coarse groups."""
+        return np.add.reduceat(bucket_values, self._starts)
+
+    def _file_vectors(self, sst: SstFile) -> tuple[np.ndarray, np.ndarray]:
+        """(coverage, found) of a file per group: the share of the group's keys inside the
+        file's range, and the share of the group's keys the file holds."""
+        cached = self._files.get(sst.number)
+        if cached is None:
+            padded = np.zeros(self.space.buckets)
+            padded[sst.lo:sst.hi] = sst.keys
+            found = self.group_shares(padded) / self._group_keys
+            lo_keys, hi_keys = self._prefix_keys[sst.lo], self._prefix_keys[sst.hi]
+            inside = (np.minimum(self._group_hi_keys, hi_keys)
+                      - np.maximum(self._group_lo_keys, lo_keys))
+            coverage = np.clip(inside, 0.0, None) / self._group_keys
+            cached = self._files[sst.number] = (coverage, np.minimum(found, coverage))
+        return cached
+
+    def _level_vectors(self, level: int, files: list[SstFile]) -> tuple[np.ndarray, np.ndarray]:
+        """Summed (coverage, found) of a sorted level, updated by the files that changed."""
+        numbers = {f.number for f in files}
+        known, coverage, found = self._levels.get(
+            level, (set(), np.zeros(len(self._starts)), np.zeros(len(self._starts))))
+        if numbers != known:
+            coverage, found = coverage.copy(), found.copy()
+            for sst in files:
+                if sst.number not in known:
+                    c, f = self._file_vectors(sst)
+                    coverage += c
+                    found += f
+            for number in known - numbers:
+                c, f = self._files[number]
+                coverage -= c
+                found -= f
+            if not numbers:
+                coverage[:], found[:] = 0.0, 0.0
+            self._levels[level] = (numbers, coverage, found)
+        return np.clip(coverage, 0.0, 1.0), np.clip(found, 0.0, 1.0)
+
+    def _memtable_found(self, memtable: Memtable, distribution: KeyDistribution,
+                        frozen: bool, step_ops: float) -> np.ndarray:
+        """Share of each group's keys in a memtable. The active one grows between every two
+        events; its keys are recomputed once it has grown by `step_ops`."""
+        if frozen:
+            cached = self._memtables.get(memtable.memtable_id)
+        else:
+            active = self._active
+            cached = None
+            if (active is not None and active[0] == memtable.memtable_id
+                    and memtable.ops < active[1] + step_ops):
+                cached = active[2]
+        if cached is None:
+            writes = distribution.bucket_writes(self.space, memtable.first_op, memtable.ops)
+            keys = distribution.distinct_keys(self.space, writes)
+            cached = np.minimum(self.group_shares(keys) / self._group_keys, 1.0)
+            if frozen:
+                self._memtables[memtable.memtable_id] = cached
+            else:
+                self._active = (memtable.memtable_id, memtable.ops, cached)
+        return cached
+
+    # -- the costs ---------------------------------------------------------------------------------
+    def costs(self, memtables: list[Memtable], version: "VersionStorage",
+              distribution: KeyDistribution, read_shares: np.ndarray, options: LsmOptions,
+              scan_length: int) -> tuple[ReadCost, ReadCost]:
+        """(Get cost, scan cost) for requests spread over buckets by `read_shares`.
+
+        `memtables` are newest first, the active one first."""
+        machine = self.machine
+        if self._requests is None or self._requests[0] is not read_shares:
+            self._requests = (read_shares, self.group_shares(read_shares))
+        p = self._requests[1]
+        groups = len(p)
+        rows_cov, rows_found, rows_cpu_probe, is_sst = [], [], [], []
+        step_ops = options.write_buffer_size / self.entry.memtable_bytes / ACTIVE_STEPS
+        for position, memtable in enumerate(memtables):
+            rows_cov.append(np.ones(groups))
+            rows_found.append(self._memtable_found(memtable, distribution, position > 0,
+                                                   step_ops))
+            depth = math.log2(memtable.ops + 2.0)
+            rows_cpu_probe.append(machine.memtable_insert_cpu_s_per_level * depth)
+            is_sst.append(False)
+        sst_keys = np.zeros(groups)
+        live = set()
+        for level, files in enumerate(version.levels):
+            if not files:
+                self._levels.pop(level, None)
+                continue
+            if level == 0:
+                vectors = [self._file_vectors(f) for f in files]
+            else:
+                vectors = [self._level_vectors(level, files)]
+            for f in files:
+                live.add(f.number)
+            for coverage, found in vectors:
+                rows_cov.append(coverage)
+                rows_found.append(found)
+                rows_cpu_probe.append(machine.get_cpu_s_per_file)
+                is_sst.append(True)
+                sst_keys += found * self._group_keys
+        self._forget(live, memtables)
+        cov = np.array(rows_cov)               # memtable rows: 1 (always searched)
+        found = np.array(rows_found)
+        sst = np.array(is_sst, dtype=float)[:, None]
+        probe_cpu = np.array(rows_cpu_probe)[:, None]
+        fp = bloom_fp_rate(options.bloom_bits_per_key)
+        miss_probe = np.maximum(cov - found, 0.0)
+        missing = 1.0 - found
+        with np.errstate(divide="ignore", invalid="ignore"):
+            given_miss = np.where(missing > 0, miss_probe / missing, 0.0)
+        false_blocks = given_miss * (fp * sst)                   # block reads of a miss
+        blocks = (found + miss_probe * fp) * sst                 # block reads if reached
+        reach = np.cumprod(missing, axis=0)
+        reached = np.vstack((np.ones(groups), reach[:-1]))
+        not_found = reach[-1]
+        # Both caches, by Che's approximation over each group's data blocks.
+        entries_per_block = max(1.0, options.block_size / self.entry.sst_bytes)
+        data_blocks = sst_keys / entries_per_block
+        access = p * (reached * blocks).sum(axis=0)
+        block_hit, self._block_log_t = che_hit_rates(
+            data_blocks, access, options.block_cache_size / options.block_size, self._block_log_t)
+        page_hit, self._page_log_t = che_hit_rates(
+            data_blocks, access, machine.page_cache_bytes / options.block_size, self._page_log_t)
+        device_share = 1.0 - np.maximum(block_hit, page_hit)
+        block_cpu = (machine.get_cpu_s_per_block
+                     + (1 - block_hit) * machine.page_cache_cpu_s_per_byte * options.block_size)
+        io_s = self.device.read_latency_s + options.block_size / self.device.bandwidth_bps(1, False)[0]
+        base = machine.get_cpu_s_per_op
+        # The path to each source: what the sources before it cost without finding the key.
+        miss_cost = given_miss * probe_cpu + false_blocks * (block_cpu + device_share * io_s)
+        path = base + np.vstack((np.zeros(groups), np.cumsum(miss_cost, axis=0)))
+        hit_cpu = probe_cpu + sst * block_cpu
+        at = reached * found * p                                 # found here, by group
+        device_at = sst * device_share
+        in_memory = path[:-1] + hit_cpu
+        weights = np.concatenate(((at * (1 - device_at)).sum(axis=1),
+                                  (at * device_at).sum(axis=1), [(not_found * p).sum()]))
+        totals = np.concatenate(((at * (1 - device_at) * in_memory).sum(axis=1),
+                                 (at * device_at * (in_memory + io_s)).sum(axis=1),
+                                 [(not_found * p * path[-1]).sum()]))
+        step_cpu = cov * probe_cpu + blocks * block_cpu
+        get_cpu = base + float(np.dot(p, (reached * step_cpu).sum(axis=0)))
+        get_io = float(np.dot(p, (reached * blocks).sum(axis=0) * device_share))
+        get = _cost(get_cpu, get_io, io_s, weights, totals)
+        # A scan: Seek in every source covering the start key, then scan_length Next.
+        seek_blocks = (cov * sst).sum(axis=0)
+        next_cpu = machine.scan_cpu_s_per_entry * np.log2(cov.sum(axis=0) + 1.0)
+        scan_cpu_g = (base + (cov * probe_cpu).sum(axis=0) + seek_blocks * block_cpu
+                      + scan_length * (next_cpu + block_cpu / entries_per_block))
+        scan_io_g = (seek_blocks + scan_length / entries_per_block) * device_share
+        scan_cpu = float(np.dot(p, scan_cpu_g))
+        scan_io = float(np.dot(p, scan_io_g))
+        service = scan_cpu + scan_io * io_s
+        scan = ReadCost(scan_cpu, scan_io, service, np.array([service]), np.array([1.0]))
+        return get, scan
+
+    def _forget(self, live: set[int], memtables: list[Memtable]) -> None:
+        """Drop cached vectors of files and memtables that are gone."""
+        if len(self._files) > 2 * len(live) + 64:
+            for number in [n for n in self._files if n not in live]:
+                del self._files[number]
+        ids = {m.memtable_id for m in memtables}
+        for memtable_id in [i for i in self._memtables if i not in ids]:
+            del self._memtables[memtable_id]
+
+
+def _cost(cpu_s: float, device_reads: float, io_s: float, weights: np.ndarray,
+          totals: np.ndarray) -> ReadCost:
+    keep = weights > 1e-12
+    weights, totals = weights[keep], totals[keep]
+    total = weights.sum()
+    latency = totals / weights
+    return ReadCost(cpu_s, device_reads, cpu_s + device_reads * io_s, latency, weights / total)

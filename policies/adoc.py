@@ -1,0 +1,214 @@
+"""`adoc`, `adoc-t` (threads only), `adoc-b` (batch size only): ADOC's tuner (Yu et al.,
+FAST'23, §5; code: supermt/FEAT_7.11, algorithms.md §2).
+
+Every T_w = 1 s ADOC looks for data overflow and turns two knobs by AIMD: the thread
+count (max_background_jobs, +2 / halve, in [2, 20]) and the batch size
+(write_buffer_size, +64 MB / halve, in [64 MB, 512 MB]). As FEAT does, a batch change is
+three SetOptions values (write_buffer_size, target_file_size_base = batch,
+max_bytes_for_level_base = L0 trigger x min merge x batch) and a thread change one
+SetDBOptions, which also resets the delayed write rate (§2.5); the flush threads stay a
+quarter of the total (GetBGJobLimits' jobs // 4).
+
+`rules=paper` (default) is §5 of the paper: MMO (the active memtable filled before the
+immutable one was flushed: a memtable stall in the window), L0O (L0 files at the
+slowdown trigger) and RDO (pending compaction bytes at the soft limit) are looked for;
+the first found in the order L0O, RDO, MMO is handled: L0O adds threads and keeps the
+batch, RDO adds threads and halves the batch, MMO halves the threads and adds to the batch;
+no overflow changes nothing. `rules=code` is the released tuner (§2.4: TuneByTEA /
+TuneByFEA on the flush bandwidth of the window, last rule wins, its first usable sample a
+warm-up). `l0_metric=base_level` measures "L0" as the shipped code does, by the base
+level's file count (§2.3 quirk); `level0` (default) is the paper's L0 count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generator
+
+from lsmsim.db import DB
+from lsmsim.policy import Param, Policy
+
+KEEP, ADD, HALF = "keep", "add", "half"
+OVERFLOW_CODES = {None: 0, "L0O": 1, "RDO": 2, "MMO": 3}
+# The paper's handling of each overflow: (thread op, batch op), §5.
+PAPER_ACTIONS = {"L0O": (ADD, KEEP), "RDO": (ADD, HALF), "MMO": (HALF, ADD), None: (KEEP, KEEP)}
+MEMTABLE_STALLS = ("memtable_compaction", "memtable_slowdown")
+L0_STALLS = ("level0_slowdown", "level0_numfiles")
+PENDING_STALLS = ("slowdown for pending_compaction_bytes", "stop for pending_compaction_bytes")
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One window's view of the DB (DOTA_Tuner::ScoreTheSystem plus the paper's overflows)."""
+
+    immutables: int              # imm()->NumNotFlushed() at the tick
+    flush_MBps: float            # mean write bandwidth of the flushes that finished; 0 if none
+    l0_ratio: float              # L0 (or base level) files / level0_slowdown_writes_trigger
+    pending_ratio: float         # estimated pending compaction bytes / soft limit
+    memtable_stalled: bool       # a memtable stop or slowdown began or held in the window
+    l0_stalled: bool
+    pending_stalled: bool
+
+    def overflow(self) -> str | None:
+        """The overflow ADOC handles: the first of L0O, RDO, MMO found (paper §5)."""
+        if self.l0_ratio >= 1 or self.l0_stalled:
+            return "L0O"
+        if self.pending_ratio >= 1 or self.pending_stalled:
+            return "RDO"
+        if self.memtable_stalled or self.immutables >= 2:
+            return "MMO"
+        return None
+
+
+class Adoc(Policy):
+    """ADOC: both knobs; `adoc-t` and `adoc-b` turn one of them off."""
+
+    name = "adoc"
+    parameters = {
+        "tune_threads": Param(True, "turn the thread count (TEA_enable)", "bool"),
+        "tune_batch": Param(True, "turn the batch size (FEA_enable)", "bool"),
+        "rules": Param("paper", "paper = §5 overflow handling; code = FEAT_7.11's rules",
+                       "choice", ("paper", "code")),
+        "l0_metric": Param("level0", "level0 = L0 files (paper); base_level = the code's "
+                                     "base-level files", "choice", ("level0", "base_level")),
+        "tuning_gap_s": Param(1.0, "T_w, seconds between tuning steps"),
+        "increase_threads": Param(2, "additive thread step", "int"),
+        "increase_batch_bytes": Param(64 << 20, "additive batch step", "size"),
+        "min_threads": Param(2, "least threads", "int"),
+        "max_threads": Param(20, "most threads (core_num)", "int"),
+        "min_batch_bytes": Param(64 << 20, "least batch size", "size"),
+        "max_batch_bytes": Param(512 << 20, "most batch size (max_memtable_size)", "size"),
+        "slow_flush": Param(0.5, "code rules: flush bandwidth below this fraction of its "
+                                 "maximum is congestion (TEA_slow_flush)"),
+        "emit_noop_changes": Param(True, "emit a change even when clamping leaves the value "
+                                         "as it is (as coded)", "bool"),
+    }
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.last_overflow: str | None = None
+        self._event_cursor = 0
+        self._flush_started_s: dict[int, float] = {}
+        self._flush_bytes: dict[int, float] = {}
+        self._stall_counts: dict[str, int] = {}
+        self._usable_samples = 0
+        self._max_flush_MBps = 0.0
+
+    def start(self, db: DB) -> None:
+        self._stall_counts = dict(db.stall_state.counters)
+        db.env.process(self._tuner(db))
+
+    def _tuner(self, db: DB) -> Generator:
+        while True:
+            yield db.env.timeout(self.params["tuning_gap_s"])
+            observation = self.observe(db)
+            if self.params["rules"] == "paper":
+                thread_op, batch_op = self.paper_ops(observation)
+            else:
+                thread_op, batch_op = self.code_ops(observation)
+            self.apply(db, thread_op, batch_op)
+
+    # -- observation --------------------------------------------------------------------
+    def observe(self, db: DB) -> Observation:
+        """The window since the previous tick: flush bandwidth, ratios, stalls."""
+        opts = db.options
+        level = db.scores.base_level if self.params["l0_metric"] == "base_level" else 0
+        counters = db.stall_state.counters
+        began = {name: counters[name] > self._stall_counts.get(name, 0) for name in counters}
+        self._stall_counts = dict(counters)
+        return Observation(
+            immutables=db.memtables.num_not_flushed(),
+            flush_MBps=self._flush_bandwidth_MBps(db),
+            l0_ratio=len(db.version.levels[level]) / opts.level0_slowdown_writes_trigger,
+            pending_ratio=(db.scores.pending_compaction_bytes
+                           / opts.soft_pending_compaction_bytes_limit
+                           if opts.soft_pending_compaction_bytes_limit else 0.0),
+            memtable_stalled=any(began[name] for name in MEMTABLE_STALLS),
+            l0_stalled=level == 0 and any(began[name] for name in L0_STALLS),
+            pending_stalled=any(began[name] for name in PENDING_STALLS))
+
+    def _flush_bandwidth_MBps(self, db: DB) -> float:
+        """Mean of bytes written / flush time over flushes finished in the window, in
+        decimal MB/s truncated (FlushMetrics' integer bytes-per-microsecond)."""
+        events = db.events.events
+        speeds = []
+        for event in events[self._event_cursor:]:
+            kind = event["event"]
+            if kind == "flush_started":
+                self._flush_started_s[event["job"]] = event["time_micros"]
+                self._flush_bytes[event["job"]] = 0.0
+            elif kind == "table_file_creation" and event["job"] in self._flush_bytes:
+                self._flush_bytes[event["job"]] += event["file_size"]
+            elif kind == "flush_finished":
+                started = self._flush_started_s.pop(event["job"])
+                written = self._flush_bytes.pop(event["job"])
+                micros = event["time_micros"] - started
+                speeds.append(int(written // micros) if micros > 0 else 0)
+        self._event_cursor = len(events)
+        return sum(speeds) / len(speeds) if speeds else 0.0
+
+    # -- decisions ----------------------------------------------------------------------
+    def paper_ops(self, seen: Observation) -> tuple[str, str]:
+        """§5: handle the first overflow of L0O, RDO, MMO."""
+        self.last_overflow = seen.overflow()
+        return PAPER_ACTIONS[self.last_overflow]
+
+    def code_ops(self, seen: Observation) -> tuple[str, str]:
+        """FEAT_Tuner::DetectTuningOperations, TuneByTEA and TuneByFEA (§2.4, exact)."""
+        if seen.flush_MBps == 0:
+            return KEEP, KEEP                  # no flush finished: sample discarded
+        self._usable_samples += 1
+        if self._usable_samples == 1:
+            return KEEP, KEEP                  # warm-up
+        self._max_flush_MBps = max(self._max_flush_MBps, seen.flush_MBps)
+        slow = seen.flush_MBps < self.params["slow_flush"] * self._max_flush_MBps
+        rdo, l0o = seen.pending_ratio >= 1, seen.l0_ratio >= 1
+        thread_op = KEEP
+        if seen.immutables >= 1:
+            thread_op = ADD
+        if slow:
+            thread_op = HALF
+        if rdo or l0o:
+            thread_op = ADD
+        batch_op = KEEP
+        if slow or seen.immutables > 1 or seen.immutables == 0:
+            batch_op = ADD
+        if rdo:
+            batch_op = HALF
+        self.last_overflow = "L0O" if l0o else "RDO" if rdo else "MMO" if seen.immutables else None
+        return thread_op, batch_op
+
+    # -- actions ------------------------------------------------------------------------
+    def apply(self, db: DB, thread_op: str, batch_op: str) -> None:
+        """FillUpChangeList: the batch change first, then the thread change (§2.5)."""
+        p = self.params
+        opts = db.options
+        if p["tune_batch"] and batch_op != KEEP:
+            batch = self._step(opts.write_buffer_size, batch_op, p["increase_batch_bytes"],
+                               p["min_batch_bytes"], p["max_batch_bytes"])
+            if p["emit_noop_changes"] or batch != opts.write_buffer_size:
+                db.set_options({
+                    "write_buffer_size": batch, "target_file_size_base": batch,
+                    "max_bytes_for_level_base": (
+                        opts.level0_file_num_compaction_trigger
+                        * opts.effective_min_write_buffer_number_to_merge * batch)})
+        if p["tune_threads"] and thread_op != KEEP:
+            threads = self._step(opts.max_background_jobs, thread_op, p["increase_threads"],
+                                 p["min_threads"], p["max_threads"])
+            if p["emit_noop_changes"] or threads != opts.max_background_jobs:
+                values: dict[str, Any] = {"max_background_jobs": threads}
+                if opts.max_background_flushes != -1 or opts.max_background_compactions != -1:
+                    flushes = max(1, threads // 4)     # a quarter of the total, as by default
+                    values.update(max_background_flushes=flushes,
+                                  max_background_compactions=max(1, threads - flushes))
+                db.set_db_options(values)
+
+    @staticmethod
+    def _step(value: int, op: str, increment: int, low: int, high: int) -> int:
+        new = value + increment if op == ADD else value // 2
+        return min(max(new, low), high)
+
+    def interval_samples(self, db: DB) -> dict[str, float]:
+        return {"threads": float(db.options.max_background_jobs),
+                "batch_MB": db.options.write_buffer_size / (1 << 20),
+                "overflow": float(OVERFLOW_CODES[self.last_overflow])}

@@ -1,0 +1,40 @@
+"""`rocksdb-at`: RocksDB with the auto-tuned GenericRateLimiter on flush and compaction
+writes (NewGenericRateLimiter(rate, 100 ms, 10, kWritesOnly, auto_tuned=true); ADOC's
+RocksDB-AT, ADOC §6.1). The tuning itself is the engine's (lsmsim/rate_limiter.py,
+algorithms.md §1.13, exact constants); this policy only switches it on with a maximum
+rate, which the user must know: by default the device's peak write bandwidth."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsmsim.db import DB
+from lsmsim.options import LsmOptions
+from lsmsim.policy import Param, Policy
+from lsmsim.storage_device import StorageDevice, peak_write_bps
+
+
+def delayed_rate_without_limiter(options: LsmOptions) -> dict[str, Any]:
+    """Pin delayed_write_rate to what it is without a rate limiter (16 MiB/s when unset):
+    db_bench, which ran these policies, always passes its own --delayed_write_rate, so
+    the limiter's rate never becomes the delayed write rate (db_impl_open.cc)."""
+    return {} if options.delayed_write_rate else {
+        "delayed_write_rate": int(options.max_delayed_write_rate_bps)}
+
+
+class RocksDbAutoTuned(Policy):
+    """RocksDB-AT: the limiter starts at half its maximum and moves by +-5 % every 10 s."""
+
+    name = "rocksdb-at"
+    parameters = {
+        "rate_bytes_per_sec": Param(0, "the limiter's maximum rate; 0 = the device's peak "
+                                       "write bandwidth", "size"),
+    }
+
+    def open_options(self, options: LsmOptions, device: StorageDevice) -> dict[str, Any]:
+        rate = self.params["rate_bytes_per_sec"] or int(peak_write_bps(device))
+        return {**delayed_rate_without_limiter(options), "rate_limiter_bytes_per_sec": rate,
+                "rate_limiter_auto_tuned": True}
+
+    def interval_samples(self, db: DB) -> dict[str, float]:
+        return {"rate_limiter_MBps": db.rate_limiter.rate_bps / 1e6}

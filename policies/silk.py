@@ -1,0 +1,178 @@
+"""`silk`, `silk-d`, `silk-p`, `silk-o`: SILK (Balmau et al., ATC'19) as its code does it
+(theoanab/SILK-USENIXATC2019, algorithms.md §3) in the three settings ADOC compares
+(ADOC §6.1, Table 3: SILK-D RocksDB's 2 threads / 64 MB, SILK-P 4 / 128 MB, SILK-O
+8 / 512 MB).
+
+- Bandwidth for internal work follows the client load (§3.2, exact rule): every check,
+  `user_MBps` = client ops x value size (key bytes ignored, as SILK does); above PEAK
+  compactions are paused, at or below they resume; the rate limiter (flushes and all
+  compactions) gets max(10, TOTAL - user_MBps) MB/s whenever that moves by >= 10 MB/s.
+  TOTAL is the device's write bandwidth and PEAK a quarter below it, as ADOC configured
+  SILK ("a quarter of the entire media bandwidth reserved for compaction", §6.1; SILK's
+  own 200 / 150 MB/s keep the same ratio). The check runs every second: SILK's loop
+  spins every 10 ms but its load signal refreshes once per stats interval (§3.1), and
+  ADOC's port runs at 1 s (§2.8).
+- Flush first, then L0->L1 (§3.3, §3.5): one compaction may run in the flush (HIGH) pool
+  whenever L0 holds >= 4 files and no L0 compaction runs, even while compactions are
+  paused; it runs RocksDB's picker, so it is usually, not always, L0->L1 (as coded). It
+  does not hold back a flush (simplified: SILK's shared HIGH pool queues them). Device
+  and rate-limiter shares are weighted flush > L0 compaction > deeper compaction
+  (simplified: SILK itself uses thread pools and the limiter's IO_HIGH/IO_LOW).
+- Preempting deeper compactions (§3.4): pausing stops new compactions outside the HIGH
+  pool. SILK's code never interrupts a running one; the paper preempts them.
+  `preempt=true` (default, the paper's intent) leaves running deeper compactions only
+  the bandwidth nobody else wants; `preempt=false` lets them run on (the code).
+  `pause_bug=as_coded` reproduces the code's double increment in PauseCompactionWork,
+  which keeps compactions paused for good after the first peak; `fixed` (default) is the
+  paper's pause-and-resume.
+- The L0 stall is disabled, as SILK's original setting is (ADOC §6.1): the L0 slowdown
+  and stop triggers are set out of reach.
+- TRIAD's L0-compaction deferral, left active in SILK's picker (§3.6), is a switch
+  (`triad_defer`, off by default: the paper does not describe it): an L0->L1 compaction
+  with at most 4 L0 files waits while under 40 % of the L0 entries are duplicates.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generator
+
+from lsmsim.background_job import BackgroundJob, merge_inputs
+from lsmsim.compaction_picker import Compaction
+from lsmsim.db import DB
+from lsmsim.options import LsmOptions
+from lsmsim.policy import Param, Policy
+from lsmsim.sst_file import SstFile
+from lsmsim.storage_device import StorageDevice, peak_write_bps
+from policies.rocksdb_at import delayed_rate_without_limiter
+
+L0_TRIGGER_OUT_OF_REACH = 1 << 30
+PREEMPTED_WEIGHT = 1e-6   # a paused deeper compaction gets only bandwidth nobody else wants
+# Shares of device time and rate limiter: flush first, then L0 compactions, then the rest.
+FLUSH_WEIGHT, L0_COMPACTION_WEIGHT, DEEPER_WEIGHT = 100.0, 10.0, 1.0
+
+
+def l0_reclaim_fraction(db: DB, l0_files: list[SstFile]) -> float:
+    """1 - distinct keys / entries over the L0 files (TRIAD's HyperLogLog estimate)."""
+    entries = sum(f.num_entries for f in l0_files)
+    if entries <= 0:
+        return 0.0
+    lo, hi = min(f.lo for f in l0_files), max(f.hi for f in l0_files)
+    distinct = float(merge_inputs(db.keyspace.keys_per_bucket, l0_files, lo, hi).sum())
+    return 1.0 - distinct / entries
+
+
+class Silk(Policy):
+    """SILK's I/O scheduler: client-load-driven bandwidth, flush and L0->L1 first."""
+
+    name = "silk"
+    parameters = {
+        "max_background_jobs": Param(2, "background threads (flush + compaction)", "int"),
+        "write_buffer_size": Param(64 << 20, "memtable (batch) size; also the target file "
+                                   "size, and 4x it the L1 target, as ADOC's setup", "size"),
+        "bandwidth_MBps": Param(0.0, "TOTAL device bandwidth in MB/s; 0 = the device's peak "
+                                     "write bandwidth"),
+        "peak_fraction": Param(0.75, "client load (fraction of TOTAL) above which "
+                                     "compactions pause (SILK: 150 of 200 MB/s)"),
+        "min_internal_MBps": Param(10.0, "least bandwidth left to internal work"),
+        "hysteresis_MBps": Param(10.0, "smallest change that resets the limiter"),
+        "check_interval_s": Param(1.0, "seconds between load checks"),
+        "high_pool_l0_files": Param(4, "L0 files from which a compaction may use the "
+                                       "flush pool", "int"),
+        "preempt": Param(True, "paused deeper compactions yield their bandwidth (paper); "
+                               "false = they run on (code)", "bool"),
+        "pause_bug": Param("fixed", "fixed = pause/resume per peak (paper); as_coded = "
+                                    "PauseCompactionWork's double increment", "choice",
+                           ("fixed", "as_coded")),
+        "disable_l0_stall": Param(True, "L0 slowdown/stop triggers out of reach", "bool"),
+        "triad_defer": Param(False, "TRIAD's L0 compaction deferral left in SILK's code",
+                             "bool"),
+        "triad_min_reclaim": Param(0.4, "duplicate fraction of L0 entries below which an "
+                                        "L0 compaction is deferred"),
+        "triad_max_l0_files": Param(4, "deferral applies only up to this many L0 files",
+                                    "int"),
+    }
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.total_MBps = 0.0
+        self.client_MBps = 0.0
+        self.paused = False
+
+    def open_options(self, options: LsmOptions, device: StorageDevice) -> dict[str, Any]:
+        p = self.params
+        self.total_MBps = p["bandwidth_MBps"] or peak_write_bps(device) / 1e6
+        batch = p["write_buffer_size"]
+        values: dict[str, Any] = {
+            **delayed_rate_without_limiter(options),
+            "max_background_jobs": p["max_background_jobs"],
+            "write_buffer_size": batch,
+            "target_file_size_base": batch,
+            "max_bytes_for_level_base": (options.level0_file_num_compaction_trigger
+                                         * options.effective_min_write_buffer_number_to_merge
+                                         * batch),
+            "rate_limiter_bytes_per_sec": int(self.total_MBps * 1e6),
+        }
+        if p["disable_l0_stall"]:
+            values["level0_slowdown_writes_trigger"] = L0_TRIGGER_OUT_OF_REACH
+            values["level0_stop_writes_trigger"] = L0_TRIGGER_OUT_OF_REACH
+        return values
+
+    def start(self, db: DB) -> None:
+        db.env.process(self._controller(db))
+
+    def _controller(self, db: DB) -> Generator:
+        """SILK's loop in db_bench's LongPeakTest thread 0 (§3.2)."""
+        p = self.params
+        interval_s = p["check_interval_s"]
+        peak_MBps = p["peak_fraction"] * self.total_MBps
+        previous_MBps = 0.0
+        last_ops = 0.0
+        value_size = db.workload.value_size
+        while True:
+            yield db.env.timeout(interval_s)
+            db.sync()
+            ops = db.writer.ops_done
+            self.client_MBps = (ops - last_ops) * value_size / 1e6 / interval_s
+            last_ops = ops
+            if not self.paused and self.client_MBps > peak_MBps:
+                self.paused = True
+                db.pause_compaction_work()
+                if p["pause_bug"] == "as_coded":
+                    db.pause_compaction_work()
+            elif self.paused and self.client_MBps <= peak_MBps:
+                self.paused = False
+                db.continue_compaction_work()
+            internal_MBps = max(p["min_internal_MBps"], self.total_MBps - self.client_MBps)
+            if abs(previous_MBps - internal_MBps) >= p["hysteresis_MBps"]:
+                db.set_rate_limiter_bytes_per_sec(internal_MBps * 1e6)
+                previous_MBps = internal_MBps
+
+    def high_pool_compaction_allowed(self, db: DB) -> bool:
+        return (len(db.version.levels[0]) >= self.params["high_pool_l0_files"]
+                and not db.picker.level0_compaction_in_progress)
+
+    def compaction_allowed(self, db: DB, compaction: Compaction) -> bool:
+        """TRIAD's check in SetupOtherInputsIfNeeded: defer while L0 is small and mostly
+        distinct keys (reclaim = 1 - distinct / entries over all L0 files)."""
+        p = self.params
+        l0_files = db.version.levels[0]
+        if (not p["triad_defer"] or compaction.start_level != 0 or compaction.output_level == 0
+                or len(l0_files) > p["triad_max_l0_files"]):
+            return True
+        return l0_reclaim_fraction(db, l0_files) >= p["triad_min_reclaim"]
+
+    def job_weights(self, db: DB, job: BackgroundJob) -> dict[str, float]:
+        if job.kind == "flush":
+            weight = FLUSH_WEIGHT
+        elif job.compaction.start_level == 0 or job.high_pool:
+            weight = L0_COMPACTION_WEIGHT
+        elif db.compaction_paused and self.params["preempt"]:
+            weight = PREEMPTED_WEIGHT
+        else:
+            weight = DEEPER_WEIGHT
+        return {"device": weight, "rate_limiter": weight}
+
+    def interval_samples(self, db: DB) -> dict[str, float]:
+        return {"internal_MBps": db.rate_limiter.rate_bps / 1e6,
+                "client_MBps": self.client_MBps,
+                "compactions_paused": float(db.compaction_paused > 0)}

@@ -1,0 +1,69 @@
+"""`lsmsim compare`: grid order, results independent of the process pool, failures as data."""
+
+from __future__ import annotations
+
+import csv
+
+from conftest import SMALL
+from lsmsim.cli import main
+from lsmsim.compare import format_table, run_grid
+from lsmsim.policy import Policy
+from policies import register
+
+GRID = dict(duration_s=10, options=SMALL, num_keys=2_000_000, key_buckets=512)
+
+
+class Broken(Policy):
+    """A policy whose controller fails mid-run."""
+
+    name = "broken-for-test"
+
+    def start(self, db):
+        def fail():
+            yield db.env.timeout(2.0)
+            raise RuntimeError("controller crashed")
+        db.env.process(fail())
+
+
+def test_results_do_not_depend_on_the_pool():
+    serial = run_grid("fillrandom", ["rocksdb", "adoc"], ["nvme", "hdd"], workers=1, **GRID)
+    pooled = run_grid("fillrandom", ["rocksdb", "adoc"], ["nvme", "hdd"], workers=2, **GRID)
+    assert [(c.policy, c.device) for c in pooled] == [
+        ("rocksdb", "nvme"), ("adoc", "nvme"), ("rocksdb", "hdd"), ("adoc", "hdd")]
+    assert [c.metrics for c in serial] == [c.metrics for c in pooled]
+    assert [c.policy_series for c in serial] == [c.policy_series for c in pooled]
+
+
+def test_a_failed_run_is_a_row_not_a_crash():
+    register("broken-for-test", Broken)
+    cells = run_grid("fillrandom", ["broken-for-test", "rocksdb"], ["nvme"], workers=1, **GRID)
+    assert "controller crashed" in cells[0].error and not cells[0].metrics
+    assert not cells[1].error and cells[1].metrics["throughput_ops_per_s"] > 0
+    assert "FAILED RuntimeError: controller crashed" in format_table(cells)
+
+
+def test_cli_compare_writes_table_csv_and_figures(tmp_path, capsys):
+    args = ["compare", "fillrandom", "--policies", "rocksdb,silk-o", "--devices", "nvme",
+            "--duration", "5", "--workers", "1", "--out", str(tmp_path)]
+    for item in ("write_buffer_size=4MB", "max_bytes_for_level_base=16MB"):
+        args += ["--set", item]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "silk-o" in out and "MT stall s/n" in out
+    rows = list(csv.DictReader(open(tmp_path / "compare.csv")))
+    assert [r["policy"] for r in rows] == ["rocksdb", "silk-o"]
+    assert (tmp_path / "bars_throughput_ops_per_s.png").exists()
+    assert (tmp_path / "policy_silk-o.png").exists()
+
+
+def test_cli_compare_rejects_unknown_names(capsys):
+    assert main(["compare", "fillrandom", "--policies", "rocksdb,adocc", "--devices",
+                 "nvme", "--duration", "5"]) == 2
+    assert "Did you mean adoc" in capsys.readouterr().err
+
+
+def test_cli_compare_exit_status_reports_failed_runs(capsys):
+    register("broken-for-test", Broken)
+    assert main(["compare", "fillrandom", "--policies", "broken-for-test", "--devices", "nvme",
+                 "--duration", "5", "--workers", "1", "--set", "write_buffer_size=4MB"]) == 1
+    assert "1 of 1 runs failed: broken-for-test/nvme" in capsys.readouterr().out

@@ -1,0 +1,316 @@
+"""Each policy's own rules, checked on the simulator's output (never one policy against
+another), plus the plug-in interface: parameters, variants and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import simpy
+
+from conftest import SMALL, run_small
+from lsmsim.policy import Param, Policy, PolicyError
+from lsmsim.rate_limiter import GenericRateLimiter, tuned_rate
+from policies import make_policy, policy_names
+from policies.adoc import ADD, HALF, KEEP, Adoc, Observation
+
+DEVICES = ["pm", "nvme", "sata-ssd", "hdd"]
+MIB = 1 << 20
+
+
+def observation(**changes) -> Observation:
+    base = dict(immutables=0, flush_MBps=100.0, l0_ratio=0.0, pending_ratio=0.0,
+                memtable_stalled=False, l0_stalled=False, pending_stalled=False)
+    return Observation(**{**base, **changes})
+
+
+def open_with(policy: str, options: dict | None = None, device: str = "nvme"):
+    """A DB running `policy` on small memtables, for tests that watch it while it runs."""
+    from device_models import load_device
+    from lsmsim.db import DB
+    from lsmsim.machine import load_machine
+    from lsmsim.options import LsmOptions
+    from lsmsim.workload import make_workload
+
+    env = simpy.Environment()
+    db = DB(env, LsmOptions.from_mapping({**SMALL, **(options or {})}), load_machine("server"),
+            load_device(device), make_workload("fillrandom", num_keys=2_000_000),
+            make_policy(policy), key_buckets=512)
+    return env, db
+
+
+# -- the interface --------------------------------------------------------------------------
+@pytest.mark.parametrize("spec, message", [
+    ("adoc:increase_thread=4", "Did you mean increase_threads"),
+    ("adoc:increase_threads=two", "must be a number (int)"),
+    ("adoc:increase_threads=2.5", "must be an integer"),
+    ("adoc:rules=fancy", "one of paper, code"),
+    ("silk:preempt=maybe", "true or false"),
+    ("silk-o:write_buffer_size=12XB", "a size such as 64MB"),
+    ("adoc:max_threads=-4", "non-negative"),
+    ("rocksdb:x=1", "Valid parameters: none"),
+])
+def test_bad_parameters_name_policy_parameter_and_valid_ones(spec, message):
+    with pytest.raises(PolicyError) as info:
+        make_policy(spec)
+    assert spec.split(":")[0] in str(info.value)
+    assert message in str(info.value)
+
+
+def test_parameters_override_defaults_and_variants_keep_their_own():
+    adoc = make_policy("adoc:increase_threads=4,increase_batch_bytes=128MB")
+    assert adoc.params["increase_threads"] == 4
+    assert adoc.params["increase_batch_bytes"] == 128 * MIB
+    assert make_policy("adoc-t").params["tune_batch"] is False
+    assert make_policy("silk-o").params["write_buffer_size"] == 512 * MIB
+    assert make_policy("silk-p:max_background_jobs=6").params["max_background_jobs"] == 6
+    assert make_policy("silk-o").describe()["name"] == "silk-o"
+
+
+def test_param_kinds():
+    assert Param(1.0, "x").parse("p", "x", "2") == 2.0
+    assert Param(True, "x", "bool").parse("p", "x", "false") is False
+    assert Param(0, "x", "size").parse("p", "x", "1KB") == 1024
+
+
+# -- rocksdb-at: GenericRateLimiter::TuneLocked (algorithms.md §1.13) ------------------------
+def test_tune_moves_the_rate_as_tunelocked():
+    max_bps = 1000 * MIB
+    assert tuned_rate(500 * MIB, max_bps, 0) == max_bps // 20
+    assert tuned_rate(500 * MIB, max_bps, 49) == 500 * MIB * 100 // 105
+    assert tuned_rate(max_bps // 20, max_bps, 10) == max_bps // 20      # never below max/20
+    assert tuned_rate(500 * MIB, max_bps, 50) == 500 * MIB
+    assert tuned_rate(500 * MIB, max_bps, 90) == 500 * MIB
+    assert tuned_rate(500 * MIB, max_bps, 91) == 500 * MIB * 105 // 100
+    assert tuned_rate(990 * MIB, max_bps, 100) == max_bps                # never above max
+
+
+def test_auto_tuned_limiter_starts_at_half_and_tunes_every_100_refills():
+    limiter = GenericRateLimiter(200 * MIB, auto_tuned=True)
+    assert limiter.rate_bps == 100 * MIB and limiter.max_bytes_per_sec == 200 * MIB
+    limiter.add_saturated(9.5)
+    assert not limiter.maybe_tune(9.9)
+    assert limiter.maybe_tune(10.0)                  # 95 of 100 periods drained
+    assert limiter.rate_bps == 100 * MIB * 105 // 100
+    assert limiter.maybe_tune(20.0) and limiter.rate_bps == 200 * MIB // 20   # none drained
+
+
+def test_rocksdb_at_rate_moves_by_tune_steps_given_the_observed_drain():
+    result = run_small(duration_s=60, policy="rocksdb-at:rate_bytes_per_sec=40MB")
+    rate = result.timeseries["policy_rate_limiter_MBps"] * 1e6
+    max_bps = 40 * MIB
+    assert rate[0] == max_bps // 2
+    changes = np.flatnonzero(np.diff(rate))
+    assert len(changes) > 0
+    for i in changes:                      # every move is one of TuneLocked's three moves
+        prev, new = int(rate[i]), int(rate[i + 1])
+        assert new in (max_bps // 20, max(max_bps // 20, prev * 100 // 105),
+                       min(max_bps, prev * 105 // 100))
+    assert np.all(np.diff(result.timeseries["time_s"][changes + 1]) >= 10 - 1e-9)
+
+
+# -- ADOC (paper §5) --------------------------------------------------------------------------
+def test_adoc_handles_overflows_in_order_l0o_rdo_mmo():
+    adoc = Adoc()
+    assert adoc.paper_ops(observation(l0_ratio=1.0, pending_ratio=2.0, immutables=2)) == (ADD, KEEP)
+    assert adoc.paper_ops(observation(pending_ratio=1.0, memtable_stalled=True)) == (ADD, HALF)
+    assert adoc.paper_ops(observation(memtable_stalled=True)) == (HALF, ADD)
+    assert adoc.paper_ops(observation(immutables=1)) == (KEEP, KEEP)
+
+
+def test_adoc_given_l0_overflow_adds_threads_and_leaves_the_batch():
+    env, db = open_with("adoc", {"max_background_jobs": 4})
+    env.run(until=1.0)
+    before = db.options
+    adoc = db.policy
+    adoc.apply(db, *adoc.paper_ops(observation(l0_ratio=1.2)))
+    assert db.options.max_background_jobs == before.max_background_jobs + 2
+    assert db.options.write_buffer_size == before.write_buffer_size
+    adoc.apply(db, *adoc.paper_ops(observation(pending_ratio=1.0)))   # RDO: halve the batch
+    assert db.options.write_buffer_size == max(before.write_buffer_size // 2, 64 * MIB)
+
+
+def test_adoc_steps_are_aimd_within_bounds_and_batch_sets_three_options():
+    env, db = open_with("adoc:min_batch_bytes=4MB", {"max_background_jobs": 19})
+    env.run(until=1.0)
+    adoc = db.policy
+    adoc.apply(db, ADD, ADD)
+    assert db.options.max_background_jobs == 20                  # capped at core_num
+    assert db.options.write_buffer_size == 4 * MIB + 64 * MIB
+    assert db.options.target_file_size_base == db.options.write_buffer_size
+    assert db.options.max_bytes_for_level_base == 4 * db.options.write_buffer_size
+    adoc.apply(db, HALF, HALF)
+    assert db.options.max_background_jobs == 10
+    assert db.options.write_buffer_size == 34 * MIB
+
+
+def test_adoc_thread_change_resets_the_delayed_write_rate():
+    env, db = open_with("adoc")
+    env.run(until=1.0)
+    db.write_controller.set_delayed_write_rate(1 << 20)
+    db.policy.apply(db, ADD, KEEP)
+    assert db.write_controller.delayed_write_rate_bps == db.options.max_delayed_write_rate_bps
+
+
+def test_adoc_run_follows_its_rules_each_second():
+    result = run_small(duration_s=60, device="hdd", policy="adoc:min_batch_bytes=4MB",
+                       options={"level0_slowdown_writes_trigger": 8,
+                                "level0_stop_writes_trigger": 12})
+    ts = result.timeseries
+    threads, batch, overflow = ts["policy_threads"], ts["policy_batch_MB"], ts["policy_overflow"]
+    seen = set()
+    for t in range(1, len(threads)):
+        code = int(overflow[t])
+        seen.add(code)
+        expected_threads = {0: threads[t - 1], 1: min(threads[t - 1] + 2, 20),
+                            2: min(threads[t - 1] + 2, 20), 3: max(threads[t - 1] // 2, 2)}
+        assert threads[t] == expected_threads[code]
+        if code in (0, 1):
+            assert batch[t] == batch[t - 1]
+    assert 1 in seen                        # the scenario does overflow L0
+
+
+@pytest.mark.parametrize("variant, fixed", [("adoc-t", "policy_batch_MB"),
+                                            ("adoc-b", "policy_threads")])
+def test_adoc_variants_never_turn_the_other_knob(variant, fixed):
+    result = run_small(duration_s=40, device="hdd", policy=f"{variant}:min_batch_bytes=4MB")
+    assert len(set(result.timeseries[fixed])) == 1
+
+
+def test_adoc_code_rules_discard_flushless_windows_and_warm_up():
+    adoc = Adoc(rules="code")
+    assert adoc.code_ops(observation(flush_MBps=0.0, l0_ratio=2.0)) == (KEEP, KEEP)
+    assert adoc.code_ops(observation(l0_ratio=2.0)) == (KEEP, KEEP)          # warm-up
+    assert adoc.code_ops(observation(l0_ratio=2.0, immutables=1)) == (ADD, KEEP)
+    assert adoc.code_ops(observation(pending_ratio=1.0)) == (ADD, HALF)
+    assert adoc.code_ops(observation(flush_MBps=10.0, immutables=1)) == (HALF, ADD)
+
+
+# -- SILK (algorithms.md §3) -----------------------------------------------------------------
+def test_silk_settings_and_disabled_l0_stall():
+    _, db = open_with("silk-o")
+    assert db.options.max_background_jobs == 8
+    assert db.options.write_buffer_size == 512 * MIB
+    assert db.options.level0_slowdown_writes_trigger >= 1 << 30
+    assert db.options.level0_stop_writes_trigger >= 1 << 30
+
+
+def test_silk_gives_flushes_then_l0_compactions_priority():
+    env, db = open_with("silk", {"max_background_jobs": 4})
+    env.run(until=20.0)
+    silk = db.policy
+    weights = {}
+    for job in [*db.flush_jobs, *db.compaction_jobs]:
+        key = "flush" if job.kind == "flush" else (
+            "l0" if job.compaction.start_level == 0 or job.high_pool else "deeper")
+        weights[key] = silk.job_weights(db, job)["device"]
+    if "flush" in weights and "l0" in weights:
+        assert weights["flush"] > weights["l0"]
+    if "l0" in weights and "deeper" in weights:
+        assert weights["l0"] > weights["deeper"]
+    assert weights        # jobs were running
+
+
+def test_silk_pauses_compactions_when_client_load_passes_peak():
+    # A TOTAL of 40 MB/s puts PEAK at 30 MB/s, which the clients pass.
+    env, db = open_with("silk:bandwidth_MBps=40", device="pm")
+    paused_at = []
+
+    def watch():
+        while True:
+            yield env.timeout(0.5)
+            if db.compaction_paused:
+                paused_at.append(env.now)
+    env.process(watch())
+    env.run(until=20.0)
+    assert paused_at
+
+
+def test_silk_paused_deeper_compactions_yield_and_only_the_high_pool_starts():
+    env, db = open_with("silk:max_background_jobs=6")   # the controller never pauses
+    env.run(until=30.0)
+    db.pause_compaction_work()
+    known = {job.job_id for job in db.compaction_jobs}
+    started, weights = [], []
+
+    def watch():
+        while True:
+            yield env.timeout(0.05)
+            for job in db.compaction_jobs:
+                if job.job_id not in known:
+                    known.add(job.job_id)
+                    started.append(job)
+                if not job.high_pool and job.compaction.start_level:
+                    weights.append(db.policy.job_weights(db, job)["device"])
+    env.process(watch())
+    env.run(until=60.0)
+    assert started and all(job.high_pool for job in started)
+    assert all(weight < 1e-3 for weight in weights)   # preempted: leftover bandwidth only
+
+
+def test_silk_internal_bandwidth_follows_client_load():
+    result = run_small(duration_s=30, policy="silk:bandwidth_MBps=300")
+    ts = result.timeseries
+    target = np.maximum(10.0, 300.0 - ts["policy_client_MBps"])
+    assert np.all(np.abs(ts["policy_internal_MBps"][2:] - target[2:]) < 10.0 + 1e-6)
+
+
+# -- two-stage (From Flash to 3D XPoint, §V-A, §V-B) -----------------------------------------
+def test_two_stage_keeps_the_max_delayed_rate_below_the_second_threshold():
+    options = {"level0_slowdown_writes_trigger": 8, "level0_stop_writes_trigger": 16}
+    result = run_small(duration_s=60, device="hdd", options=options,
+                       policy="two-stage:dynamic_l0=false")
+    ts = result.timeseries
+    stage1 = (ts["stall_condition"] == "delayed") & (ts["l0_files"] >= 8) & (ts["l0_files"] < 12)
+    assert stage1.any()
+    assert np.all(ts["delayed_write_rate_bps"][stage1] == 16 * MIB)
+    assert np.all(ts["policy_throttle_stage"][stage1] == 1)
+
+
+def test_two_stage_level0_shape():
+    policy = make_policy("two-stage")
+    assert policy.level0_shape(1.0, 64 * MIB) == (24, 64 * MIB)
+    assert policy.level0_shape(0.1, 64 * MIB) == (6, 256 * MIB)
+    _, db = open_with("two-stage")
+    assert db.options.level0_slowdown_writes_trigger == 24
+
+
+# -- every policy on every device ------------------------------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("policy", [p for p in policy_names() if p in (
+    "rocksdb", "rocksdb-at", "silk", "silk-d", "silk-p", "silk-o", "adoc", "adoc-t", "adoc-b",
+    "two-stage")])
+def test_every_policy_runs_on_every_device(policy, device):
+    result = run_small(duration_s=15, device=device, policy=policy)
+    assert result.summary["ops"] > 0
+
+
+def test_policy_is_deterministic():
+    a = run_small(duration_s=20, policy="adoc").timeseries
+    b = run_small(duration_s=20, policy="adoc").timeseries
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_subclass_hooks_default_to_rocksdb():
+    class Quiet(Policy):
+        name = "quiet"
+    _, db = open_with("rocksdb")
+    assert Quiet().delayed_write_rate_bps(db, 123.0) == 123.0
+    assert Quiet().high_pool_compaction_allowed(db) is False
+
+
+def test_silk_triad_defers_small_l0_compactions_of_distinct_keys():
+    from policies.silk import l0_reclaim_fraction
+    env, db = open_with("silk:triad_defer=true")
+    env.run(until=5.0)
+    silk = db.policy
+    compaction = db.picker.pick(db.version, db.scores, db.options)
+    files = db.version.levels[0]
+    if compaction is not None and compaction.start_level == 0 and len(files) <= 4:
+        reclaim = l0_reclaim_fraction(db, files)
+        assert silk.compaction_allowed(db, compaction) == (reclaim >= 0.4)
+    # Uniform keys over 2e6 keys: a few 4 MB L0 files hardly overlap (reclaim < 0.4), so
+    # every L0->L1 compaction waits for a fifth file.
+    result = run_small(duration_s=20, policy="silk:triad_defer=true")
+    l0_inputs = [len(e["files_L0"]) for e in result.events if e["event"] == "compaction_started"
+                 and "files_L0" in e and e["output_level"] != 0]
+    assert l0_inputs and min(l0_inputs) >= 5

@@ -1,0 +1,192 @@
+"""CruiseDB and DOPA-DB: each policy's own rules, checked on its code and on short runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import open_db, run_small
+from test_invariants import check_tiered_shape
+from lsmsim.background_job import CompactionJob, FlushJob
+from lsmsim.cli import main
+from lsmsim.compaction_picker import Compaction
+from lsmsim.sst_file import SstFile
+from policies import PolicyError, make_policy
+from policies.cruisedb import AdmissionController, conservative_rate_bps
+from policies.dopadb import (DopaDb, ranges_within_hint, recommended_compaction_bytes,
+                             split_ranges)
+
+MB = 1e6  # the DOPA-DB paper's example is in decimal units
+
+
+# -- CruiseDB ------------------------------------------------------------------------------
+def test_admission_step_lowers_the_rate_above_the_target_and_raises_it_below():
+    rate, conservative = 10_000.0, 1_000.0
+    for watermark in (0.55, 0.65, 0.75):
+        assert AdmissionController().next_rate(rate, watermark, conservative) < rate
+    for watermark in (0.1, 0.3, 0.45):
+        assert AdmissionController().next_rate(rate, watermark, conservative) > rate
+    # The derivative term: a rising watermark cuts more than a steady one.
+    rising, steady = AdmissionController(), AdmissionController()
+    rising.next_rate(rate, 0.5, conservative)
+    steady.next_rate(rate, 0.6, conservative)
+    assert rising.next_rate(rate, 0.6, conservative) < steady.next_rate(rate, 0.6, conservative)
+    # From the high watermark up: the conservative estimate of Equation 3.
+    assert AdmissionController().next_rate(rate, 0.85, conservative) == conservative
+
+
+def test_conservative_estimate_solves_equation_3():
+    amplification, read_bps, write_bps = 7.0, 500e6, 200e6
+    rate = conservative_rate_bps(amplification, read_bps, write_bps)
+    busy = rate * amplification / write_bps + rate * amplification / read_bps
+    assert busy == pytest.approx(1.0)
+
+
+def _watermark_error(admission: int) -> float:
+    result = run_small(60, device="hdd",
+                       policy=f"cruisedb:admission={admission},tune_ops=20000")
+    watermark = result.timeseries["policy_memory_watermark"][30:]
+    return float(np.mean(np.abs(watermark - 0.5)))
+
+
+def test_cruisedb_controller_moves_the_memory_watermark_toward_half():
+    assert _watermark_error(admission=1) < _watermark_error(admission=0)
+
+
+def test_cruisedb_tree_has_no_l0_and_flushes_into_the_base_level():
+    env, db = open_db(policy="cruisedb", device="nvme")
+    env.run(until=20)
+    assert db.counters.flushes > 0
+    assert db.counters.bytes_written_per_level[0] == 0
+    assert db.counters.bytes_written_per_level[1] >= db.counters.flush_bytes_written * 0.999
+    assert db.options.max_write_buffer_number == 12
+    assert db.stall_state.counters.get("level0_slowdown", 0) == 0
+
+
+def test_cruisedb_io_classes_put_clients_then_memory_to_l1_then_other_compactions():
+    policy = make_policy("cruisedb")
+    env, db = open_db(policy="cruisedb")
+    sst = SstFile(1, 0, 1, np.ones(1), 100)
+    flush = FlushJob(1, 0.0, 1.0, 0.0, 1.0, [])
+    deeper = CompactionJob(2, 0.0, 1.0, 1.0, 1.0, [],
+                           compaction=Compaction(1, 2, [sst], [], "test", 1.0))
+    writer = policy.writer_weights(db)["device"]
+    assert writer > policy.job_weights(db, flush)["device"] > policy.job_weights(db, deeper)["device"]
+    assert policy.compaction_speedup(db)
+
+
+# -- DOPA-DB -------------------------------------------------------------------------------
+def test_csr_recommends_300_mb_on_the_papers_worked_example():
+    # M0 = 800 MB, F = 80 MB/s, C = 100 MB/s, RS0 = 200 MB, T = 1.2 GB (paper §3).
+    hint = recommended_compaction_bytes(1200 * MB, 800 * MB, 80 * MB, 100 * MB, 200 * MB)
+    assert hint == pytest.approx(300 * MB)
+
+
+def test_csr_on_a_running_db_is_equation_1_of_its_state():
+    env, db = open_db(policy="dopadb", options={"level0_slowdown_writes_trigger": 12,
+                                                "num_levels": 4})
+    env.run(until=10)
+    policy = db.policy
+    threshold = 12 * db.counters.flush_bytes_written / db.counters.flushes
+    assert policy.threshold_bytes() == pytest.approx(threshold)
+    expected = recommended_compaction_bytes(threshold, policy.l0_bytes(), policy.flush_bps(),
+                                            policy.compaction_bps(), threshold / 4)
+    assert policy.recommended_bytes() == pytest.approx(expected)
+    assert policy.flush_bps() > 0 and policy.compaction_bps() > 0
+
+
+def test_hint_picks_the_most_consecutive_ranges_that_fit_and_at_least_one():
+    assert ranges_within_hint([100, 100, 100, 100], 300) == 3
+    assert ranges_within_hint([500, 100], 300) == 1
+    assert ranges_within_hint([100, 100], float("inf")) == 2
+
+
+def test_ranges_split_into_equal_key_shares_and_inherit_edges():
+    weights = np.ones(64)
+    l0 = split_ranges(np.array([0, 64]), weights, 4)
+    assert list(l0) == [0, 16, 32, 48, 64]
+    l1 = split_ranges(l0, weights, 4)
+    assert len(l1) == 17 and set(l0) <= set(l1)
+
+
+def _record(picker, method: str, log: list) -> None:
+    original = getattr(picker, method)
+
+    def recording(version, compaction):
+        log.append(compaction)
+        original(version, compaction)
+    setattr(picker, method, recording)
+
+
+def test_dopadb_l0_ranges_go_round_robin_and_set_compaction_bits():
+    env, db = open_db(policy="dopadb", options={"num_levels": 4})
+    picker = db.picker
+    started, finished = [], []
+    _record(picker, "register", started)
+    _record(picker, "release", finished)
+    for stop in np.arange(0.5, 20, 0.5):
+        env.run(until=stop)
+        check_tiered_shape(db)
+    count = len(picker.edges[0]) - 1
+    l0_ranges = [picker.range_of(0, c.lo) for c in started if c.start_level == 0]
+    assert len(l0_ranges) >= 2 * count
+    assert all((b - a) % count == 1 for a, b in zip(l0_ranges, l0_ranges[1:]))
+    # After an L0 range compaction, its input files that are still in L0 have that range's
+    # bit set; a file leaves L0 once every bit is set.
+    last = next(c for c in reversed(finished) if c.start_level == 0)
+    index = picker.range_of(0, last.lo)
+    in_l0 = {f.number: f for f in db.version.levels[0]}
+    for sst in last.inputs:
+        if sst.number in in_l0:
+            assert picker.compaction_bits(in_l0[sst.number])[index]
+    assert all(not all(picker.compaction_bits(f)) for f in db.version.levels[0])
+
+
+def test_dopadb_settles_data_in_the_last_level_when_writes_stop():
+    env, db = open_db(policy="dopadb", options={"num_levels": 4}, max_ops=200_000)
+    env.run(until=20)
+    levels = db.version.file_counts()
+    assert levels[-1] > 0 and sum(levels[:-1]) == 0, levels
+
+
+# -- parameters ----------------------------------------------------------------------------
+@pytest.mark.parametrize("spec, words", [
+    ("cruisedb:k1=abc", ["k1", "abc"]),
+    ("cruisedb:k1=-1", ["k1", "-1"]),
+    ("cruisedb:high_watermark=0.4", ["high_watermark", "target_watermark"]),
+    ("cruisedb:kk=1", ["kk", "valid", "k1"]),
+    ("dopadb:p=0", ["p", "0"]),
+    ("dopadb:r0=2.5", ["r0", "integer"]),
+    ("dopadb:flush_window=3", ["flush_window", "flush_window_s"]),
+])
+def test_bad_policy_parameters_are_named(spec, words):
+    with pytest.raises(PolicyError) as info:
+        make_policy(spec)
+    assert all(word in str(info.value) for word in words), str(info.value)
+
+
+def test_policy_parameters_override_defaults():
+    assert make_policy("cruisedb:k1=0.6").describe()["k1"] == 0.6
+    assert make_policy("dopadb:p=2,r_ratio=8").describe()["r_ratio"] == 8
+    assert isinstance(make_policy("dopadb"), DopaDb)
+
+
+def test_cli_rejects_a_bad_policy_parameter(capsys):
+    assert main(["run", "fillrandom", "--duration", "1", "--policy", "cruisedb:k2=x"]) == 2
+    assert "k2" in capsys.readouterr().err
+
+
+def test_policy_view_columns_and_figure(tmp_path):
+    result = run_small(10, policy="dopadb", options={"num_levels": 4})
+    assert {"policy_l0_fill_to_threshold", "policy_ulc_hint_bytes"} <= set(result.timeseries)
+    result.write(tmp_path)
+    assert (tmp_path / "policy.png").stat().st_size > 0
+    assert "policy_l0_fill_to_threshold" in (tmp_path / "timeseries.csv").read_text().split("\n")[0]
+
+
+@pytest.mark.parametrize("policy", ["cruisedb", "dopadb"])
+def test_tree_policies_are_deterministic(policy):
+    first, second = (run_small(8, policy=policy, options={"num_levels": 4}) for _ in range(2))
+    assert first.summary == second.summary
+    for name, column in first.timeseries.items():
+        assert np.array_equal(column, second.timeseries[name], equal_nan=column.dtype.kind == "f")
