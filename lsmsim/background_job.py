@@ -40,10 +40,15 @@ class BackgroundJob:
 
     kind: ClassVar[str] = "job"
 
-    @property
-    def cpu_cap(self) -> float:
-        """Progress-rate cap from running on one thread (one core at most)."""
-        return 1.0 / self.cpu_s if self.cpu_s > 0 else float("inf")
+    def thread_cap(self, read_bps: float, write_bps: float) -> float:
+        """Progress-rate cap of the job's one thread, given the device's one-stream read and
+        write bandwidth. The thread computes, reads its inputs with blocking reads and waits
+        for each output file's Sync (BuildTable and CompactionJob::FinishCompactionOutputFile
+        call WritableFileWriter::Sync; with buffered I/O and bytes_per_sync=0 the kernel
+        writes a file back only then), so its CPU time and its own device time add up
+        rather than overlap. Simplified: under contention, sharing is still max-min."""
+        seconds = self.cpu_s + self.read_bytes / read_bps + self.write_bytes / write_bps
+        return 1.0 / seconds if seconds > 0 else float("inf")
 
 
 @dataclass(eq=False)
@@ -99,25 +104,37 @@ def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int
 
 def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
                  first_number: int, at_s: float, write_position_bytes: float,
-                 cuts: tuple[int, ...] = ()) -> list[SstFile]:
+                 cuts: tuple[int, ...] = (),
+                 grandparent_bounds: list[int] | None = None) -> list[SstFile]:
     """Cut merged output into files of about `target_file_bytes`, at bucket edges, and at
-    every edge in `cuts` (absolute bucket indices, as an SstPartitioner would)."""
+    every edge in `cuts` (absolute bucket indices, as an SstPartitioner would).
+
+    With `grandparent_bounds` (sorted absolute bucket indices of every start and end of the
+    files one level below the output, repeated where two files meet;
+    level_compaction_dynamic_file_size, RocksDB 7.8+) a file is also cut at a grandparent
+    boundary once it holds 50% + 5% per grandparent boundary crossed (at most 90%) of the
+    target (CompactionOutputs::ShouldStopBefore), so that output files line up with the
+    next level's files and later compactions overlap less. Simplified: the "skippable
+    grandparent file" and max_compaction_bytes cuts are left out (random keys rarely
+    trigger them)."""
     n = len(merged)
     bounds = sorted({0, n, *(c - lo for c in cuts if 0 < c - lo < n)})
     files: list[SstFile] = []
     position = write_position_bytes
     for a, b in zip(bounds, bounds[1:]):
         part = _split_run(merged[a:b], lo + a, entry_bytes, target_file_bytes,
-                          first_number + len(files), at_s, position)
+                          first_number + len(files), at_s, position, grandparent_bounds)
         position += sum(f.size_bytes for f in part)
         files += part
     return files
 
 
 def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
-               first_number: int, at_s: float, write_position_bytes: float) -> list[SstFile]:
+               first_number: int, at_s: float, write_position_bytes: float,
+               grandparent_bounds: list[int] | None = None) -> list[SstFile]:
     """CompactionOutputs::ShouldStopBefore closes a file once it reaches the target size;
-    here a file closes at the first bucket edge where it reaches it."""
+    here a file closes at the first bucket edge where it reaches it (or, with grandparent
+    bounds, at the pre-cut boundary `_grandparent_cut` finds)."""
     files: list[SstFile] = []
     n = len(merged)
     if n <= SMALL_VECTOR:  # plain lists beat numpy calls on short vectors (same sums)
@@ -128,12 +145,15 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
         counts = merged
         cumulative = np.cumsum(merged) * entry_bytes
         search = np.ndarray.searchsorted
+    edges = [b - lo for b in grandparent_bounds or () if 0 < b - lo < n] or None
     position = write_position_bytes
     start = 0
     base = 0.0
     while start < n:
         end = int(search(cumulative, base + target_file_bytes)) + 1
         end = min(max(end, start + 1), n)
+        if edges is not None:
+            end = _grandparent_cut(edges, cumulative, start, end, base, target_file_bytes)
         a, b = start, end
         while a < b and counts[a] <= 0:  # trim empty edge buckets
             a += 1
@@ -147,3 +167,18 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
         base = float(cumulative[end - 1])
         start = end
     return files
+
+
+def _grandparent_cut(bounds: list[int], cumulative: "np.ndarray | list[float]", start: int,
+                     end: int, base: float, target_file_bytes: float) -> int:
+    """The first grandparent boundary in (start, end) where the file started at `start`
+    is past its pre-cut size (CompactionOutputs::ShouldStopBefore), else `end`."""
+    first = bisect.bisect_right(bounds, start)
+    for index in range(first, len(bounds)):
+        edge = bounds[index]
+        if edge >= end:
+            break
+        crossed = bisect.bisect_right(bounds, edge, index) - first
+        if cumulative[edge - 1] - base >= target_file_bytes * (50 + min(5 * crossed, 40)) / 100:
+            return edge
+    return end

@@ -70,6 +70,12 @@ class Compaction:
         return self.input_entries_of(sst) * sst.entry_bytes
 
     @property
+    def sorted_runs(self) -> int:
+        """Sorted runs merged: each L0 input file is one, each other input level one."""
+        runs = len(self.inputs) if self.start_level == 0 else 1
+        return runs + (1 if self.output_level_inputs else 0)
+
+    @property
     def input_bytes(self) -> float:
         return sum(self.input_bytes_of(f) for f in self.all_inputs)
 

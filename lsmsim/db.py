@@ -75,6 +75,7 @@ class DB:
         self.options = options
         self.machine = machine
         self.device = device
+        self._one_stream_bps = device.bandwidth_bps(1, False)  # a job thread's own I/O
         self.workload = workload
         self.policy = policy
         self.entry = EntryFormat(workload.key_size, workload.value_size)
@@ -268,7 +269,7 @@ class DB:
         for job in jobs:
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
-            demands.append(Demand(per_unit, job.cpu_cap,
+            demands.append(Demand(per_unit, job.thread_cap(*self._one_stream_bps),
                                   _weight_tuple(self.policy.job_weights(self, job))))
         capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
@@ -454,7 +455,7 @@ class DB:
                                        self.env.now, self._sst_bytes_written)
         memtable_bytes = sum(m.size_bytes for m in memtables)
         below: list[SstFile] = []
-        cpu_s = self.machine.flush_cpu_s_per_byte * memtable_bytes
+        cpu_s = self.machine.flush_cpu_s(memtable_bytes, sum(m.ops for m in memtables))
         read_bytes = 0.0
         outputs = [output] if output is not None else []
         if level > 0 and output is not None:
@@ -469,7 +470,8 @@ class DB:
                                    self._next_file_number, self.env.now, self._sst_bytes_written)
             self.version.set_being_compacted(level, below, True)
             below_bytes = sum(f.size_bytes for f in below)
-            cpu_s += self.machine.compaction_cpu_s_per_byte * below_bytes
+            cpu_s += self.machine.compaction_cpu_s(below_bytes, below_bytes / self.entry.sst_bytes,
+                                                   2)  # the flushed run and the level
             read_bytes = self._device_read_bytes([(f, f.size_bytes) for f in below])
         self._next_file_number += max(1, len(outputs))
         for memtable in memtables:
@@ -521,6 +523,15 @@ class DB:
         if installed_any:
             self._install_super_version()
 
+    def _grandparent_bounds(self, output_level: int, lo: int, hi: int) -> list[int] | None:
+        """Bucket edges of the files one level below the output that overlap [lo, hi), for
+        level_compaction_dynamic_file_size (None when off, for intra-L0 or the last level)."""
+        below = output_level + 1
+        if (not self.options.level_compaction_dynamic_file_size or output_level == 0
+                or below >= self.version.num_levels):
+            return None
+        return sorted(e for f in self.version.overlapping(below, lo, hi) for e in (f.lo, f.hi))
+
     def _start_compaction(self, compaction: Compaction, high_pool: bool = False) -> None:
         lo, hi = compaction.lo, compaction.hi
         inputs = compaction.all_inputs
@@ -530,7 +541,8 @@ class DB:
         else:
             target = self.options.max_file_size_for_level(compaction.output_level)
         outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
-                               self.env.now, self._sst_bytes_written, compaction.output_cuts)
+                               self.env.now, self._sst_bytes_written, compaction.output_cuts,
+                               self._grandparent_bounds(compaction.output_level, lo, hi))
         self._next_file_number += max(1, len(outputs))
         written = sum([f.size_bytes for f in outputs])
         device_read = self._device_read_bytes([(f, compaction.input_bytes_of(f))
@@ -538,7 +550,9 @@ class DB:
         self._sst_bytes_written += written
         input_bytes = sum([f.size_bytes for f in inputs])
         job = CompactionJob(self._new_job_id(), self.env.now,
-                            cpu_s=self.machine.compaction_cpu_s_per_byte * input_bytes,
+                            cpu_s=self.machine.compaction_cpu_s(
+                                input_bytes, input_bytes / self.entry.sst_bytes,
+                                compaction.sorted_runs),
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
                             compaction=compaction, high_pool=high_pool)
         self.compaction_jobs.append(job)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.units import UnitError, parse_size_bytes
 from lsmsim.workload import WRITE_ONLY, Workload, make_workload
@@ -41,6 +43,8 @@ DB_BENCH_WORKLOAD_DEFAULTS = {"benchmarks": "fillseq,fillrandom,overwrite,readra
                               "value_size": 100, "threads": 1, "duration": 0,
                               "benchmark_write_rate_limit": 0, "seed": 0,
                               "compression_type": "snappy"}
+# A logged run whose puts are within this fraction of --num was ended by --num.
+NUM_MATCH_FRACTION = 0.01
 _STOPPED_AFTER = re.compile(r"stopped after ([0-9.]+) ?s")
 
 
@@ -196,7 +200,7 @@ def setup_from_logged_options(files: Any) -> DbBenchSetup:
         raise TraceError(f"{files.folder}: no command.txt and no LOG to read the options from")
     raw = logged_options(files)
     options = LsmOptions.from_mapping(
-        {k: v for k, v in raw.items() if k in OPTION_FLAGS}, base=LsmOptions(),
+        {k: v for k, v in raw.items() if k in OPTION_FLAGS}, base=_version_defaults(files.log),
         source=str(files.options or files.log))
     stdout = files.stdout.read_text(errors="replace") if files.stdout else ""
 
@@ -207,13 +211,31 @@ def setup_from_logged_options(files: Any) -> DbBenchSetup:
     benchmark = re.search(r"^(\w+)\s+:\s+[0-9.]+ micros/op", stdout, re.M)
     name = benchmark.group(1) if benchmark and benchmark.group(1) in WRITE_ONLY else "fillrandom"
     num = field(r"Entries:\s+(\d+)", 1_000_000)
+    report = read_report_csv(files.report) if files.report else None
+    duration_s = report.end_s if report else None
+    # A run ended by --num did its --num puts; one that did more or fewer was ended by
+    # --duration (db_bench draws keys from the --num key space until time is up): no limit.
+    done_ops = float(np.sum(report.ops_per_s * np.diff(report.end_times_s, prepend=0.0))) \
+        if report else float(num)
+    ended_by_num = abs(done_ops - num) <= NUM_MATCH_FRACTION * num
     workload = make_workload(name, key_size=field(r"Keys:\s+(\d+) bytes", 16),
                              value_size=field(r"Values:\s+(\d+) bytes", 100), num_keys=num,
-                             max_ops=num, write_rate_limit_bps=field(r"Write rate:\s+(\d+)", 0))
-    duration_s = read_report_csv(files.report).end_s if files.report else None
+                             max_ops=num if ended_by_num else 0,
+                             write_rate_limit_bps=field(r"Write rate:\s+(\d+)", 0))
     unmodelled = []
     if raw.get("compression", "NoCompression") != "NoCompression":
         unmodelled.append(f"compression={raw['compression']}")
     return DbBenchSetup(command=f"(from {files.log.name} options and db_bench stdout)",
                         workload=workload, options=options, duration_s=duration_s, seed=0,
                         unmodelled=tuple(unmodelled))
+
+
+def _version_defaults(log: Path) -> LsmOptions:
+    """Library defaults of the LOG's RocksDB version: before 7.8 there is no
+    level_compaction_dynamic_file_size (outputs are cut at the target size only)."""
+    from lsmsim.rocksdb_log import read_version
+    version = read_version(log)
+    numbers = tuple(int(n) for n in re.findall(r"\d+", version or "")[:2])
+    if numbers and numbers < (7, 8):
+        return LsmOptions(level_compaction_dynamic_file_size=False)
+    return LsmOptions()

@@ -7,12 +7,15 @@ user's own file (for instance one fitted by calibration) is read the same way.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lsmsim import data_file
-from lsmsim.data_file import Number, read_fields, require
+from lsmsim.data_file import DataFileError, Number, read_fields, require
 
 PROFILE_DIR = Path(__file__).parent / "machine_profiles"
 NS = 1e-9
@@ -31,6 +34,9 @@ class MachineProfile:
     flush_cpu_s_per_byte: float
     compaction_cpu_s_per_byte: float
     page_cache_bytes: float
+    flush_cpu_s_per_entry: float = 0.0
+    compaction_cpu_s_per_entry: float = 0.0
+    compaction_merge_cpu_s_per_entry_per_log2_run: float = 0.0
     # The read path (DBImpl::GetImpl, Version::Get, BlockBasedTable::Get). First estimates,
     # not yet fitted: a Get's fixed cost (SuperVersion reference, LookupKey), each SST file
     # probed (FindFile, table-cache lookup, filter probe, in-memory index search), each
@@ -50,14 +56,50 @@ class MachineProfile:
                 + self.memtable_insert_cpu_s_per_level * depth)
 
 
-_FIELDS = {"description": str, "cores": int, "write_ns_per_op": Number,
-           "write_ns_per_byte": Number, "memtable_insert_ns_per_level": Number,
-           "flush_ns_per_byte": Number, "compaction_ns_per_byte": Number,
-           "page_cache_GiB": Number}
-_READ_FIELDS = {"get_ns_per_op": "get_cpu_s_per_op", "get_ns_per_file": "get_cpu_s_per_file",
-                "get_ns_per_block": "get_cpu_s_per_block",
-                "page_cache_ns_per_byte": "page_cache_cpu_s_per_byte",
-                "scan_ns_per_entry": "scan_cpu_s_per_entry"}
+    def flush_cpu_s(self, memtable_bytes: float, entries: float) -> float:
+        """CPU of one flush: per byte (copy, checksum, build blocks) and per entry (iterate
+        the skiplist, encode the key)."""
+        return memtable_bytes * self.flush_cpu_s_per_byte + entries * self.flush_cpu_s_per_entry
+
+    def compaction_cpu_s(self, input_bytes: float, input_entries: float,
+                         sorted_runs: int) -> float:
+        """CPU of one compaction: per input byte (read, checksum, copy, build the output),
+        per input entry (parse, compare, decide) and the merge heap's per entry, which grows
+        with log2 of the sorted runs merged (MergingIterator; an L0 file is a run, a level
+        below L0 one run). Real LOGs show both: 7.8.3 compactions of 1 KB entries cost about
+        1.5 ns/B merging two runs, 2.0-2.2 ns/B merging eight to fourteen; 6.11 compactions
+        of 108 B entries cost twice the per-byte CPU of 1 KB entries."""
+        merge = math.log2(max(sorted_runs, 1)) * self.compaction_merge_cpu_s_per_entry_per_log2_run
+        return (input_bytes * self.compaction_cpu_s_per_byte
+                + input_entries * (self.compaction_cpu_s_per_entry + merge))
+
+
+# The profile's cost fields as a TOML file spells them -> (MachineProfile field, unit).
+COST_FIELDS = {"write_ns_per_op": ("write_cpu_s_per_op", NS),
+               "write_ns_per_byte": ("write_cpu_s_per_byte", NS),
+               "memtable_insert_ns_per_level": ("memtable_insert_cpu_s_per_level", NS),
+               "flush_ns_per_byte": ("flush_cpu_s_per_byte", NS),
+               "compaction_ns_per_byte": ("compaction_cpu_s_per_byte", NS),
+               "page_cache_GiB": ("page_cache_bytes", float(1 << 30)),
+               "flush_ns_per_entry": ("flush_cpu_s_per_entry", NS),
+               "compaction_ns_per_entry": ("compaction_cpu_s_per_entry", NS),
+               "compaction_merge_ns_per_entry_per_log2_run":
+                   ("compaction_merge_cpu_s_per_entry_per_log2_run", NS),
+               "get_ns_per_op": ("get_cpu_s_per_op", NS),
+               "get_ns_per_file": ("get_cpu_s_per_file", NS),
+               "get_ns_per_block": ("get_cpu_s_per_block", NS),
+               "page_cache_ns_per_byte": ("page_cache_cpu_s_per_byte", NS),
+               "scan_ns_per_entry": ("scan_cpu_s_per_entry", NS)}
+# Costs of the read path (a write-only run does not tell them).
+READ_COSTS = ("get_ns_per_op", "get_ns_per_file", "get_ns_per_block", "page_cache_ns_per_byte",
+              "scan_ns_per_entry")
+# Costs a profile file may leave out (MachineProfile's default), so older files stay valid.
+_OPTIONAL_COSTS = ("flush_ns_per_entry", "compaction_ns_per_entry",
+                   "compaction_merge_ns_per_entry_per_log2_run", *READ_COSTS)
+_FIELDS = {"description": str, "cores": int,
+           **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
+# `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
+_OPTIONAL = {"name": str, "calibration": dict, **{name: Number for name in _OPTIONAL_COSTS}}
 
 
 def profile_names() -> list[str]:
@@ -67,17 +109,55 @@ def profile_names() -> list[str]:
 def load_machine(name_or_path: str) -> MachineProfile:
     """A preset by name (see `profile_names()`) or a machine TOML file by path."""
     path = data_file.resolve_preset(name_or_path, PROFILE_DIR, "machine profile")
-    data = read_fields(path, _FIELDS, {"name": str, **{key: Number for key in _READ_FIELDS}})
+    data = read_fields(path, _FIELDS, _OPTIONAL)
     require(path, "cores", data["cores"], data["cores"] >= 1, "at least 1")
-    for key in [*_FIELDS, *_READ_FIELDS]:
-        if key not in ("description", "cores") and key in data:
-            require(path, key, data[key], data[key] >= 0, "zero or positive")
-    return MachineProfile(
-        name=data.get("name", path.stem), description=data["description"],
-        cores=data["cores"], write_cpu_s_per_op=data["write_ns_per_op"] * NS,
-        write_cpu_s_per_byte=data["write_ns_per_byte"] * NS,
-        memtable_insert_cpu_s_per_level=data["memtable_insert_ns_per_level"] * NS,
-        flush_cpu_s_per_byte=data["flush_ns_per_byte"] * NS,
-        compaction_cpu_s_per_byte=data["compaction_ns_per_byte"] * NS,
-        page_cache_bytes=data["page_cache_GiB"] * (1 << 30),
-        **{field: data[key] * NS for key, field in _READ_FIELDS.items() if key in data})
+    costs = {key: data[key] for key in COST_FIELDS if key in data}
+    for key, value in costs.items():
+        require(path, key, value, value >= 0, "zero or positive")
+    return with_costs(MachineProfile(data.get("name", path.stem), data["description"],
+                                     data["cores"], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), costs)
+
+
+def cost_values(profile: MachineProfile) -> dict[str, float]:
+    """The profile's costs in the units of its TOML file (COST_FIELDS)."""
+    return {key: getattr(profile, field) / unit for key, (field, unit) in COST_FIELDS.items()}
+
+
+def with_costs(profile: MachineProfile, values: dict[str, float]) -> MachineProfile:
+    """`profile` with some costs replaced, given in the units of the TOML file."""
+    unknown = sorted(set(values) - set(COST_FIELDS))
+    if unknown:
+        raise DataFileError(f"unknown machine cost(s) {', '.join(unknown)}; valid: "
+                            f"{', '.join(COST_FIELDS)}")
+    return dataclasses.replace(profile, **{COST_FIELDS[key][0]: value * COST_FIELDS[key][1]
+                                           for key, value in values.items()})
+
+
+def machine_toml(profile: MachineProfile, calibration: dict[str, Any] | None = None) -> str:
+    """A machine profile file that `load_machine` reads back to `profile`, with an optional
+    [calibration] table (plain values and sub-tables of them)."""
+    lines = [f"name = {_toml_value(profile.name)}",
+             f"description = {_toml_value(profile.description)}", f"cores = {profile.cores}"]
+    lines += [f"{key} = {_toml_value(value)}" for key, value in cost_values(profile).items()]
+    tables: list[tuple[str, dict[str, Any]]] = [("calibration", calibration)] if calibration else []
+    while tables:
+        name, table = tables.pop(0)
+        lines += ["", f"[{name}]"]
+        for key, value in table.items():
+            if isinstance(value, dict):
+                tables.append((f"{name}.{key}", value))
+            else:
+                lines.append(f"{key} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else '"nan"'
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))

@@ -67,6 +67,10 @@ class LsmOptions:
                                             "output file size growth per level")
     max_compaction_bytes: int = _opt(0, "size", "cf", True,
                                      "cap on one compaction's input; 0 = 25 x target file size")
+    level_compaction_dynamic_file_size: bool = _opt(
+        True, "bool", "cf", False,
+        "cut compaction outputs at grandparent file boundaries once past half the target "
+        "(RocksDB 7.8+; false for older versions)")
     # -- block-based table: the read path (column family) ----------------------------------
     bloom_bits_per_key: float = _opt(0.0, "float", "cf", False,
                                      "full-filter bits per key (NewBloomFilterPolicy); 0 = no filter")

@@ -135,6 +135,18 @@ def open_text(path: Path) -> Iterator[str]:
         raise LogFormatError(f"{path}: cannot read: {exc}") from None
 
 
+def read_version(path: Path, max_lines: int = 200) -> str | None:
+    """The RocksDB version a LOG names in its first lines ("RocksDB version: 6.11.0")."""
+    for number, line in enumerate(open_text(path)):
+        match = _LINE.match(line.rstrip("\n"))
+        found = _VERSION.match(match.groups()[8]) if match else None
+        if found:
+            return found.group(1)
+        if number >= max_lines:
+            break
+    return None
+
+
 class _Clock:
     """Seconds since the first timestamp; the date part is converted once per second."""
 

@@ -101,7 +101,16 @@ def test_only_a_synced_wal_reaches_the_device(sync):
     summary = result.summary
     sst_bytes = summary["flush_bytes_written"] + summary["compaction_bytes_written"]
     wal_bytes = summary["ops"] * EntryFormat(16, 1000).batch_bytes if sync else 0.0
-    assert device_bytes == pytest.approx(sst_bytes + wal_bytes, rel=0.02)
+    # Jobs still running at the end have written part of their output (at most their input).
+    started = {(e["event"].split("_")[0], e["job"]): e for e in result.events
+               if e["event"] in ("flush_started", "compaction_started")}
+    for e in result.events:
+        if e["event"] in ("flush_finished", "compaction_finished"):
+            started.pop((e["event"].split("_")[0], e["job"]), None)
+    in_flight = sum(e.get("input_data_size", e.get("total_data_size", 0))
+                    for e in started.values())
+    expected = sst_bytes + wal_bytes
+    assert expected * (1 - 1e-9) <= device_bytes <= (expected + in_flight) * (1 + 1e-9)
 
 
 def test_a_run_ended_by_op_count_keeps_its_last_partial_interval():

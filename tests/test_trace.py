@@ -191,6 +191,21 @@ def test_import_adoc_excerpt_reads_options_from_the_log():
     assert trace.config["workload"]["value_size"] == 1000
     assert trace.config["workload"]["write_rate_limit_bps"] == 30_000_000
     assert trace.summary["stall_count_by_cause"]["level0_slowdown"] >= 1
+    # RocksDB 6.11 had no level_compaction_dynamic_file_size (7.8+): off for its runs.
+    assert trace.config["options"]["level_compaction_dynamic_file_size"] is False
+
+
+def test_a_logged_run_that_did_not_do_its_num_puts_was_ended_by_time(tmp_path):
+    """ADOC's runs were ended by db_bench --duration (they did more or fewer puts than
+    --num): their simulation has no op limit; a run that did its --num puts keeps it."""
+    assert setup_from_trace_dir(ADOC).workload.max_ops == 0
+    folder = tmp_path / "run"
+    shutil.copytree(ADOC, folder)
+    done = round(sum(float(line.split(",")[1]) for line in
+                     (folder / "report.csv_0_597").read_text().splitlines()[1:]))
+    stdout = folder / "stdout.txt_597"
+    stdout.write_text(stdout.read_text().replace("Entries:    48318382", f"Entries:    {done}"))
+    assert setup_from_trace_dir(folder).workload.max_ops == done
 
 
 @shared

@@ -1,0 +1,376 @@
+"""`lsmsim calibrate`: fit a machine profile's CPU costs to real runs.
+
+Physics first, few parameters. What a RocksDB LOG measures directly is measured, not fitted:
+
+- compaction CPU per byte, per entry and per entry per log2 of the sorted runs merged
+  (`MachineProfile.compaction_cpu_s`): each compaction's `compaction_time_cpu_micros`
+  (thread CPU time, EVENT_LOG_v1 compaction_finished) against its `input_data_size`,
+  `num_input_records` and input files, by non-negative least squares over all the runs'
+  compactions;
+- flush CPU per byte and per entry: `CompMergeCPU(sec)` against `Write(GB)` of the L0 row
+  of each run's last DUMPING STATS (FlushJob records its CPU time in L0's compaction
+  stats), entries from the workload's entry size.
+
+Per-entry costs are told apart from per-byte costs only by runs of different entry sizes;
+with one entry size they are zero and the per-byte cost carries them.
+
+The rest (by default `write_ns_per_op`, the foreground put's CPU cost; `--fit` names
+others) is fitted with Nelder-Mead in log space within [1/10, 10] times the start value,
+each evaluation simulating every distinct command once (a process pool over runs).
+`cores` is a fact of the machine and comes with the base profile, as do the held costs.
+
+The loss, summed over the runs (each run its own command line, for its real duration):
+
+    L = sum( ln(thr_sim / thr_real)^2 + W_STALL (stall_sim - stall_real)^2
+             + W_WA ln(wa_sim / wa_real)^2 )
+
+with mean throughput in ops/s, the stall-time fraction (0..1) and write amplification;
+W_STALL = 1 (10 points of stall weigh as a 10% throughput error), W_WA = 0.25 (write
+amplification depends on the CPU costs only weakly; it is mostly the LSM's shape). The
+sensitivity of each cost is the relative change of L when that cost alone is 10% lower
+or higher than fitted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from scipy.optimize import minimize, nnls
+
+from lsmsim.db_bench import DbBenchSetup
+from lsmsim.entry_format import EntryFormat
+from lsmsim.machine import COST_FIELDS, READ_COSTS, MachineProfile, cost_values, with_costs
+from lsmsim.trace import Trace
+from lsmsim.trace_import import ImportedTrace
+from lsmsim.trace_validation import check_run_folders, pool_map, run_devices, run_setup
+
+W_STALL = 1.0
+W_WA = 0.25
+FITTED_BY_DEFAULT = ("write_ns_per_op",)
+SENSITIVITY_STEP = 0.10
+BOUND_FACTOR = 10.0
+# A fitted cost whose +10% changes the loss by less than this is not identified.
+FLAT_TOLERANCE = 0.01
+FLAT_STEP = 1.25
+# Least figures a LOG must hold for a cost measured from it to count.
+MIN_MEASURED_BYTES = 256 << 20
+
+
+class CalibrationError(ValueError):
+    """A calibration that cannot run (a parameter name that is not a cost, no runs)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """A real run reduced to what the loss needs, and the simulation of its command."""
+
+    label: str
+    setup: DbBenchSetup
+    device: str
+    throughput_ops_per_s: float
+    stall_fraction: float
+    write_amplification: float
+
+
+@dataclass
+class Calibration:
+    """The fitted profile and how it was found."""
+
+    profile: MachineProfile
+    loss: float
+    start_loss: float
+    fitted: dict[str, float]
+    measured: dict[str, float]
+    held: dict[str, float]
+    sensitivity: dict[str, dict[str, float]]
+    runs: list[str]
+    evaluations: int
+    cpu_s: float  # this process and its (finished) worker processes
+    wall_s: float
+    notes: list[str] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        """The [calibration] table of the fitted profile's TOML file."""
+        return {
+            "loss": self.loss,
+            "start_loss": self.start_loss,
+            "loss_definition": "sum over runs of ln(thr_sim/thr_real)^2 + "
+                               f"{W_STALL} (stall_sim - stall_real)^2 + "
+                               f"{W_WA} ln(wa_sim/wa_real)^2",
+            "runs": self.runs,
+            "evaluations": self.evaluations,
+            "cpu_s": round(self.cpu_s, 1),
+            "wall_s": round(self.wall_s, 1),
+            "fitted": self.fitted,
+            "measured_from_log": self.measured,
+            "held_from_base_profile": self.held,
+            "notes": self.notes,
+            "sensitivity": {"relative_loss_change_at_minus_10pct":
+                            {k: v["minus"] for k, v in self.sensitivity.items()},
+                            "relative_loss_change_at_plus_10pct":
+                            {k: v["plus"] for k, v in self.sensitivity.items()}},
+        }
+
+
+def measured_costs(traces: Sequence[Trace]) -> tuple[dict[str, float], list[str]]:
+    """Costs read straight from the LOGs (see the module docstring), with a note for each
+    one the LOGs do not hold enough of."""
+    measured: dict[str, float] = {}
+    notes = []
+    rows = np.asarray([row for trace in traces for row in compaction_cpu_rows(trace)],
+                      dtype=float).reshape(-1, 4)
+    if rows[:, 0].sum() >= MIN_MEASURED_BYTES:
+        size, entries, runs, cpu_ns = rows.T
+        columns = {"compaction_ns_per_byte": size, "compaction_ns_per_entry": entries,
+                   "compaction_merge_ns_per_entry_per_log2_run": entries * np.log2(runs)}
+        measured.update(per_unit_costs(columns, cpu_ns, size))
+    else:
+        notes.append("compaction CPU not measured: the LOGs hold too few compactions with "
+                     "compaction_time_cpu_micros")
+    flushes = [row for trace in traces for row in [flush_cpu_row(trace)] if row is not None]
+    if sum(row[0] for row in flushes) >= MIN_MEASURED_BYTES:
+        size, entries, cpu_ns = np.asarray(flushes, dtype=float).T
+        measured.update(per_unit_costs({"flush_ns_per_byte": size, "flush_ns_per_entry": entries},
+                                       cpu_ns, size))
+    else:
+        notes.append("flush CPU not measured: no DUMPING STATS with L0 CompMergeCPU(sec) "
+                     "over enough flushed bytes")
+    return measured, notes
+
+
+def per_unit_costs(columns: dict[str, np.ndarray], cpu_ns: np.ndarray,
+                   size: np.ndarray) -> dict[str, float]:
+    """Non-negative costs per unit of each column (bytes, entries, ...) whose sum explains
+    the CPU time, least squares weighted by 1/bytes (rows are jobs or runs of very different
+    size). A column that is a fixed multiple of the first (one entry size only) cannot be
+    told apart from it: it gets zero and the first column takes its share."""
+    first = next(iter(columns.values()))
+    usable = [name for i, (name, column) in enumerate(columns.items())
+              if i == 0 or np.ptp(column / np.maximum(first, 1e-300)) > 0.1 * np.mean(
+                  column / np.maximum(first, 1e-300))]
+    weight = 1.0 / np.sqrt(np.maximum(size, 1.0))
+    design = np.column_stack([columns[name] * weight for name in usable])
+    solution, _ = nnls(design, cpu_ns * weight)
+    return {name: round(float(solution[usable.index(name)]) if name in usable else 0.0, 4)
+            for name in columns}
+
+
+def compaction_cpu_rows(trace: Trace) -> list[tuple[float, float, int, float]]:
+    """(input bytes, input entries, sorted runs, CPU ns) of each compaction whose
+    compaction_finished has compaction_time_cpu_micros and num_input_records; runs as
+    `Compaction.sorted_runs` counts them (each L0 file, each other level)."""
+    started = {e["job"]: e for e in trace.events if e.get("event") == "compaction_started"}
+    rows = []
+    for event in trace.events:
+        begin = started.get(event.get("job"))
+        if (event.get("event") != "compaction_finished" or begin is None
+                or "compaction_time_cpu_micros" not in event
+                or not event.get("num_input_records")):
+            continue
+        runs = sum(len(files) if key == "files_L0" else 1
+                   for key, files in begin.items() if key.startswith("files_L"))
+        rows.append((float(begin.get("input_data_size", 0)), float(event["num_input_records"]),
+                     max(runs, 1), float(event["compaction_time_cpu_micros"]) * 1e3))
+    return rows
+
+
+def flush_cpu_row(trace: Trace) -> tuple[float, float, float] | None:
+    """(bytes, entries, CPU ns) of a run's flushes: CompMergeCPU(sec) and Write(GB) of the L0
+    row of its last DUMPING STATS (FlushJob adds its CPU time to L0's compaction stats), less
+    the intra-L0 compactions finished by then (they add theirs too); entries from the bytes
+    and the workload's entry size. Write(GB) is printed to 0.1 GB, hence MIN_MEASURED_BYTES."""
+    dumps = trace.stats_dumps if isinstance(trace, ImportedTrace) else []
+    level0 = dumps[-1].levels.get("L0", {}) if dumps else {}
+    if "CompMergeCPU(sec)" not in level0 or "Write(GB)" not in level0:
+        return None
+    size = level0["Write(GB)"] * (1 << 30)
+    cpu_ns = level0["CompMergeCPU(sec)"] * 1e9
+    cpu_us = {e.get("job"): float(e.get("compaction_time_cpu_micros", 0)) for e in trace.events
+              if e.get("event") == "compaction_finished" and e.get("output_level") == 0}
+    for job in trace.jobs():
+        if job.kind == "compaction" and job.job in cpu_us and job.end_s <= dumps[-1].at_s:
+            size -= job.output_bytes
+            cpu_ns -= cpu_us[job.job] * 1e3
+    if size <= 0 or cpu_ns <= 0:
+        return None
+    workload = trace.config["workload"]
+    entry = EntryFormat(workload["key_size"], workload["value_size"]).sst_bytes
+    return size, size / entry, cpu_ns
+
+
+def load_runs(folders: Sequence[Path], device: str | None,
+              max_seconds: float | None, workers: int) -> tuple[list[Run], list[Trace]]:
+    """The runs of the folders (imported in a process pool) and their real traces."""
+    folders = check_run_folders(folders)
+    devices = run_devices(folders, device)
+    pairs = pool_map(_load_run, [(f, max_seconds) for f in folders], workers)
+    runs = []
+    for folder, run_device, (real, setup) in zip(folders, devices, pairs):
+        summary = real.summary
+        runs.append(Run(folder.name if folder.name else str(folder), setup, run_device,
+                        float(summary["throughput_ops_per_s"]), float(summary["stall_fraction"]),
+                        float(summary["write_amplification"])))
+    return runs, [real for real, _ in pairs]
+
+
+def _load_run(job: tuple[Path, float | None]) -> tuple[Trace, DbBenchSetup]:
+    return run_setup(*job)
+
+
+def _simulate_figures(job: tuple[DbBenchSetup, str, MachineProfile]) -> tuple[float, float, float]:
+    setup, device, machine = job
+    summary = setup.simulate(device=device, machine=machine).summary
+    return (float(summary["throughput_ops_per_s"]), float(summary["stall_fraction"]),
+            float(summary["write_amplification"]))
+
+
+def run_loss(run: Run, figures: tuple[float, float, float]) -> float:
+    """One run's term of the loss (module docstring)."""
+    throughput, stall, amplification = figures
+    thr_term = math.log(max(throughput, 1e-9) / run.throughput_ops_per_s) ** 2
+    wa_term = 0.0
+    if run.write_amplification > 0 and amplification > 0:
+        wa_term = math.log(amplification / run.write_amplification) ** 2
+    return thr_term + W_STALL * (stall - run.stall_fraction) ** 2 + W_WA * wa_term
+
+
+class Objective:
+    """The loss of a profile over the runs; repeats of one command are simulated once."""
+
+    def __init__(self, runs: list[Run], workers: int) -> None:
+        self.runs = runs
+        self.workers = workers
+        self.keys = [repr((r.setup.workload, r.setup.options, r.setup.duration_s, r.setup.seed,
+                           r.device)) for r in runs]
+        self.distinct = list(dict.fromkeys(self.keys))
+        self.evaluations = 0
+
+    def __call__(self, profile: MachineProfile) -> float:
+        self.evaluations += 1
+        first = {key: self.runs[self.keys.index(key)] for key in self.distinct}
+        jobs = [(first[k].setup, first[k].device, profile) for k in self.distinct]
+        figures = dict(zip(self.distinct, pool_map(_simulate_figures, jobs, self.workers)))
+        return float(sum(run_loss(run, figures[key]) for run, key in zip(self.runs, self.keys)))
+
+
+def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] = FITTED_BY_DEFAULT,
+              device: str | None = None, max_seconds: float | None = None,
+              max_evaluations: int = 40, workers: int = 2, name: str | None = None,
+              measure: bool = True) -> Calibration:
+    """Fit `fit` (cost names of the profile TOML) to the runs in `folders`, after measuring
+    what the LOGs measure; everything else comes from `base`."""
+    check_fit_names(fit)
+    started_cpu_s = _cpu_s()
+    started_wall_s = time.perf_counter()
+    runs, traces = load_runs(folders, device, max_seconds, workers)
+    measured, notes = measured_costs(traces) if measure else ({}, [])
+    measured = {k: v for k, v in measured.items() if k not in fit}
+    result = fit_costs(runs, with_costs(base, measured), fit, max_evaluations, workers)
+    result.measured = measured
+    result.held = {k: v for k, v in result.held.items() if k not in measured}
+    result.notes = notes + result.notes
+    if name is not None:
+        result.profile = _renamed(result.profile, name, runs)
+    result.runs = [str(Path(f)) for f in folders]
+    result.cpu_s = _cpu_s() - started_cpu_s
+    result.wall_s = time.perf_counter() - started_wall_s
+    return result
+
+
+def check_fit_names(fit: Sequence[str]) -> None:
+    unknown = sorted(set(fit) - set(COST_FIELDS))
+    if unknown or not fit:
+        raise CalibrationError(f"cannot fit {', '.join(unknown) or 'nothing'}: name one or more "
+                               f"of {', '.join(COST_FIELDS)}")
+
+
+def fit_costs(runs: list[Run], profile: MachineProfile, fit: Sequence[str],
+              max_evaluations: int = 40, workers: int = 2) -> Calibration:
+    """Nelder-Mead over ln(cost) of the `fit` costs, from `profile`'s values, within
+    [1/BOUND_FACTOR, BOUND_FACTOR] times them; then each cost's sensitivity."""
+    check_fit_names(fit)
+    started_cpu_s = _cpu_s()
+    started_wall_s = time.perf_counter()
+    objective = Objective(runs, workers)
+    start = np.log([cost_values(profile)[k] for k in fit])
+    if not np.all(np.isfinite(start)):
+        raise CalibrationError(f"the base profile's {', '.join(fit)} must be positive to be fitted")
+
+    def loss_at(x: np.ndarray) -> float:
+        return objective(with_costs(profile, dict(zip(fit, np.exp(x)))))
+
+    start_loss = loss_at(start)
+    simplex = np.vstack([start] + [start + np.log(1.3) * np.eye(len(fit))[i]
+                                   for i in range(len(fit))])
+    bounds = [(x - math.log(BOUND_FACTOR), x + math.log(BOUND_FACTOR)) for x in start]
+    result = minimize(loss_at, start, method="Nelder-Mead", bounds=bounds,
+                      options={"maxfev": max_evaluations, "initial_simplex": simplex,
+                               "xatol": 0.005, "fatol": 1e-4})
+    # The loss is piecewise constant in places (jobs and stalls are discrete): keep the
+    # best point seen, which Nelder-Mead returns, and the start if nothing beat it.
+    best = result.x if result.fun <= start_loss else start
+    fitted = {k: float(v) for k, v in zip(fit, np.exp(best))}
+    profile = with_costs(profile, fitted)
+    loss = min(float(result.fun), start_loss)
+    notes = [] if result.success else [f"optimizer stopped: {result.message}"]
+    for key, (_, ceiling) in zip(fit, bounds):
+        profile, notes_for_key = _upper_end_if_flat(objective, profile, key, loss,
+                                                    math.exp(ceiling))
+        notes += notes_for_key
+    fitted = {k: cost_values(profile)[k] for k in fit}
+    loss = objective(profile)
+    sensitivity = {}
+    for key, value in cost_values(profile).items():
+        if key in READ_COSTS:  # write runs say nothing of the read path
+            continue
+        sensitivity[key] = {
+            sign: round((objective(with_costs(profile, {key: value * factor})) - loss)
+                        / max(loss, 1e-12), 4)
+            for sign, factor in (("minus", 1 - SENSITIVITY_STEP), ("plus", 1 + SENSITIVITY_STEP))}
+    held = {k: v for k, v in cost_values(profile).items()
+            if k not in fitted and k not in READ_COSTS}
+    return Calibration(profile, loss, start_loss, fitted, {}, held, sensitivity,
+                       [r.label for r in runs], objective.evaluations,
+                       _cpu_s() - started_cpu_s, time.perf_counter() - started_wall_s, notes)
+
+
+def _upper_end_if_flat(objective: "Objective", profile: MachineProfile, key: str,
+                       loss: float, ceiling: float) -> tuple[MachineProfile, list[str]]:
+    """A cost the runs bound only from above (the writer of a client-rate-limited run is not
+    CPU-bound, so any cost below some value fits as well) is not identified: the loss is
+    flat around the fit. Then take the largest cost whose loss stays within FLAT_TOLERANCE
+    of the best, walking up in steps of FLAT_STEP up to `ceiling`, and say so."""
+    value = cost_values(profile)[key]
+    if objective(with_costs(profile, {key: value * (1 + SENSITIVITY_STEP)})) > loss * (
+            1 + FLAT_TOLERANCE) + 1e-12:
+        return profile, []
+    low, high = value, value
+    while high * FLAT_STEP <= ceiling:
+        step = objective(with_costs(profile, {key: high * FLAT_STEP}))
+        if step > loss * (1 + FLAT_TOLERANCE) + 1e-12:
+            break
+        high *= FLAT_STEP
+    note = (f"{key}: the loss is flat from {low:.4g} up to {high:.4g} (within "
+            f"{100 * FLAT_TOLERANCE:.0f}%): the runs bound it only from above; kept {high:.4g}")
+    return with_costs(profile, {key: high}), [note]
+
+
+def _cpu_s() -> float:
+    """User CPU seconds of this process and of its finished children (the pool workers)."""
+    times = os.times()
+    return times.user + times.children_user
+
+
+def _renamed(profile: MachineProfile, name: str, runs: list[Run]) -> MachineProfile:
+    devices = ", ".join(sorted({r.device for r in runs}))
+    return dataclasses.replace(
+        profile, name=name,
+        description=f"{profile.cores} cores; CPU costs fitted by lsmsim calibrate to "
+                    f"{len(runs)} real runs ({devices}); see [calibration]")

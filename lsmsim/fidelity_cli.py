@@ -1,0 +1,101 @@
+"""The fidelity subcommands, registered by lsmsim/cli.py: `lsmsim validate DIR... --machine M`
+(re-simulate real runs and print the model's error beside the noise floor) and
+`lsmsim calibrate DIR... --out machine.toml` (fit a machine profile to real runs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from lsmsim.calibration import FITTED_BY_DEFAULT, CalibrationError
+from lsmsim.machine import COST_FIELDS, load_machine, machine_toml
+
+USER_ERRORS: tuple[type[Exception], ...] = (CalibrationError,)
+
+
+def register(commands: Any) -> None:
+    """Add `validate` and `calibrate` to the CLI's subcommands."""
+    validate = commands.add_parser(
+        "validate", help="re-simulate real runs' own command lines and print the model's error")
+    _common(validate)
+    validate.add_argument("--machine", required=True, help="machine profile name or .toml file")
+    validate.add_argument("--json", action="store_true", help="print the report as JSON")
+    validate.add_argument("--out", type=Path,
+                          help="folder for validation.json and one overlay plot per run")
+    validate.set_defaults(handler=_validate)
+    calibrate = commands.add_parser("calibrate", help="fit a machine profile to real runs")
+    _common(calibrate)
+    calibrate.add_argument("--out", type=Path, required=True, help="machine profile to write")
+    calibrate.add_argument("--machine", default="server",
+                           help="base profile: cores and the costs not fitted (default: server)")
+    calibrate.add_argument("--fit", default=",".join(FITTED_BY_DEFAULT),
+                           help=f"costs to fit, comma-separated, of: {', '.join(COST_FIELDS)} "
+                                f"(default: {','.join(FITTED_BY_DEFAULT)})")
+    calibrate.add_argument("--no-measure", action="store_true",
+                           help="keep the base profile's flush and compaction CPU instead of "
+                                "measuring them from the LOGs")
+    calibrate.add_argument("--holdout", type=Path, nargs="+", default=[], metavar="DIR",
+                           help="runs to validate the fitted profile on (not fitted)")
+    calibrate.add_argument("--max-evaluations", type=int, default=40,
+                           help="bound on loss evaluations of the optimizer (default 40)")
+    calibrate.set_defaults(handler=_calibrate)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("folders", type=Path, nargs="+", metavar="DIR", help="real run folders")
+    parser.add_argument("--device", help="device preset or .toml for every run (default: from "
+                                         "the folder's StorageMaterial.<name>, else nvme)")
+    parser.add_argument("--max-seconds", type=float,
+                        help="compare only each run's first seconds (faster on long runs)")
+    parser.add_argument("--workers", type=int, default=2, help="simulation processes (default 2)")
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from lsmsim.trace_validation import format_report, validate
+
+    report = validate(args.folders, load_machine(args.machine), device=args.device,
+                      max_seconds=args.max_seconds, workers=args.workers)
+    document = report.as_dict()
+    print(json.dumps(document, indent=2) if args.json else format_report(report))
+    if args.out:
+        from lsmsim.comparison_plot import save_overlay
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "validation.json").write_text(json.dumps(document, indent=2) + "\n")
+        for result in report.results:
+            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", result.label)
+            save_overlay(result.real, result.sim, args.out / f"{name}.png",
+                         f"{result.label} on {report.machine} / {result.device}")
+        if not args.json:
+            print(f"validation.json and overlay plots written to {args.out}/")
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from lsmsim.calibration import calibrate
+    from lsmsim.trace_validation import format_report, validate
+
+    fit = [name.strip() for name in args.fit.split(",") if name.strip()]
+    result = calibrate(args.folders, load_machine(args.machine), fit=fit, device=args.device,
+                       max_seconds=args.max_seconds, max_evaluations=args.max_evaluations,
+                       workers=args.workers, name=args.out.stem, measure=not args.no_measure)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(machine_toml(result.profile, result.record()))
+    print(f"fitted {', '.join(f'{k} = {v:g}' for k, v in result.fitted.items())}; measured from "
+          f"the LOGs: {', '.join(f'{k} = {v:g}' for k, v in result.measured.items()) or 'none'}")
+    print(f"loss {result.start_loss:.4f} -> {result.loss:.4f} in {result.evaluations} "
+          f"evaluations ({result.cpu_s:.0f} CPU s, {result.wall_s:.0f} s wall)")
+    print("relative loss change at -10% / +10% of each cost: " + ", ".join(
+        f"{k} {v['minus']:+.2f}/{v['plus']:+.2f}" for k, v in result.sensitivity.items()))
+    for note in result.notes:
+        print(f"note: {note}")
+    print(f"profile written to {args.out}\n\nfitted runs:")
+    print(format_report(validate(args.folders, result.profile, device=args.device,
+                                 max_seconds=args.max_seconds, workers=args.workers)))
+    if args.holdout:
+        print("\nheld-out runs:")
+        print(format_report(validate(args.holdout, result.profile, device=args.device,
+                                     max_seconds=args.max_seconds, workers=args.workers)))
+    return 0

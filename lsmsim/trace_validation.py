@@ -1,0 +1,267 @@
+"""`lsmsim validate`: re-simulate real runs' own command lines and measure the model's error.
+
+Each run folder is imported (`lsmsim.trace_import`), its own db_bench command is simulated
+for the real run's duration (`lsmsim.db_bench.setup_from_trace_dir`) on the given machine
+profile and device, and the two traces are compared (`lsmsim.trace_comparison`). Runs of
+one command repeated (`<name>_r1`, `<name>_r2`) give the noise floor: the same comparison
+between the two real runs. The ranking of configurations by mean throughput, real against
+simulated, is scored with Spearman's rho and Kendall's tau over the configurations given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence, TypeVar
+
+import numpy as np
+from scipy.stats import kendalltau, spearmanr
+
+from lsmsim.db_bench import DbBenchSetup, setup_from_trace_dir
+from lsmsim.machine import MachineProfile
+from lsmsim.trace import Trace
+from lsmsim.trace_comparison import (as_plain, compare, error_labels, error_names,
+                                     format_difference, median_abs, window)
+from lsmsim.trace_import import TraceError, find_run_files, import_trace
+
+# The ADOC runs name their device in a folder `StorageMaterial.<name>`.
+DEVICE_BY_MATERIAL = {"PM": "pm", "NVMeSSD": "nvme", "SATASSD": "sata-ssd", "SATAHDD": "hdd"}
+# Without such a folder (local-2core's fast virtual disk) runs use this preset.
+DEFAULT_DEVICE = "nvme"
+_REPEAT = re.compile(r"_r\d+$")
+T = TypeVar("T")
+
+
+def infer_device(folder: Path) -> str | None:
+    """The device preset a run folder's path names (StorageMaterial.<name>), if any."""
+    for part in reversed(Path(folder).resolve().parts):
+        if part.startswith("StorageMaterial."):
+            material = part.split(".", 1)[1]
+            if material not in DEVICE_BY_MATERIAL:
+                raise TraceError(f"{folder}: unknown StorageMaterial.{material}; known: "
+                                 f"{', '.join(DEVICE_BY_MATERIAL)} (or pass --device)")
+            return DEVICE_BY_MATERIAL[material]
+    return None
+
+
+def run_devices(folders: Sequence[Path], device: str | None) -> list[str]:
+    """Each run's device: `device` if given, else the one its path names, else
+    DEFAULT_DEVICE; every name is checked here (a bad one is an error naming the valid)."""
+    from device_models import load_device
+    devices = [device or infer_device(f) or DEFAULT_DEVICE for f in folders]
+    for name in sorted(set(devices)):
+        load_device(name)
+    return devices
+
+
+def configuration_key(folder: Path) -> str:
+    """Runs of one command share this key: the folder's path without its `_rN` suffix."""
+    folder = Path(folder).resolve()
+    return str(folder.parent / _REPEAT.sub("", folder.name))
+
+
+def short_labels(folders: Sequence[Path]) -> list[str]:
+    """Names for the folders: their paths without the parts all of them share at the
+    start and at the end (the folder name alone for a single run)."""
+    parts = [Path(f).resolve().parts for f in folders]
+    if len(parts) == 1:
+        return [parts[0][-1]]
+    head = 0
+    while all(len(p) > head + 1 and p[head] == parts[0][head] for p in parts):
+        head += 1
+    tail = 0
+    while all(len(p) > head + tail + 1 and p[-1 - tail] == parts[0][-1 - tail] for p in parts):
+        tail += 1
+    return ["/".join(p[head:len(p) - tail]) for p in parts]
+
+
+def check_run_folders(folders: Iterable[Path]) -> list[Path]:
+    """The folders, each checked to be a run folder with report.csv (else a TraceError)."""
+    checked = []
+    for folder in folders:
+        files = find_run_files(Path(folder))
+        if files.report is None or not Path(folder).is_dir():
+            raise TraceError(f"{folder}: no report.csv or report.csv_0_*: validation needs a "
+                             "run folder with db_bench's per-second throughput")
+        checked.append(Path(folder))
+    return checked
+
+
+def run_setup(folder: Path, max_seconds: float | None) -> tuple[Trace, DbBenchSetup]:
+    """A run's trace (its first `max_seconds` when given) and its command, set to simulate
+    exactly the trace's duration."""
+    real = import_trace(folder)
+    duration_s = float(real.summary["duration_s"])
+    if max_seconds is not None and max_seconds < duration_s:
+        real = window(real, max_seconds)
+        duration_s = float(real.summary["duration_s"])
+    setup = dataclasses.replace(setup_from_trace_dir(folder), duration_s=duration_s)
+    return real, setup
+
+
+def _simulate_folder(job: tuple[Path, str, MachineProfile, float | None]) -> tuple[Trace, Trace]:
+    folder, device, machine, max_seconds = job
+    real, setup = run_setup(folder, max_seconds)
+    sim = setup.simulate(device=device, machine=machine)
+    return real, sim
+
+
+def pool_map(function: Callable[[Any], T], jobs: list[Any], workers: int) -> list[T]:
+    """`function` over `jobs`, in a process pool of `workers` when that is more than one."""
+    if workers <= 1 or len(jobs) <= 1:
+        return [function(job) for job in jobs]
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        return list(pool.map(function, jobs))
+
+
+@dataclass
+class TraceResult:
+    """One run: its real and simulated traces and the errors of the simulation."""
+
+    label: str
+    path: Path
+    device: str
+    real: Trace
+    sim: Trace
+    errors: dict[str, float]
+    noise: dict[str, float] | None = None  # this run against its repeat
+
+
+@dataclass
+class ValidationReport:
+    machine: str
+    results: list[TraceResult]
+    ranking: dict[str, Any] = field(default_factory=dict)
+
+    def median_errors(self) -> dict[str, float]:
+        """Median absolute error of each figure over the runs (L0 correlation: median)."""
+        return _medians([r.errors for r in self.results])
+
+    def median_noise(self) -> dict[str, float]:
+        """Median absolute real run-to-run difference (repeats only)."""
+        return _medians([r.noise for r in self.results if r.noise is not None])
+
+    def as_dict(self) -> dict[str, Any]:
+        def plain(values: dict[str, float] | None) -> dict[str, Any] | None:
+            return None if values is None else {k: as_plain(v) for k, v in values.items()}
+
+        figures = ("throughput_ops_per_s", "stall_fraction", "tail_throughput_p99_ops_per_s",
+                   "write_amplification", "flush_count", "compaction_count", "max_l0_files")
+        return {
+            "machine": self.machine,
+            "traces": [{"label": r.label, "path": str(r.path), "device": r.device,
+                        "real": {k: r.real.summary[k] for k in figures},
+                        "simulated": {k: r.sim.summary[k] for k in figures},
+                        "errors": plain(r.errors), "noise_floor": plain(r.noise)}
+                       for r in self.results],
+            "median_abs_errors": plain(self.median_errors()),
+            "median_abs_noise_floor": plain(self.median_noise()),
+            "ranking": {k: as_plain(v) for k, v in self.ranking.items()},
+        }
+
+
+def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
+    if not rows:
+        return {}
+    medians = {name: median_abs([row[name] for row in rows]) for name in error_names()}
+    correlations = [row["l0_correlation"] for row in rows if row["l0_correlation"] == row["l0_correlation"]]
+    medians["l0_correlation"] = float(np.median(correlations)) if correlations else math.nan
+    return medians
+
+
+def validate(folders: Sequence[Path], machine: MachineProfile, device: str | None = None,
+             max_seconds: float | None = None, workers: int = 2) -> ValidationReport:
+    """Re-simulate every run folder and compare (see the module docstring). `device`
+    overrides the device named by each folder's path (DEFAULT_DEVICE when none is)."""
+    folders = check_run_folders(folders)
+    devices = run_devices(folders, device)
+    pairs = pool_map(_simulate_folder, [(f, d, machine, max_seconds)
+                                        for f, d in zip(folders, devices)], workers)
+    labels = short_labels(folders)
+    results = [TraceResult(label, folder, dev, real, sim, compare(real, sim))
+               for label, folder, dev, (real, sim) in zip(labels, folders, devices, pairs)]
+    groups: dict[str, list[TraceResult]] = {}
+    for result in results:
+        groups.setdefault(configuration_key(result.path) + "@" + result.device, []).append(result)
+    for members in groups.values():
+        if len(members) >= 2:
+            for member in members:
+                other = members[1] if member is members[0] else members[0]
+                member.noise = compare(other.real, member.real)
+    return ValidationReport(machine.name, results, ranking_agreement(list(groups.values())))
+
+
+def ranking_agreement(groups: list[list[TraceResult]]) -> dict[str, Any]:
+    """Spearman's rho and Kendall's tau between the real and simulated mean throughput of
+    the configurations (repeats averaged), and the pairs the simulation orders the other
+    way round (with the real gap, to hold against the noise floor)."""
+    names = [g[0].label if len(g) == 1 else _REPEAT.sub("", g[0].label) for g in groups]
+    real = [float(np.mean([r.real.summary["throughput_ops_per_s"] for r in g])) for g in groups]
+    sim = [float(np.mean([r.sim.summary["throughput_ops_per_s"] for r in g])) for g in groups]
+    swapped = []
+    for i in range(len(groups)):
+        for j in range(i + 1, len(groups)):
+            if (real[i] - real[j]) * (sim[i] - sim[j]) < 0:
+                gap = abs(real[i] - real[j]) / max(real[i], real[j])
+                swapped.append(f"{names[i]} vs {names[j]} (real gap {100 * gap:.1f}%)")
+    enough = len(groups) >= 2 and len(set(real)) > 1 and len(set(sim)) > 1
+    return {
+        "configurations": len(groups),
+        "spearman": float(spearmanr(real, sim)[0]) if enough else math.nan,
+        "kendall": float(kendalltau(real, sim)[0]) if enough else math.nan,
+        "swapped_pairs": swapped,
+        "preserved": not swapped,
+    }
+
+
+def format_report(report: ValidationReport) -> str:
+    """The per-run table, its noise-floor rows, the medians and the ranking."""
+    names = error_names()
+    short = {"throughput": "thr", "stall_fraction": "stall", "tail_throughput": "tail",
+             "write_amplification": "WA", "flush_count": "flushes",
+             "compaction_count": "compactions", "throughput_w1": "W1/mean",
+             "l0_mean_abs_diff": "L0 |d|", "l0_correlation": "L0 r"}
+    width = max(len(r.label) for r in report.results) + 2
+    width = max(width, len("median |error|") + 2)
+    head = f"{'run':<{width}}{'device':<9}{'real ops/s':>11}{'sim ops/s':>11}" + "".join(
+        f"{short[n]:>{_cell_width(n)}}" for n in names)
+    lines = [f"machine: {report.machine}; error = simulated vs real "
+             "(noise = this run's repeat vs this run)", head]
+
+    def row(label: str, device: str, real: str, sim: str, values: dict[str, float],
+            signed: bool = True) -> str:
+        return f"{label:<{width}}{device:<9}{real:>11}{sim:>11}" + "".join(
+            f"{format_difference(n, values.get(n, math.nan), signed):>{_cell_width(n)}}"
+            for n in names)
+
+    notes = [f"note: {r.label}: the simulation ended after its --num puts at "
+             f"{r.sim.summary['duration_s']:.0f} s, the real run at "
+             f"{r.real.summary['duration_s']:.0f} s"
+             for r in report.results
+             if r.sim.summary["duration_s"] < r.real.summary["duration_s"] - 1.0]
+    for r in report.results:
+        lines.append(row(r.label, r.device, f"{r.real.summary['throughput_ops_per_s']:,.0f}",
+                         f"{r.sim.summary['throughput_ops_per_s']:,.0f}", r.errors))
+        if r.noise is not None:
+            lines.append(row("  noise (repeat)", "", "", "", r.noise))
+    lines.append(row("median |error|", "", "", "", report.median_errors(), signed=False))
+    if any(r.noise is not None for r in report.results):
+        lines.append(row("median |noise|", "", "", "", report.median_noise(), signed=False))
+    ranking = report.ranking
+    if ranking["configurations"] >= 2:
+        lines.append(f"ranking of {ranking['configurations']} configurations by mean throughput:"
+                     f" Spearman {ranking['spearman']:.2f}, Kendall {ranking['kendall']:.2f}, "
+                     + ("preserved" if ranking["preserved"] else
+                        "swapped: " + "; ".join(ranking["swapped_pairs"])))
+    labels = error_labels()
+    lines += notes
+    lines.append("columns: " + ", ".join(f"{short[n]} = {labels[n]}" for n in names))
+    return "\n".join(lines)
+
+
+def _cell_width(name: str) -> int:
+    return 13 if name in ("compactions", "compaction_count") else 9

@@ -1,0 +1,224 @@
+"""`lsmsim validate` and `lsmsim calibrate`: comparison figures on synthetic traces with
+known answers, calibration recovering known costs from simulated runs, the CLI on a real
+local-2core pair (when ../shared is present) and bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lsmsim.calibration import Run, fit_costs, measured_costs, per_unit_costs
+from lsmsim.cli import main
+from lsmsim.db_bench import setup_from_flags
+from lsmsim.machine import cost_values, load_machine, machine_toml, with_costs
+from lsmsim.summary import summarize_trace
+from lsmsim.trace import Trace
+from lsmsim.trace_comparison import compare, window
+from lsmsim.trace_import import import_trace
+from lsmsim.trace_validation import (configuration_key, infer_device, ranking_agreement,
+                                     short_labels)
+
+LOCAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces" / "local-2core"
+if not LOCAL.is_dir():
+    LOCAL = Path("/work/shared/traces/local-2core")
+shared = pytest.mark.skipif(not LOCAL.is_dir(), reason="../shared/traces not present")
+ENTRY_BYTES = 100
+
+
+def synthetic(ops_per_s: np.ndarray, l0_files: np.ndarray, stopped_s: np.ndarray,
+              flushes: int = 4, flush_bytes: float = 1e6) -> Trace:
+    """A trace of one-second rows with `flushes` flushes of `flush_bytes` each."""
+    n = ops_per_s.size
+    rows = {"time_s": np.arange(1.0, n + 1), "ops": ops_per_s.astype(float),
+            "ops_per_s": ops_per_s.astype(float), "stopped_s": stopped_s,
+            "delayed_s": np.zeros(n), "l0_files": l0_files.astype(float)}
+    events = []
+    for job in range(flushes):
+        at = int((job + 0.5) * n / flushes * 1e6)
+        events += [{"time_micros": at, "job": job, "event": "flush_started",
+                    "total_data_size": flush_bytes},
+                   {"time_micros": at + 1, "job": job, "event": "table_file_creation",
+                    "file_size": flush_bytes},
+                   {"time_micros": at + 2, "job": job, "event": "flush_finished",
+                    "lsm_state": [1]}]
+    config = {"workload": {"key_size": 20, "value_size": ENTRY_BYTES - 20}}
+    summary = summarize_trace(rows, events, [], float(n), ENTRY_BYTES)
+    return Trace(config=config, summary=summary, timeseries=rows, events=events,
+                 stall_episodes=[])
+
+
+@pytest.fixture
+def base_trace() -> Trace:
+    rng = np.random.default_rng(1)
+    return synthetic(rng.uniform(900, 1100, 60), np.tile([1.0, 2, 3, 4], 15),
+                     np.where(np.arange(60) % 10 == 0, 0.5, 0.0))
+
+
+def test_a_trace_against_itself_has_no_error(base_trace):
+    errors = compare(base_trace, base_trace)
+    for name, value in errors.items():
+        expected = 1.0 if name == "l0_correlation" else 0.0
+        assert value == pytest.approx(expected, abs=1e-12), name
+
+
+def test_doubled_throughput_is_a_100_percent_error(base_trace):
+    rows = base_trace.timeseries
+    doubled = synthetic(2 * rows["ops_per_s"], rows["l0_files"] + 2, rows["stopped_s"] * 2,
+                        flushes=8)
+    errors = compare(base_trace, doubled)
+    assert errors["throughput"] == pytest.approx(1.0)
+    assert errors["tail_throughput"] == pytest.approx(1.0)
+    # Twice the flushes for twice the user bytes: the same write amplification.
+    assert errors["flush_count"] == pytest.approx(1.0)
+    assert errors["write_amplification"] == pytest.approx(0.0, abs=1e-12)
+    # Stall fraction: 6 x 0.5 s of 60 s is 5%; doubled, 10%: +5 points.
+    assert errors["stall_fraction"] == pytest.approx(5.0)
+    # Every per-second value moves by itself: W1 is the mean, i.e. 1.0 of the mean.
+    assert errors["throughput_w1"] == pytest.approx(1.0)
+    assert errors["l0_mean_abs_diff"] == pytest.approx(2.0)
+    assert errors["l0_correlation"] == pytest.approx(1.0)
+
+
+def test_a_constant_l0_series_has_no_correlation(base_trace):
+    rows = base_trace.timeseries
+    flat = synthetic(rows["ops_per_s"], np.full(60, 3.0), rows["stopped_s"])
+    assert math.isnan(compare(base_trace, flat)["l0_correlation"])
+
+
+def test_window_recomputes_the_summary(base_trace):
+    first = window(base_trace, 30.0)
+    assert first.summary["duration_s"] == 30.0
+    assert first.summary["ops"] == pytest.approx(base_trace.timeseries["ops"][:30].sum())
+    assert first.summary["flush_count"] == 2
+
+
+def test_ranking_counts_swapped_configurations(base_trace):
+    class Result:  # the two figures ranking_agreement reads
+        def __init__(self, label: str, real: float, sim: float) -> None:
+            self.label = label
+            self.real = Trace({}, {"throughput_ops_per_s": real}, {}, [], [])
+            self.sim = Trace({}, {"throughput_ops_per_s": sim}, {}, [], [])
+
+    same = ranking_agreement([[Result("a", 1, 10)], [Result("b", 2, 20)], [Result("c", 3, 30)]])
+    assert same["preserved"] and same["kendall"] == pytest.approx(1.0)
+    swapped = ranking_agreement([[Result("a", 1, 20)], [Result("b", 2, 10)], [Result("c", 3, 30)]])
+    assert not swapped["preserved"] and len(swapped["swapped_pairs"]) == 1
+
+
+def test_folder_names_give_device_labels_and_repeats(tmp_path):
+    adoc = tmp_path / "x" / "StorageMaterial.SATAHDD" / "1CPU" / "64MB"
+    assert infer_device(adoc) == "hdd"
+    assert infer_device(tmp_path / "j2_wb16_r1") is None
+    assert configuration_key(tmp_path / "j2_r1") == configuration_key(tmp_path / "j2_r2")
+    assert short_labels([tmp_path / "a" / "k" / "64MB", tmp_path / "b" / "k" / "64MB"]) == ["a", "b"]
+
+
+def test_machine_profile_round_trips_with_its_calibration_table(tmp_path):
+    profile = with_costs(load_machine("local-2core"), {"write_ns_per_op": 1234.5})
+    path = tmp_path / "fitted.toml"
+    path.write_text(machine_toml(profile, {"loss": 0.5, "runs": ["a"], "fitted": {"x": 1.0}}))
+    assert load_machine(str(path)) == profile
+
+
+def _simulated_run(flags: list[str], profile, label: str) -> Run:
+    setup = setup_from_flags(["--benchmarks=fillrandom", "--compression_type=none",
+                              "--num=10000000", "--value_size=1000", *flags], duration_s=6.0)
+    summary = setup.simulate(device="nvme", machine=profile).summary
+    return Run(label, setup, "nvme", summary["throughput_ops_per_s"],
+               summary["stall_fraction"], summary["write_amplification"])
+
+
+def test_calibration_recovers_a_known_write_cost(tmp_path):
+    truth = with_costs(load_machine("local-2core"), {"write_ns_per_op": 2000.0})
+    runs = [_simulated_run(["--write_buffer_size=4194304", "--max_background_jobs=2"], truth, "a"),
+            _simulated_run(["--write_buffer_size=8388608", "--max_background_jobs=4"], truth, "b")]
+    start = with_costs(truth, {"write_ns_per_op": 3500.0})
+    result = fit_costs(runs, start, ["write_ns_per_op"], max_evaluations=16, workers=1)
+    assert result.fitted["write_ns_per_op"] == pytest.approx(2000.0, rel=0.05)
+    assert result.loss < result.start_loss
+    # The fitted cost matters; the page cache does not on a run this short.
+    assert result.sensitivity["write_ns_per_op"]["plus"] > 0
+    assert result.sensitivity["page_cache_GiB"]["plus"] == pytest.approx(0.0, abs=1e-9)
+    assert cost_values(result.profile)["write_ns_per_op"] == pytest.approx(
+        result.fitted["write_ns_per_op"])
+
+
+def test_a_cost_the_runs_bound_only_from_above_is_reported_as_such():
+    """A client-rate-limited writer is not CPU-bound: every write cost below some value
+    fits it as well; calibration keeps the largest and says so."""
+    truth = load_machine("local-2core")
+    run = _simulated_run(["--write_buffer_size=4194304", "--benchmark_write_rate_limit=4000000"],
+                         truth, "limited")
+    result = fit_costs([run], with_costs(truth, {"write_ns_per_op": 1000.0}),
+                       ["write_ns_per_op"], max_evaluations=4, workers=1)
+    assert any("bound it only from above" in note for note in result.notes)
+    assert result.fitted["write_ns_per_op"] > 1000.0
+    assert result.loss == pytest.approx(result.start_loss, rel=0.05, abs=1e-6)
+
+
+@shared
+def test_flush_and_compaction_cpu_are_measured_from_the_log():
+    measured, notes = measured_costs([import_trace(LOCAL / "j2_wb64_r1"),
+                                      import_trace(LOCAL / "j2_wb16_r1")])
+    assert not notes
+    # 7.8.3 on the 2-core machine: compaction_time_cpu_micros per input byte is 1.5 ns for
+    # two runs, about 2 ns for ten; one entry size: no per-entry figure.
+    assert 1.0 < measured["compaction_ns_per_byte"] < 2.0
+    assert measured["compaction_merge_ns_per_entry_per_log2_run"] > 0
+    assert measured["compaction_ns_per_entry"] == measured["flush_ns_per_entry"] == 0.0
+    assert 1.0 < measured["flush_ns_per_byte"] < 3.0
+
+
+def test_per_unit_costs_recover_known_costs():
+    rng = np.random.default_rng(3)
+    entries = rng.uniform(1e4, 1e5, 40)
+    entry_bytes = np.where(np.arange(40) % 2, 1000.0, 100.0)  # two entry sizes
+    size = entries * entry_bytes
+    cpu_ns = 1.5 * size + 200.0 * entries
+    costs = per_unit_costs({"per_byte": size, "per_entry": entries}, cpu_ns, size)
+    assert costs == {"per_byte": pytest.approx(1.5), "per_entry": pytest.approx(200.0)}
+    one_size = per_unit_costs({"per_byte": size[::2], "per_entry": entries[::2]},
+                              cpu_ns[::2], size[::2])
+    assert one_size["per_entry"] == 0.0 and one_size["per_byte"] == pytest.approx(3.5)
+
+
+@shared
+def test_validate_cli_on_a_repeated_pair(tmp_path, capsys):
+    pair = [str(LOCAL / "j2_wb16_rl40_r1"), str(LOCAL / "j2_wb16_rl40_r2")]
+    assert main(["validate", *pair, "--machine", "local-2core", "--json", "--out",
+                 str(tmp_path), "--max-seconds", "30"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [t["label"] for t in report["traces"]] == ["j2_wb16_rl40_r1", "j2_wb16_rl40_r2"]
+    for trace in report["traces"]:
+        assert trace["device"] == "nvme" and trace["noise_floor"] is not None
+        assert trace["real"]["throughput_ops_per_s"] > 0
+        assert trace["errors"]["throughput"] is not None
+    assert report["ranking"]["configurations"] == 1
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["j2_wb16_rl40_r1.png",
+                                                               "j2_wb16_rl40_r2.png"]
+    assert main(["validate", pair[0], "--machine", "local-2core", "--max-seconds", "20"]) == 0
+    assert "median |error|" in capsys.readouterr().out
+
+
+@shared
+def test_an_unknown_device_is_an_error_before_any_simulation(capsys):
+    code = main(["validate", str(LOCAL / "j2_wb16_r1"), "--machine", "local-2core",
+                 "--device", "nvmee"])
+    err = capsys.readouterr().err
+    assert code == 2 and "nvmee" in err and "nvme" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["validate", "{tmp}/missing", "--machine", "local-2core"], "no such file or folder"),
+    (["validate", "{tmp}", "--machine", "local-2core"], "not a RocksDB run folder"),
+    (["validate", "{tmp}", "--machine", "local-2cor"], "unknown machine profile"),
+    (["calibrate", "{tmp}", "--out", "{tmp}/m.toml", "--fit", "cores"], "cannot fit cores"),
+])
+def test_bad_input_is_a_one_line_error(tmp_path, capsys, argv, message):
+    code = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
