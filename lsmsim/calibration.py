@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.optimize import minimize, nnls
 
 from lsmsim.db_bench import DbBenchSetup
 from lsmsim.entry_format import EntryFormat
@@ -157,6 +156,8 @@ def per_unit_costs(columns: dict[str, np.ndarray], cpu_ns: np.ndarray,
                   column / np.maximum(first, 1e-300))]
     weight = 1.0 / np.sqrt(np.maximum(size, 1.0))
     design = np.column_stack([columns[name] * weight for name in usable])
+    from scipy.optimize import nnls  # scipy.optimize is slow to import: only here
+
     solution, _ = nnls(design, cpu_ns * weight)
     return {name: round(float(solution[usable.index(name)]) if name in usable else 0.0, 4)
             for name in columns}
@@ -310,6 +311,8 @@ def fit_costs(runs: list[Run], profile: MachineProfile, fit: Sequence[str],
     simplex = np.vstack([start] + [start + np.log(1.3) * np.eye(len(fit))[i]
                                    for i in range(len(fit))])
     bounds = [(x - math.log(BOUND_FACTOR), x + math.log(BOUND_FACTOR)) for x in start]
+    from scipy.optimize import minimize  # slow to import: only when fitting
+
     result = minimize(loss_at, start, method="Nelder-Mead", bounds=bounds,
                       options={"maxfev": max_evaluations, "initial_simplex": simplex,
                                "xatol": 0.005, "fatol": 1e-4})

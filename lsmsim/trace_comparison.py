@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import wasserstein_distance
 
 from lsmsim.summary import summarize_trace
 from lsmsim.trace import Trace
@@ -74,6 +73,8 @@ def compare(reference: Trace, other: Trace) -> dict[str, float]:
     ref_rate = np.asarray(reference.timeseries["ops_per_s"], dtype=float)
     other_rate = np.asarray(other.timeseries["ops_per_s"], dtype=float)
     mean = float(reference.summary["throughput_ops_per_s"])
+    from scipy.stats import wasserstein_distance  # slow to import: only when comparing
+
     errors["throughput_w1"] = (wasserstein_distance(ref_rate, other_rate) / mean
                                if mean > 0 and ref_rate.size and other_rate.size else math.nan)
     ref_l0, other_l0 = aligned_l0_files(reference, other)

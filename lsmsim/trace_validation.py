@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
-from scipy.stats import kendalltau, spearmanr
 
 from lsmsim.db_bench import DbBenchSetup, setup_from_trace_dir
 from lsmsim.machine import MachineProfile
@@ -209,6 +208,8 @@ def ranking_agreement(groups: list[list[TraceResult]]) -> dict[str, Any]:
                 gap = abs(real[i] - real[j]) / max(real[i], real[j])
                 swapped.append(f"{names[i]} vs {names[j]} (real gap {100 * gap:.1f}%)")
     enough = len(groups) >= 2 and len(set(real)) > 1 and len(set(sim)) > 1
+    from scipy.stats import kendalltau, spearmanr  # slow to import: only when validating
+
     return {
         "configurations": len(groups),
         "spearman": float(spearmanr(real, sim)[0]) if enough else math.nan,
