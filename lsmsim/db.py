@@ -45,18 +45,15 @@ FULL_EPSILON_OPS = 1e-6    # ops below which the active memtable is full
 
 @dataclass
 class DbCounters:
-    """Cumulative totals (InternalStats' compaction stats, simplified)."""
+    """Running totals (InternalStats' compaction stats, simplified) that policies read for
+    rates; the run's summary is computed from the event log instead."""
 
     flushes: int = 0
-    compactions: int = 0
-    trivial_moves: int = 0
-    intra_l0_compactions: int = 0
     flush_bytes_written: float = 0.0
     compaction_bytes_read: float = 0.0
     compaction_bytes_written: float = 0.0
     compaction_time_s: float = 0.0
     bytes_written_per_level: list[float] = field(default_factory=list)
-    compactions_per_output_level: list[int] = field(default_factory=list)
 
 
 class DB:
@@ -102,8 +99,7 @@ class DB:
         self.events = EventLog()
         self.stalls = StallTracker(self.events)
         self.recorder = IntervalRecorder(interval_s)
-        self.counters = DbCounters(bytes_written_per_level=[0.0] * options.num_levels,
-                                   compactions_per_output_level=[0] * options.num_levels)
+        self.counters = DbCounters(bytes_written_per_level=[0.0] * options.num_levels)
         self._next_file_number = 1
         self._next_job_id = 1
         self._sst_bytes_written = 0.0
@@ -583,13 +579,10 @@ class DB:
             version.add_file(output_level, sst)
             self._table_file_creation(job.job_id, sst, output_level)
         counters = self.counters
-        counters.compactions += 1
         counters.compaction_time_s += self.env.now - job.started_at_s
-        counters.intra_l0_compactions += output_level == 0
         counters.compaction_bytes_read += compaction.input_bytes
         counters.compaction_bytes_written += job.write_bytes
         counters.bytes_written_per_level[output_level] += job.write_bytes
-        counters.compactions_per_output_level[output_level] += 1
         duration_s = self.env.now - job.started_at_s
         self.events.emit(self.env.now, "compaction_finished", job=job.job_id,
                          compaction_time_micros=round(duration_s * 1e6),
@@ -607,7 +600,6 @@ class DB:
             self.version.remove_file(compaction.start_level, sst)
             self.version.add_file(compaction.output_level, sst)
         self.picker.release(self.version, compaction)
-        self.counters.trivial_moves += 1
         self.events.emit(self.env.now, "trivial_move", job=self._new_job_id(),
                          destination_level=compaction.output_level, files=len(compaction.inputs),
                          total_files_size=round(compaction.input_bytes))
