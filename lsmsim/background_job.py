@@ -172,13 +172,20 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
 def _grandparent_cut(bounds: list[int], cumulative: "np.ndarray | list[float]", start: int,
                      end: int, base: float, target_file_bytes: float) -> int:
     """The first grandparent boundary in (start, end) where the file started at `start`
-    is past its pre-cut size (CompactionOutputs::ShouldStopBefore), else `end`."""
+    is past its pre-cut size (CompactionOutputs::ShouldStopBefore), else `end`. The count
+    of boundaries crossed runs along the sorted bounds (equal bounds count together)."""
     first = bisect.bisect_right(bounds, start)
-    for index in range(first, len(bounds)):
+    count = len(bounds)
+    index = first
+    while index < count:
         edge = bounds[index]
         if edge >= end:
             break
-        crossed = bisect.bisect_right(bounds, edge, index) - first
-        if cumulative[edge - 1] - base >= target_file_bytes * (50 + min(5 * crossed, 40)) / 100:
+        index += 1
+        while index < count and bounds[index] == edge:
+            index += 1
+        crossed = index - first
+        percent = 50 + (5 * crossed if crossed < 8 else 40)
+        if cumulative[edge - 1] - base >= target_file_bytes * percent / 100:
             return edge
     return end
