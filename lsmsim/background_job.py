@@ -145,7 +145,11 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
         counts = merged
         cumulative = np.cumsum(merged) * entry_bytes
         search = np.ndarray.searchsorted
-    edges = [b - lo for b in grandparent_bounds or () if 0 < b - lo < n] or None
+    edges = None
+    if grandparent_bounds:  # the sorted bounds strictly inside (lo, lo + n), made relative
+        inside = grandparent_bounds[bisect.bisect_right(grandparent_bounds, lo):
+                                    bisect.bisect_left(grandparent_bounds, lo + n)]
+        edges = [b - lo for b in inside] or None
     position = write_position_bytes
     start = 0
     base = 0.0

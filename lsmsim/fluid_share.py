@@ -95,5 +95,5 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
             break
     rates = caps
     for r in active:
-        rates = [min(rate, limit) for rate, limit in zip(rates, limits[r])]
+        rates = [limit if limit < rate else rate for rate, limit in zip(rates, limits[r])]
     return rates
