@@ -526,7 +526,7 @@ class DB:
         if (not self.options.level_compaction_dynamic_file_size or output_level == 0
                 or below >= self.version.num_levels):
             return None
-        return sorted(e for f in self.version.overlapping(below, lo, hi) for e in (f.lo, f.hi))
+        return self.version.overlapping_bounds(below, lo, hi)
 
     def _start_compaction(self, compaction: Compaction, high_pool: bool = False) -> None:
         lo, hi = compaction.lo, compaction.hi

@@ -291,6 +291,15 @@ class VersionStorage:
         last = bisect.bisect_left(self._lo_index[level], hi)
         return self.levels[level][first:last]
 
+    def overlapping_bounds(self, level: int, lo: int, hi: int) -> list[int]:
+        """Sorted starts and ends of the files of `level` (L1+) overlapping [lo, hi), read
+        from the level's key indexes (the grandparent boundaries of a compaction)."""
+        first = bisect.bisect_right(self._hi_index[level], lo)
+        last = bisect.bisect_left(self._lo_index[level], hi)
+        bounds = self._lo_index[level][first:last] + self._hi_index[level][first:last]
+        bounds.sort()
+        return bounds
+
     # -- derived state ------------------------------------------------------------------------
     def calculate_base_bytes(self, opts: LsmOptions) -> tuple[int, list[float]]:
         """CalculateBaseBytes: the base level and every level's target size (exact)."""
