@@ -117,7 +117,9 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
             run = []
         if counts is not None:
             run.append((start, counts))
-    return space_keys * (1.0 - missing)
+    distinct = np.subtract(1.0, missing, out=missing)  # = space_keys * (1 - missing), in place
+    distinct *= space_keys
+    return distinct
 
 
 def random_distinct(space_keys: np.ndarray, writes: np.ndarray,
