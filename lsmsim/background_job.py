@@ -95,7 +95,8 @@ def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int
     (a file reaching past the range, as in a range compaction, counts only its part in it)."""
     parts, offsets = [], []
     for sst in inputs:
-        a, b = max(lo, sst.lo), min(hi, sst.hi)
+        a = sst.lo if sst.lo > lo else lo
+        b = sst.hi if sst.hi < hi else hi
         if a < b:
             parts.append(sst.keys if (a, b) == (sst.lo, sst.hi) else sst.keys[a - sst.lo:b - sst.lo])
             offsets.append(a - lo)
@@ -155,7 +156,10 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
     base = 0.0
     while start < n:
         end = int(search(cumulative, base + target_file_bytes)) + 1
-        end = min(max(end, start + 1), n)
+        if end <= start:  # at least one bucket, at most the rest
+            end = start + 1
+        if end > n:
+            end = n
         if edges is not None:
             end = _grandparent_cut(edges, cumulative, start, end, base, target_file_bytes)
         a, b = start, end
