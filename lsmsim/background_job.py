@@ -95,7 +95,8 @@ def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int
     (a file reaching past the range, as in a range compaction, counts only its part in it)."""
     parts, offsets = [], []
     for sst in inputs:
-        a, b = max(lo, sst.lo), min(hi, sst.hi)
+        a = sst.lo if sst.lo > lo else lo
+        b = sst.hi if sst.hi < hi else hi
         if a < b:
             parts.append(sst.keys if (a, b) == (sst.lo, sst.hi) else sst.keys[a - sst.lo:b - sst.lo])
             offsets.append(a - lo)
@@ -145,13 +146,20 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
         counts = merged
         cumulative = np.cumsum(merged) * entry_bytes
         search = np.ndarray.searchsorted
-    edges = [b - lo for b in grandparent_bounds or () if 0 < b - lo < n] or None
+    edges = None
+    if grandparent_bounds:  # the sorted bounds strictly inside (lo, lo + n), made relative
+        inside = grandparent_bounds[bisect.bisect_right(grandparent_bounds, lo):
+                                    bisect.bisect_left(grandparent_bounds, lo + n)]
+        edges = [b - lo for b in inside] or None
     position = write_position_bytes
     start = 0
     base = 0.0
     while start < n:
         end = int(search(cumulative, base + target_file_bytes)) + 1
-        end = min(max(end, start + 1), n)
+        if end <= start:  # at least one bucket, at most the rest
+            end = start + 1
+        if end > n:
+            end = n
         if edges is not None:
             end = _grandparent_cut(edges, cumulative, start, end, base, target_file_bytes)
         a, b = start, end
@@ -172,13 +180,20 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
 def _grandparent_cut(bounds: list[int], cumulative: "np.ndarray | list[float]", start: int,
                      end: int, base: float, target_file_bytes: float) -> int:
     """The first grandparent boundary in (start, end) where the file started at `start`
-    is past its pre-cut size (CompactionOutputs::ShouldStopBefore), else `end`."""
+    is past its pre-cut size (CompactionOutputs::ShouldStopBefore), else `end`. The count
+    of boundaries crossed runs along the sorted bounds (equal bounds count together)."""
     first = bisect.bisect_right(bounds, start)
-    for index in range(first, len(bounds)):
+    count = len(bounds)
+    index = first
+    while index < count:
         edge = bounds[index]
         if edge >= end:
             break
-        crossed = bisect.bisect_right(bounds, edge, index) - first
-        if cumulative[edge - 1] - base >= target_file_bytes * (50 + min(5 * crossed, 40)) / 100:
+        index += 1
+        while index < count and bounds[index] == edge:
+            index += 1
+        crossed = index - first
+        percent = 50 + (5 * crossed if crossed < 8 else 40)
+        if cumulative[edge - 1] - base >= target_file_bytes * percent / 100:
             return edge
     return end

@@ -298,21 +298,27 @@ class DB:
         if writer.wal_synced:
             acc.device_write_bytes += ops * self.entry.batch_bytes
         demands = self._demands
+        # Sums kept in locals, added in the same order as to the accumulator's fields.
+        cpu_s, device_s = acc.cpu_busy_core_s, acc.device_busy_s
         for rate, demand in zip(self._client_rates, demands):
-            acc.cpu_busy_core_s += rate * demand.per_unit[CPU] * dt
-            acc.device_busy_s += rate * demand.per_unit[DEVICE] * dt
+            per_unit = demand.per_unit
+            cpu_s += rate * per_unit[CPU] * dt
+            device_s += rate * per_unit[DEVICE] * dt
         for job, demand in zip(self._jobs(), demands[len(self._client_rates):]):
             rate = job.rate
-            acc.cpu_busy_core_s += rate * demand.per_unit[CPU] * dt
-            acc.device_busy_s += rate * demand.per_unit[DEVICE] * dt
+            per_unit = demand.per_unit
+            cpu_s += rate * per_unit[CPU] * dt
+            device_s += rate * per_unit[DEVICE] * dt
             done = min(rate * dt, job.remaining)
             job.remaining -= done
+            write_bytes = done * job.write_bytes
             acc.device_read_bytes += done * job.read_bytes
-            acc.device_write_bytes += done * job.write_bytes
+            acc.device_write_bytes += write_bytes
             if job.kind == "flush":
-                acc.flush_write_bytes += done * job.write_bytes
+                acc.flush_write_bytes += write_bytes
             else:
-                acc.compaction_write_bytes += done * job.write_bytes
+                acc.compaction_write_bytes += write_bytes
+        acc.cpu_busy_core_s, acc.device_busy_s = cpu_s, device_s
         if self._limiter_saturated:
             self.rate_limiter.add_saturated(dt)
         condition = self.stall_state.condition
@@ -526,7 +532,7 @@ class DB:
         if (not self.options.level_compaction_dynamic_file_size or output_level == 0
                 or below >= self.version.num_levels):
             return None
-        return sorted(e for f in self.version.overlapping(below, lo, hi) for e in (f.lo, f.hi))
+        return self.version.overlapping_bounds(below, lo, hi)
 
     def _start_compaction(self, compaction: Compaction, high_pool: bool = False) -> None:
         lo, hi = compaction.lo, compaction.hi

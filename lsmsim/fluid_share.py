@@ -58,10 +58,11 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
         if members:
             plans.append((r, members, [demands[i].per_unit[r] for i in members],
                           [demands[i].weights[r] for i in members], capacities[r], limits[r],
-                          [limits[s] for s in active if s != r], [caps[i] for i in members]))
+                          [s for s in active if s != r], [caps[i] for i in members]))
     # A resource's shares depend only on the other resources' limits: while none of those
     # changed since its last water-filling, filling it again would change nothing.
     stale = [True] * len(plans)
+    limiting = dict.fromkeys(active, False)  # whether a resource limits anyone (else all inf)
     for _ in range(MAX_ROUNDS):
         changed = False
         for k, (r, members, amounts, weights, capacity, own, others, bounds) in enumerate(plans):
@@ -69,9 +70,11 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
                 continue
             stale[k] = False
             own_changed = False
-            for other in others:  # each member's bound: its cap and the others' limits
-                bounds = [limit if limit < bound else bound
-                          for limit, bound in zip([other[i] for i in members], bounds)]
+            for s in others:  # each member's bound: its cap and the others' limits
+                if limiting[s]:  # an all-infinite limit leaves every bound as it is
+                    other = limits[s]
+                    bounds = [limit if limit < bound else bound
+                              for limit, bound in zip([other[i] for i in members], bounds)]
             if INFINITE in bounds:
                 raise ValueError(f"an activity uses {RESOURCES[r]!r} without any bound")
             wants = [bound * amount for bound, amount in zip(bounds, amounts)]
@@ -80,7 +83,9 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
                     if own[i] != INFINITE:
                         own[i] = INFINITE
                         own_changed = True
+                limiting[r] = False
             else:
+                limiting[r] = True
                 shares = water_fill(capacity, wants, weights)
                 for i, share, amount in zip(members, shares, amounts):
                     limit = share / amount
@@ -95,5 +100,6 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
             break
     rates = caps
     for r in active:
-        rates = [min(rate, limit) for rate, limit in zip(rates, limits[r])]
+        if limiting[r]:
+            rates = [limit if limit < rate else rate for rate, limit in zip(rates, limits[r])]
     return rates

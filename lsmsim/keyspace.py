@@ -110,11 +110,16 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
                 held = np.zeros(end - first)
                 for offset, part in run:
                     held[offset - first:offset - first + len(part)] = part
-            missing[first:end] *= 1.0 - np.minimum(held / space_keys[first:end], 1.0)
+            share = np.divide(held, space_keys[first:end])  # one temporary, updated in place
+            np.minimum(share, 1.0, out=share)
+            np.subtract(1.0, share, out=share)
+            missing[first:end] *= share
             run = []
         if counts is not None:
             run.append((start, counts))
-    return space_keys * (1.0 - missing)
+    distinct = np.subtract(1.0, missing, out=missing)  # = space_keys * (1 - missing), in place
+    distinct *= space_keys
+    return distinct
 
 
 def random_distinct(space_keys: np.ndarray, writes: np.ndarray,

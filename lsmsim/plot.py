@@ -23,11 +23,18 @@ CAUSE_COLOURS = {
 }
 
 
-def timeline_figure(result: "Trace"):  # type: ignore[no-untyped-def]
+def timeline_axes():  # type: ignore[no-untyped-def]
+    """The timeline's empty figure and its four axes; the plotter process makes them while
+    the run is simulated, before its data arrive."""
+    return plt.subplots(4, 1, figsize=(11, 9), sharex=True)
+
+
+def timeline_figure(result: "Trace", prepared=None):  # type: ignore[no-untyped-def]
+    """The timeline of `result`, drawn on `prepared` (from `timeline_axes`) when given."""
     ts = result.timeseries
     options = result.config["options"]
     t = np.asarray(ts["time_s"], dtype=float)
-    figure, axes = plt.subplots(4, 1, figsize=(11, 9), sharex=True)
+    figure, axes = prepared if prepared is not None else timeline_axes()
     ax = axes[0]
     kops = np.asarray(ts["ops_per_s"]) / 1e3
     ax.plot(t, kops, lw=0.8, color="black")
@@ -66,8 +73,8 @@ def timeline_figure(result: "Trace"):  # type: ignore[no-untyped-def]
     return figure
 
 
-def save_timeline(result: "Trace", path: Path) -> None:
-    save_figure(timeline_figure(result), path)
+def save_timeline(result: "Trace", path: Path, prepared=None) -> None:  # type: ignore[no-untyped-def]
+    save_figure(timeline_figure(result, prepared), path)
 
 
 def save_figure(figure, path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -2,8 +2,9 @@
 
 Importing matplotlib and drawing the figure take about as long as simulating an hour, and
 the machine usually has a second core: `lsmsim run` forks a plotter before it simulates,
-the child imports matplotlib meanwhile, and draws once it is sent the timeseries, while
-the parent writes the other files. Without fork the figure is drawn in-process.
+the child imports matplotlib and makes the empty figure meanwhile, and draws once it is
+sent the timeseries, while the parent writes the other files. Without fork the figure is
+drawn in-process.
 """
 
 from __future__ import annotations
@@ -67,11 +68,13 @@ class TimelinePlotter:
 
 
 def _serve(conn: Connection) -> None:
-    """Child: import the plotting code at once, then draw what the parent sends."""
+    """Child: import the plotting code and make the empty figure at once, then draw what
+    the parent sends."""
     try:
-        from lsmsim.plot import save_timeline
+        from lsmsim.plot import save_timeline, timeline_axes
+        prepared = timeline_axes()
         result, path = conn.recv()
-        save_timeline(result, path)
+        save_timeline(result, path, prepared)
         conn.send("")
     except EOFError:  # the parent closed the pipe: nothing to draw
         pass

@@ -179,8 +179,10 @@ class VersionStorage:
             return
         position = bisect.bisect_left(self._lo_index[level], sst.lo)
         unchanged = self._unchanged[level]
-        unchanged[0] = min(unchanged[0], position)
-        unchanged[1] = min(unchanged[1], len(self.levels[level]) - position)
+        if position < unchanged[0]:
+            unchanged[0] = position
+        if len(self.levels[level]) - position < unchanged[1]:
+            unchanged[1] = len(self.levels[level]) - position
         self.levels[level].insert(position, sst)
         self._lo_index[level].insert(position, sst.lo)
         self._hi_index[level].insert(position, sst.hi)
@@ -206,8 +208,10 @@ class VersionStorage:
             if position >= len(files) or files[position] is not sst:
                 raise ValueError(f"file {sst.number} is not in L{level}")
             unchanged = self._unchanged[level]
-            unchanged[0] = min(unchanged[0], position)
-            unchanged[1] = min(unchanged[1], len(files) - 1 - position)
+            if position < unchanged[0]:
+                unchanged[0] = position
+            if len(files) - 1 - position < unchanged[1]:
+                unchanged[1] = len(files) - 1 - position
             del files[position]
             del self._lo_index[level][position]
             del self._hi_index[level][position]
@@ -286,6 +290,15 @@ class VersionStorage:
         first = bisect.bisect_right(self._hi_index[level], lo)
         last = bisect.bisect_left(self._lo_index[level], hi)
         return self.levels[level][first:last]
+
+    def overlapping_bounds(self, level: int, lo: int, hi: int) -> list[int]:
+        """Sorted starts and ends of the files of `level` (L1+) overlapping [lo, hi), read
+        from the level's key indexes (the grandparent boundaries of a compaction)."""
+        first = bisect.bisect_right(self._hi_index[level], lo)
+        last = bisect.bisect_left(self._lo_index[level], hi)
+        bounds = self._lo_index[level][first:last] + self._hi_index[level][first:last]
+        bounds.sort()
+        return bounds
 
     # -- derived state ------------------------------------------------------------------------
     def calculate_base_bytes(self, opts: LsmOptions) -> tuple[int, list[float]]:
