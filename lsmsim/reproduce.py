@@ -130,7 +130,7 @@ def trend_claim(paper: str, source: str, statement: str, metric: str, labels: Se
         values = np.array([_value(results, label, metric) for label in labels])
         change = (values[-1] - values[0]) / values[0] if values[0] else float("nan")
         ranks = np.argsort(np.argsort(values))
-        rho = float(np.corrcoef(ranks, np.arange(len(values)))[0, 1]) if values.ptp() else 0.0
+        rho = float(np.corrcoef(ranks, np.arange(len(values)))[0, 1]) if np.ptp(values) else 0.0
         holds = bool(rho < 0 and values[-1] < values[0]) if falls else bool(
             rho > 0 and values[-1] > values[0])
         simulated = f"{metric}: " + " -> ".join(_fmt(v) for v in values)
@@ -158,12 +158,15 @@ def peak_claim(paper: str, source: str, statement: str, metric: str, labels: Seq
 
 
 # -- loading --------------------------------------------------------------------------------
-def experiment_names(directory: Path = EXPERIMENTS_DIR) -> list[str]:
+def experiment_names(directory: Path | None = None) -> list[str]:
+    """The experiments in `directory` (default `scenarios/experiments/`)."""
+    directory = directory or EXPERIMENTS_DIR
     return sorted(p.stem for p in directory.glob("*.py") if not p.stem.startswith("_"))
 
 
-def load_experiment(name: str, directory: Path = EXPERIMENTS_DIR) -> Experiment:
+def load_experiment(name: str, directory: Path | None = None) -> Experiment:
     """The `EXPERIMENT` of `directory/name.py`; an unknown name lists the valid ones."""
+    directory = directory or EXPERIMENTS_DIR
     path = directory / f"{name}.py"
     if not path.is_file():
         raise ExperimentError(f"unknown experiment {name!r}; valid experiments: "
@@ -213,8 +216,10 @@ def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1
             try:
                 rows.append(ClaimRow(experiment.name, claim,
                                      claim.measure(results[experiment.name])))
-            except (RuntimeError, KeyError, ZeroDivisionError) as exc:
-                rows.append(ClaimRow(experiment.name, claim, None, str(exc)))
+            except Exception as exc:  # noqa: BLE001 - one claim's failure is its row
+                rows.append(ClaimRow(experiment.name, claim, None,
+                                     str(exc) if isinstance(exc, RuntimeError)
+                                     else f"claim failed: {type(exc).__name__}: {exc}"))
     return results, rows
 
 
