@@ -91,11 +91,17 @@ class Experiment:
 
 
 # -- claim helpers --------------------------------------------------------------------------
-def _value(results: Results, label: str, metric: str) -> float:
+def cell_of(results: Results, label: str) -> Cell:
+    """The run `label`; a failed run raises, which leaves the claim NOT RUN."""
     cell = results[label]
     if cell.error:
         raise RuntimeError(f"run {label} failed: {cell.error}")
-    return cell.metrics[metric]
+    return cell
+
+
+def metric_of(results: Results, label: str, metric: str) -> float:
+    """One summary metric of the run `label`."""
+    return cell_of(results, label).metrics[metric]
 
 
 def _fmt(value: float) -> str:
@@ -108,7 +114,7 @@ def ratio_claim(paper: str, source: str, statement: str, metric: str, higher: st
     """`metric` of run `higher` exceeds that of run `lower` (by `paper_ratio` in the paper)."""
 
     def measure(results: Results) -> Finding:
-        a, b = _value(results, higher, metric), _value(results, lower, metric)
+        a, b = metric_of(results, higher, metric), metric_of(results, lower, metric)
         ratio = a / b if b else float("inf") if a else 1.0
         simulated = f"{metric} {higher} {_fmt(a)} vs {lower} {_fmt(b)} (x{ratio:.2f})"
         magnitude = (f"x{ratio:.2f} vs paper x{paper_ratio:.2f}" if paper_ratio
@@ -127,7 +133,7 @@ def trend_claim(paper: str, source: str, statement: str, metric: str, labels: Se
     `paper_change` is the paper's relative change first -> last (e.g. -0.199)."""
 
     def measure(results: Results) -> Finding:
-        values = np.array([_value(results, label, metric) for label in labels])
+        values = np.array([metric_of(results, label, metric) for label in labels])
         change = (values[-1] - values[0]) / values[0] if values[0] else float("nan")
         ranks = np.argsort(np.argsort(values))
         rho = float(np.corrcoef(ranks, np.arange(len(values)))[0, 1]) if np.ptp(values) else 0.0
@@ -149,7 +155,7 @@ def peak_claim(paper: str, source: str, statement: str, metric: str, labels: Seq
     """`metric` rises then falls over `labels`: its maximum is neither the first nor the last."""
 
     def measure(results: Results) -> Finding:
-        values = [_value(results, label, metric) for label in labels]
+        values = [metric_of(results, label, metric) for label in labels]
         top = int(np.argmax(values))
         simulated = f"{metric}: " + " -> ".join(_fmt(v) for v in values)
         return Finding(simulated, 0 < top < len(values) - 1, f"peak at {labels[top]}")

@@ -1,7 +1,7 @@
 """ADOC (FAST 2023) §6.5, Fig. 20: ADOC-T (tunes threads only) and ADOC-B (batch size only)
 relative to ADOC, fillrandom on PM and HDD, 900 simulated s (the paper's are 3600 s)."""
 
-from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run, ratio_claim
+from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run, metric_of, ratio_claim
 
 RUNS = tuple(Run(f"{device}-{scheme}", "fillrandom", device=device, policy=scheme,
                  duration_s=900.0)
@@ -12,10 +12,8 @@ RUNS = tuple(Run(f"{device}-{scheme}", "fillrandom", device=device, policy=schem
 def _adoc_b_relative(results: Results) -> Finding:
     """ADOC-B's throughput as a fraction of ADOC's, on HDD and on PM."""
     def relative(device: str) -> float:
-        cells = [results[f"{device}-{s}"] for s in ("adoc-b", "adoc")]
-        if any(c.error for c in cells):
-            raise RuntimeError(f"a {device} run failed")
-        return cells[0].metrics["throughput_ops_per_s"] / cells[1].metrics["throughput_ops_per_s"]
+        return (metric_of(results, f"{device}-adoc-b", "throughput_ops_per_s")
+                / metric_of(results, f"{device}-adoc", "throughput_ops_per_s"))
 
     hdd, pm = relative("hdd"), relative("pm")
     return Finding(f"ADOC-B/ADOC throughput: HDD {hdd:.2f}, PM {pm:.2f}", hdd > pm,

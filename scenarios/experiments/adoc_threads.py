@@ -18,18 +18,13 @@ EXPERIMENT = Experiment(
     metrics=("stall_time_s", "stall_s_MT", "stall_s_L0", "stall_s_PS", "stall_count_PS",
              "throughput_ops_per_s"),
     claims=(
-        trend_claim("ADOC", "§3.2, Fig. 3", "for PM the stall duration decreases as the "
-                    "thread count increases, up to six threads", "stall_time_s",
-                    [f"pm-{t}" for t in UP_TO_SIX], falls=True,
-                    paper_value="falls from 2 to 6 threads (more notably than NVMe)",
-                    reason="the simulated PM is bound by compaction bandwidth/CPU shares "
-                           "that more threads do not relieve in 900 s"),
-        trend_claim("ADOC", "§3.2, Fig. 3", "for NVMe SSD the stall duration decreases as "
-                    "the thread count increases, up to six threads", "stall_time_s",
-                    [f"nvme-{t}" for t in UP_TO_SIX], falls=True,
-                    paper_value="falls from 2 to 6 threads",
-                    reason="the simulated NVMe is bound by compaction bandwidth/CPU shares "
-                           "that more threads do not relieve in 900 s"),
+        *(trend_claim("ADOC", "§3.2, Fig. 3", f"for {name} the stall duration decreases as "
+                      "the thread count increases, up to six threads", "stall_time_s",
+                      [f"{device}-{t}" for t in UP_TO_SIX], falls=True,
+                      paper_value="falls from 2 to 6 threads (more notably with PM)",
+                      reason="the simulated device is bound by compaction bandwidth/CPU "
+                             "shares that more threads do not relieve in 900 s")
+          for device, name in (("pm", "PM"), ("nvme", "NVMe SSD"))),
         ratio_claim("ADOC", "§4, Fig. 6(b)/8", "with 20 threads flush bandwidth diminishes and "
                     "the frequent stalls are MT stalls (memory overflow), L0 stalls hardly occur",
                     "stall_s_MT", "hdd-t20", "hdd-t2", paper_value="MT stalls grow with threads",

@@ -5,7 +5,7 @@ admission's memory-buffer watermark (its target 50%). NVMe and SATA SSD, 900 sim
 
 import numpy as np
 
-from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run, ratio_claim
+from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run, cell_of, ratio_claim
 
 DEVICES = ("nvme", "sata-ssd")
 RUNS = tuple(Run(f"{device}-{policy}", "cruisedb_a", device=device, policy=policy,
@@ -15,10 +15,8 @@ RUNS = tuple(Run(f"{device}-{policy}", "cruisedb_a", device=device, policy=polic
 
 def _watermark(results: Results) -> Finding:
     """Mean memory-buffer watermark CruiseDB's controller saw after the first 100 s."""
-    cell = results["nvme-cruisedb"]
-    if cell.error:
-        raise RuntimeError(cell.error)
-    watermark = np.asarray(cell.policy_series["policy_memory_watermark"])[100:]
+    series = cell_of(results, "nvme-cruisedb").policy_series
+    watermark = np.asarray(series["policy_memory_watermark"])[100:]
     mean = float(np.nanmean(watermark))
     return Finding(f"mean watermark {mean:.0%} (p10 {np.nanpercentile(watermark, 10):.0%}, "
                    f"p90 {np.nanpercentile(watermark, 90):.0%})", 0.35 <= mean <= 0.65,
@@ -27,7 +25,7 @@ def _watermark(results: Results) -> Finding:
 
 def _rocksdb_gap(results: Results) -> Finding:
     """RocksDB's mean over tail throughput (the paper's Fig. 3: 41,241.6 / 5,329.9)."""
-    m = results["nvme-rocksdb"].metrics
+    m = cell_of(results, "nvme-rocksdb").metrics
     gap = m["throughput_ops_per_s"] / max(m["tail_throughput_p99_ops_per_s"], 1e-9)
     return Finding(f"RocksDB mean {m['throughput_ops_per_s']:,.0f} vs p99 tail "
                    f"{m['tail_throughput_p99_ops_per_s']:,.0f} ops/s", gap > 2.0,

@@ -3,7 +3,7 @@
 W50:R50 / W5:R95 mixes (uniform keys), 600 simulated s each on NVMe after a 5 million-pair
 load (the paper runs 300 million operations per workload after a 100 million-pair load)."""
 
-from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run, ratio_claim
+from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run, cell_of, ratio_claim
 from policies.dopadb import recommended_compaction_bytes
 
 MB = 1_000_000
@@ -24,10 +24,8 @@ def _csr_example(results: Results) -> Finding:
 
 
 def _total_written(results: Results, label: str) -> float:
-    cell = results[label]
-    if cell.error:
-        raise RuntimeError(f"run {label} failed: {cell.error}")
-    return cell.metrics["flush_bytes_written"] + cell.metrics["compaction_bytes_written"]
+    metrics = cell_of(results, label).metrics
+    return metrics["flush_bytes_written"] + metrics["compaction_bytes_written"]
 
 
 def _table1(workload: str, paper: float) -> Claim:

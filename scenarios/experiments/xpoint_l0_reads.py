@@ -4,7 +4,7 @@ paper controls the L0 file count through the file size; here through
 level0_file_num_compaction_trigger (2, 4, 8: the number of L0 files compacted at once),
 readrandomwriterandom with 50% reads, 600 simulated s over 5 million keys (filled first) on NVMe (flash) and PM (3D XPoint)."""
 
-from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run, trend_claim
+from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run, metric_of, trend_claim
 
 TRIGGERS = (2, 4, 8)
 RUNS = tuple(Run(f"{device}-l0x{trigger}", "readrandomwriterandom", device=device,
@@ -16,10 +16,9 @@ RUNS = tuple(Run(f"{device}-l0x{trigger}", "readrandomwriterandom", device=devic
 def _faster_hurts_more(results: Results) -> Finding:
     """Relative client-throughput drop from 2 to 8 L0 files, PM vs NVMe."""
     def drop(device: str) -> float:
-        first, last = (results[f"{device}-l0x{t}"] for t in (TRIGGERS[0], TRIGGERS[-1]))
-        if first.error or last.error:
-            raise RuntimeError(f"a {device} run failed")
-        return 1 - last.metrics["client_ops_per_s"] / first.metrics["client_ops_per_s"]
+        first, last = (metric_of(results, f"{device}-l0x{t}", "client_ops_per_s")
+                       for t in (TRIGGERS[0], TRIGGERS[-1]))
+        return 1 - last / first
 
     pm, nvme = drop("pm"), drop("nvme")
     return Finding(f"drop 2->8 L0 files: PM {pm:.1%}, NVMe {nvme:.1%}", pm > nvme,

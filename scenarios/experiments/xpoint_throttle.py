@@ -7,7 +7,7 @@ write-burst workload (1:1 reads:writes with a 1:9 burst 25 s every minute) on PM
 
 import numpy as np
 
-from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run
+from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run, cell_of, metric_of
 
 REFILL_INTERVAL_S = 1024e-6  # GetDelay's kMicrosPerRefill (write_controller.cc)
 SERIES = ("ops_per_s", "delayed_s", "stopped_s")
@@ -19,10 +19,7 @@ RUNS = tuple(Run(f"{device}-{policy}", "write_bursts", device=device, policy=pol
 
 def _seconds(results: Results, label: str) -> tuple[np.ndarray, np.ndarray]:
     """Per-second client throughput in fully delayed seconds and in unstalled seconds."""
-    cell = results[label]
-    if cell.error:
-        raise RuntimeError(f"run {label} failed: {cell.error}")
-    series = cell.policy_series
+    series = cell_of(results, label).policy_series
     ops = np.asarray(series["ops_per_s"])
     stalled = np.asarray(series["delayed_s"]) + np.asarray(series["stopped_s"])
     return ops[stalled >= 0.99], ops[stalled <= 0.01]
@@ -34,7 +31,7 @@ def _formula(device: str) -> Claim:
         if not delayed.size or not free.size:
             return Finding(f"{delayed.size} fully delayed, {free.size} unstalled seconds", False,
                            "no delayed seconds to compare")
-        t_s = results[f"{device}-rocksdb"].metrics["latency_p50_us"] * 1e-6
+        t_s = metric_of(results, f"{device}-rocksdb", "latency_p50_us") * 1e-6
         predicted = t_s / (REFILL_INTERVAL_S + t_s) * float(np.median(free))
         simulated = float(np.median(delayed))
         return Finding(f"delayed-second median {simulated:,.0f} ops/s; Eq. 2 with t "
@@ -52,13 +49,8 @@ def _formula(device: str) -> Claim:
 
 def _two_stage(results: Results) -> Finding:
     """Fig. 18: the lowest per-second throughput with two-stage throttling vs RocksDB's."""
-    def worst(label: str) -> float:
-        cell = results[label]
-        if cell.error:
-            raise RuntimeError(f"run {label} failed: {cell.error}")
-        return cell.metrics["tail_throughput_p99_ops_per_s"]
-
-    base, two = worst("pm-rocksdb"), worst("pm-two-stage")
+    base, two = (metric_of(results, label, "tail_throughput_p99_ops_per_s")
+                 for label in ("pm-rocksdb", "pm-two-stage"))
     return Finding(f"p99 tail throughput RocksDB {base:,.0f} vs two-stage {two:,.0f} ops/s",
                    two > base, f"x{two / base:.2f}" if base else "RocksDB tail 0")
 
