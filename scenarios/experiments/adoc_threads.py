@@ -8,12 +8,11 @@ from lsmsim.reproduce import (Claim, Experiment, Finding, Results, Run, metric_o
                               trend_claim)
 
 THREADS = (2, 4, 6, 12, 20)
-DEVICES = ("pm", "nvme", "hdd")
+NAMES = (("pm", "PM"), ("nvme", "NVMe SSD"), ("hdd", "HDD"))
 RUNS = tuple(Run(f"{device}-t{threads}", "fillrandom", device=device, duration_s=900.0,
                  options={"max_background_jobs": threads})
-             for device in DEVICES for threads in THREADS)
+             for device, _ in NAMES for threads in THREADS)
 UP_TO_SIX = ("t2", "t4", "t6")
-NAMES = (("pm", "PM"), ("nvme", "NVMe SSD"), ("hdd", "HDD"))
 
 
 def _mt_over_l0(device: str) -> Callable[[Results], Finding]:
