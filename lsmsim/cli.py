@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from lsmsim import compare, fidelity_cli, trace_cli
+from lsmsim import compare, fidelity_cli, reproduce, trace_cli
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
@@ -20,7 +20,8 @@ from lsmsim.units import UnitError, format_bytes, parse_rate_bps
 from lsmsim.workload import WORKLOADS, WorkloadError
 
 USER_ERRORS: tuple[type[Exception], ...] = (OptionError, DataFileError, WorkloadError, UnitError,
-                                            *trace_cli.USER_ERRORS, *fidelity_cli.USER_ERRORS)
+                                            *trace_cli.USER_ERRORS, *fidelity_cli.USER_ERRORS,
+                                            reproduce.ExperimentError)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     trace_cli.register(commands)
     compare.register(commands)
     fidelity_cli.register(commands)
+    reproduce.register(commands)
     return parser
 
 

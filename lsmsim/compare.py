@@ -51,8 +51,10 @@ class Cell:
 
 
 def run_cell(policy: str, device: str, workload: str, duration_s: float,
-             simulate_kwargs: dict[str, Any]) -> Cell:
-    """Simulate one cell; any exception becomes the cell's error."""
+             simulate_kwargs: dict[str, Any], series: tuple[str, ...] = ()) -> Cell:
+    """Simulate one cell; any exception becomes the cell's error. Besides the headline
+    metrics, the cell keeps every scalar of the summary and the timeseries columns named in
+    `series` (with the policy's own)."""
     from lsmsim.simulation import simulate
 
     cell = Cell(policy, device)
@@ -64,17 +66,20 @@ def run_cell(policy: str, device: str, workload: str, duration_s: float,
         cell.error = f"{type(exc).__name__}: {exc}"
     else:
         summary = result.summary
-        cell.metrics = {column: float(summary[key]) for column, _, _, key in METRICS if key}
+        cell.metrics = {key: float(value) for key, value in summary.items()
+                        if isinstance(value, (int, float))}
+        cell.metrics.update({column: float(summary[key]) for column, _, _, key in METRICS if key})
         cell.metrics["peak_memtable_MiB"] = summary["peak_memtable_bytes"] / (1 << 20)
         for family, causes in STALL_FAMILIES.items():
             cell.metrics[f"stall_s_{family}"] = sum(
                 summary["stall_duration_s_by_cause"].get(c, 0.0) for c in causes)
             cell.metrics[f"stall_count_{family}"] = sum(
                 summary["stall_count_by_cause"].get(c, 0) for c in causes)
-        series = result.timeseries
         cell.policy_series = {name: np.asarray(values, dtype=float).tolist()
-                              for name, values in series.items()
-                              if name.startswith("policy_") or name == "time_s"}
+                              for name, values in result.timeseries.items()
+                              if (name.startswith("policy_") or name == "time_s"
+                                  or name in series)
+                              and np.asarray(values).dtype.kind in "biuf"}
     cell.cpu_s = time.process_time() - started
     return cell
 
@@ -82,12 +87,16 @@ def run_cell(policy: str, device: str, workload: str, duration_s: float,
 def run_grid(workload: str, policies: list[str], devices: list[str], duration_s: float,
              workers: int = 2, **simulate_kwargs: Any) -> list[Cell]:
     """Every (policy, device) cell, in grid order (device-major), on `workers` processes."""
-    grid = [(p, d) for d in devices for p in policies]
+    return run_cells([(p, d, workload, duration_s, simulate_kwargs)
+                      for d in devices for p in policies], workers)
+
+
+def run_cells(specs: list[tuple[Any, ...]], workers: int = 2) -> list[Cell]:
+    """Cells given as `run_cell` argument tuples, in order, on `workers` processes."""
     if workers <= 1:
-        return [run_cell(p, d, workload, duration_s, simulate_kwargs) for p, d in grid]
+        return [run_cell(*spec) for spec in specs]
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
-        futures = [pool.submit(run_cell, p, d, workload, duration_s, simulate_kwargs)
-                   for p, d in grid]
+        futures = [pool.submit(run_cell, *spec) for spec in specs]
         return [f.result() for f in futures]
 
 

@@ -1,0 +1,340 @@
+"""`lsmsim reproduce`: the seed papers' experiments, re-run in the simulator, and a table of
+their claims checked against the simulated figures.
+
+An experiment (one Python file in `scenarios/experiments/`, defining `EXPERIMENT`) names
+the runs it needs and the claims it checks. Runs go through `compare.run_cells` (a process
+pool, a failed run is a row with its error); every claim's figure and verdict is computed
+from those runs' summaries: nothing here knows a simulated number in advance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from lsmsim.compare import Cell, run_cells
+
+EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "scenarios" / "experiments"
+
+
+class ExperimentError(ValueError):
+    """An unknown experiment name or a malformed experiment file."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation an experiment needs, named by `label` within the experiment."""
+
+    label: str
+    workload: str
+    device: str = "nvme"
+    policy: str = "rocksdb"
+    duration_s: float = 900.0
+    options: Mapping[str, Any] = field(default_factory=dict)
+    workload_fields: Mapping[str, Any] = field(default_factory=dict)
+    machine: str = "server"
+    seed: int = 0
+    series: tuple[str, ...] = ()
+
+    def spec(self, duration_scale: float) -> tuple[Any, ...]:
+        """The `compare.run_cell` arguments of this run."""
+        kwargs = {"options": dict(self.options), "machine": self.machine, "seed": self.seed,
+                  **self.workload_fields}
+        return (self.policy, self.device, self.workload, self.duration_s * duration_scale,
+                kwargs, self.series)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What the simulator says about a claim: its figure, whether the paper's direction
+    holds, and how far the magnitude is from the paper's."""
+
+    simulated: str
+    holds: bool
+    magnitude: str
+
+
+Results = Mapping[str, Cell]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim as the paper states it, and how to measure it on an experiment's runs.
+    `reason` is the likely reason it may not reproduce (printed when it does not)."""
+
+    paper: str
+    source: str
+    statement: str
+    paper_value: str
+    measure: Callable[[Results], Finding]
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A seed figure's analogue: its runs, the metrics drawn, and the claims checked."""
+
+    name: str
+    title: str
+    runs: tuple[Run, ...]
+    claims: tuple[Claim, ...]
+    metrics: tuple[str, ...]
+    note: str = ""
+
+
+# -- claim helpers --------------------------------------------------------------------------
+def cell_of(results: Results, label: str) -> Cell:
+    """The run `label`; a failed run raises, which leaves the claim NOT RUN."""
+    cell = results[label]
+    if cell.error:
+        raise RuntimeError(f"run {label} failed: {cell.error}")
+    return cell
+
+
+def metric_of(results: Results, label: str, metric: str) -> float:
+    """One summary metric of the run `label`."""
+    return cell_of(results, label).metrics[metric]
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def ratio_claim(paper: str, source: str, statement: str, metric: str, higher: str, lower: str,
+                paper_ratio: float | None = None, paper_value: str = "",
+                reason: str = "") -> Claim:
+    """`metric` of run `higher` exceeds that of run `lower` (by `paper_ratio` in the paper)."""
+
+    def measure(results: Results) -> Finding:
+        a, b = metric_of(results, higher, metric), metric_of(results, lower, metric)
+        ratio = a / b if b else float("inf") if a else 1.0
+        simulated = f"{metric} {higher} {_fmt(a)} vs {lower} {_fmt(b)} (x{ratio:.2f})"
+        magnitude = (f"x{ratio:.2f} vs paper x{paper_ratio:.2f}" if paper_ratio
+                     else "direction only")
+        return Finding(simulated, a > b, magnitude)
+
+    value = paper_value or (f"x{paper_ratio:.2f}" if paper_ratio else "higher")
+    return Claim(paper, source, statement, value, measure, reason)
+
+
+def trend_claim(paper: str, source: str, statement: str, metric: str, labels: Sequence[str],
+                falls: bool, paper_change: float | None = None, paper_value: str = "",
+                reason: str = "") -> Claim:
+    """`metric` falls (or rises) from the first to the last of `labels`, and mostly
+    monotonically (Spearman rank correlation with the order has the claimed sign);
+    `paper_change` is the paper's relative change first -> last (e.g. -0.199)."""
+
+    def measure(results: Results) -> Finding:
+        values = np.array([metric_of(results, label, metric) for label in labels])
+        change = (values[-1] - values[0]) / values[0] if values[0] else float("nan")
+        ranks = np.argsort(np.argsort(values))
+        rho = float(np.corrcoef(ranks, np.arange(len(values)))[0, 1]) if np.ptp(values) else 0.0
+        holds = bool(rho < 0 and values[-1] < values[0]) if falls else bool(
+            rho > 0 and values[-1] > values[0])
+        simulated = f"{metric}: " + " -> ".join(_fmt(v) for v in values)
+        magnitude = f"{change:+.1%} (rank corr {rho:+.2f})"
+        if paper_change is not None:
+            magnitude += f" vs paper {paper_change:+.1%}"
+        return Finding(simulated, holds, magnitude)
+
+    value = paper_value or (f"{paper_change:+.1%}" if paper_change is not None
+                            else ("falls" if falls else "rises"))
+    return Claim(paper, source, statement, value, measure, reason)
+
+
+def peak_claim(paper: str, source: str, statement: str, metric: str, labels: Sequence[str],
+               paper_value: str, reason: str = "") -> Claim:
+    """`metric` rises then falls over `labels`: its maximum is neither the first nor the last."""
+
+    def measure(results: Results) -> Finding:
+        values = [metric_of(results, label, metric) for label in labels]
+        top = int(np.argmax(values))
+        simulated = f"{metric}: " + " -> ".join(_fmt(v) for v in values)
+        return Finding(simulated, 0 < top < len(values) - 1, f"peak at {labels[top]}")
+
+    return Claim(paper, source, statement, paper_value, measure, reason)
+
+
+# -- loading --------------------------------------------------------------------------------
+def experiment_names(directory: Path | None = None) -> list[str]:
+    """The experiments in `directory` (default `scenarios/experiments/`)."""
+    directory = directory or EXPERIMENTS_DIR
+    return sorted(p.stem for p in directory.glob("*.py") if not p.stem.startswith("_"))
+
+
+def load_experiment(name: str, directory: Path | None = None) -> Experiment:
+    """The `EXPERIMENT` of `directory/name.py`; an unknown name lists the valid ones."""
+    directory = directory or EXPERIMENTS_DIR
+    path = directory / f"{name}.py"
+    if not path.is_file():
+        raise ExperimentError(f"unknown experiment {name!r}; valid experiments: "
+                              f"{', '.join(experiment_names(directory)) or '(none)'}")
+    spec = importlib.util.spec_from_file_location(f"lsmsim_experiment_{name}", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    experiment = getattr(module, "EXPERIMENT", None)
+    if not isinstance(experiment, Experiment):
+        raise ExperimentError(f"{path}: defines no EXPERIMENT = Experiment(...)")
+    labels = [run.label for run in experiment.runs]
+    if len(set(labels)) != len(labels):
+        raise ExperimentError(f"{path}: run labels repeat: {labels}")
+    return experiment
+
+
+# -- running --------------------------------------------------------------------------------
+@dataclass
+class ClaimRow:
+    experiment: str
+    claim: Claim
+    finding: Finding | None
+    error: str = ""
+
+    @property
+    def verdict(self) -> str:
+        if self.finding is None:
+            return "NOT RUN"
+        return "holds" if self.finding.holds else "DOES NOT HOLD"
+
+
+def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1.0,
+                    workers: int = 2) -> tuple[dict[str, dict[str, Cell]], list[ClaimRow]]:
+    """Every experiment's runs in one pool (identical runs are simulated once), then every
+    claim measured on them."""
+    unique: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for experiment in experiments:
+        for run in experiment.runs:
+            spec = run.spec(duration_scale)
+            unique.setdefault(_key(spec), spec)
+    by_key = dict(zip(unique, run_cells(list(unique.values()), workers)))
+    results = {experiment.name: {run.label: by_key[_key(run.spec(duration_scale))]
+                                 for run in experiment.runs} for experiment in experiments}
+    rows = []
+    for experiment in experiments:
+        for claim in experiment.claims:
+            try:
+                rows.append(ClaimRow(experiment.name, claim,
+                                     claim.measure(results[experiment.name])))
+            except Exception as exc:  # noqa: BLE001 - one claim's failure is its row
+                rows.append(ClaimRow(experiment.name, claim, None,
+                                     str(exc) if isinstance(exc, RuntimeError)
+                                     else f"claim failed: {type(exc).__name__}: {exc}"))
+    return results, rows
+
+
+def _key(spec: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A hashable identity of a run's arguments (its keyword dict as sorted items)."""
+    return (*spec[:4], repr(sorted(spec[4].items())), spec[5])
+
+
+def format_claims(rows: Sequence[ClaimRow]) -> str:
+    """The claims table: one block per claim (paper's statement and number, the simulated
+    figure, the verdict and the magnitude; the likely reason when it does not hold)."""
+    lines = []
+    for i, row in enumerate(rows, 1):
+        claim = row.claim
+        lines.append(f"[{i}] {claim.paper} {claim.source}: {claim.statement}")
+        lines.append(f"     paper: {claim.paper_value}")
+        if row.finding is None:
+            lines.append(f"     NOT RUN: {row.error}")
+        else:
+            lines.append(f"     simulated ({row.experiment}): {row.finding.simulated}")
+            lines.append(f"     direction {row.verdict}; magnitude {row.finding.magnitude}")
+            if not row.finding.holds and claim.reason:
+                lines.append(f"     does not reproduce; likely reason: {claim.reason}")
+    held = sum(1 for r in rows if r.finding is not None and r.finding.holds)
+    lines.append(f"\n{held} of {len(rows)} claims hold in direction "
+                 f"({sum(1 for r in rows if r.finding is None)} not run)")
+    return "\n".join(lines)
+
+
+def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Sequence[ClaimRow],
+                  out: Path) -> None:
+    """`<name>.csv` (one row per run: its settings and metrics), `<name>.png` (one panel per
+    metric of the experiment, a bar per run) and `<name>_claims.csv`."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = sorted({m for c in cells.values() for m in c.metrics})
+    with open(out / f"{experiment.name}.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["label", "policy", "device", "workload", "duration_s", "options",
+                         *columns, "cpu_s", "error"])
+        for run in experiment.runs:
+            cell = cells[run.label]
+            writer.writerow([run.label, run.policy, run.device, run.workload, run.duration_s,
+                             dict(run.options),
+                             *(repr(cell.metrics[c]) if c in cell.metrics else "" for c in columns),
+                             f"{cell.cpu_s:.3f}", cell.error])
+    with open(out / f"{experiment.name}_claims.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["paper", "source", "statement", "paper_value", "simulated", "verdict",
+                         "magnitude"])
+        for row in rows:
+            finding = row.finding
+            writer.writerow([row.claim.paper, row.claim.source, row.claim.statement,
+                             row.claim.paper_value, finding.simulated if finding else row.error,
+                             row.verdict, finding.magnitude if finding else ""])
+    labels = [run.label for run in experiment.runs]
+    figure, axes = plt.subplots(len(experiment.metrics), 1, squeeze=False,
+                                figsize=(max(5.0, 0.55 * len(labels) + 2),
+                                         2.4 * len(experiment.metrics)))
+    for axis, metric in zip(axes[:, 0], experiment.metrics):
+        values = [cells[label].metrics.get(metric, np.nan) for label in labels]
+        axis.bar(range(len(labels)), values)
+        axis.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=7)
+        axis.set_ylabel(metric, fontsize=8)
+    axes[0, 0].set_title(experiment.title, fontsize=9)
+    figure.tight_layout()
+    figure.savefig(out / f"{experiment.name}.png", dpi=100)
+    plt.close(figure)
+
+
+def register(commands: Any) -> None:
+    """Add `reproduce` to the CLI's subcommands."""
+    parser = commands.add_parser(
+        "reproduce", help="re-run the seed papers' experiments and check their claims")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="experiments to run")
+    parser.add_argument("--all", action="store_true", help="every experiment")
+    parser.add_argument("--list", action="store_true", help="list the experiments")
+    parser.add_argument("--out", type=Path, default=Path("reproduce-out"),
+                        help="folder for each experiment's CSV and PNG (reproduce-out)")
+    parser.add_argument("--duration-scale", type=float, default=1.0,
+                        help="multiply every run's simulated duration")
+    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser.set_defaults(handler=_reproduce)
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    names = experiment_names() if args.all or args.list else args.names
+    if args.list:
+        for name in names:
+            print(f"{name:24} {load_experiment(name).title}")
+        return 0
+    if not names:
+        raise ExperimentError("name experiments or give --all; valid experiments: "
+                              f"{', '.join(experiment_names())}")
+    if args.duration_scale <= 0:
+        raise ExperimentError(f"--duration-scale must be positive, got {args.duration_scale}")
+    experiments = [load_experiment(name) for name in names]
+    started = time.perf_counter()
+    results, rows = run_experiments(experiments, args.duration_scale, args.workers)
+    wall_s = time.perf_counter() - started
+    args.out.mkdir(parents=True, exist_ok=True)
+    for experiment in experiments:
+        write_outputs(experiment, results[experiment.name],
+                      [r for r in rows if r.experiment == experiment.name], args.out)
+    print(format_claims(rows))
+    cpu_s = sum(c.cpu_s for cells in results.values() for c in cells.values())
+    print(f"{len(experiments)} experiments in {wall_s:.0f} s wall ({cpu_s:.0f} s CPU in runs, "
+          f"{args.workers} workers); CSV and PNG in {args.out}/")
+    return 1 if any(r.finding is None for r in rows) else 0
+

@@ -1,0 +1,103 @@
+"""`lsmsim reproduce`: experiments load, claims are measured on simulated runs, bad names are
+user errors listing the valid experiments."""
+
+from __future__ import annotations
+
+import csv
+import textwrap
+
+import pytest
+
+from lsmsim import reproduce
+from lsmsim.cli import main
+from lsmsim.reproduce import (Experiment, Run, experiment_names, format_claims, load_experiment,
+                              ratio_claim, run_experiments, trend_claim, write_outputs)
+
+TINY = {"write_buffer_size": "4MB", "max_bytes_for_level_base": "16MB",
+        "target_file_size_base": "4MB"}
+FIELDS = {"num_keys": 2_000_000}
+
+
+def tiny_experiment(faster: str, slower: str) -> Experiment:
+    """Two 10 s fillrandom runs and a claim that `faster` has the higher throughput."""
+    runs = tuple(Run(device, "fillrandom", device=device, duration_s=10.0, options=TINY,
+                     workload_fields=FIELDS) for device in ("nvme", "hdd"))
+    return Experiment("tiny", "tiny", runs, (
+        ratio_claim("test", "§0", f"{faster} is faster than {slower}", "throughput_ops_per_s",
+                    faster, slower, paper_ratio=2.0, reason="a reason"),
+        trend_claim("test", "§0", "throughput falls nvme -> hdd", "throughput_ops_per_s",
+                    ["nvme", "hdd"], falls=True)), metrics=("throughput_ops_per_s",))
+
+
+def test_verdicts_are_computed_from_the_simulated_runs(tmp_path):
+    experiments = [tiny_experiment("nvme", "hdd")]
+    results, rows = run_experiments(experiments, workers=1)
+    nvme, hdd = (results["tiny"][d].metrics["throughput_ops_per_s"] for d in ("nvme", "hdd"))
+    assert rows[0].finding.holds == (nvme > hdd)
+    assert f"x{nvme / hdd:.2f} vs paper x2.00" == rows[0].finding.magnitude
+    assert rows[1].finding.holds == (hdd < nvme)
+    # The reversed claim, on the same (deterministic) runs, gets the opposite verdict.
+    _, reversed_rows = run_experiments([tiny_experiment("hdd", "nvme")], workers=1)
+    assert reversed_rows[0].finding.holds != rows[0].finding.holds
+    table = format_claims(rows + reversed_rows)
+    assert "DOES NOT HOLD" in table and "likely reason: a reason" in table
+    write_outputs(experiments[0], results["tiny"], rows, tmp_path)
+    with open(tmp_path / "tiny.csv") as handle:
+        table_rows = list(csv.DictReader(handle))
+    assert [r["label"] for r in table_rows] == ["nvme", "hdd"]
+    assert float(table_rows[0]["throughput_ops_per_s"]) == nvme
+    assert (tmp_path / "tiny.png").stat().st_size > 0
+    assert (tmp_path / "tiny_claims.csv").read_text().count("\n") == 3
+
+
+def test_a_failed_run_leaves_its_claims_not_run():
+    runs = (Run("nvme", "fillrandom", duration_s=10.0, options=TINY, workload_fields=FIELDS),
+            Run("bad", "fillrandom", policy="no-such-policy", duration_s=10.0))
+    experiment = Experiment("broken", "broken", runs, (
+        ratio_claim("test", "§0", "x", "throughput_ops_per_s", "nvme", "bad"),),
+        metrics=("throughput_ops_per_s",))
+    _, rows = run_experiments([experiment], workers=1)
+    assert rows[0].finding is None and "run bad failed" in rows[0].error
+    assert "NOT RUN" in format_claims(rows)
+
+
+def test_every_shipped_experiment_loads_with_claims():
+    names = experiment_names()
+    assert len(names) >= 6
+    experiments = [load_experiment(name) for name in names]
+    assert sum(len(e.claims) for e in experiments) >= 25
+    assert {c.paper for e in experiments for c in e.claims} >= {
+        "ADOC", "DOPA-DB", "CruiseDB", "3D XPoint study"}
+
+
+def test_unknown_experiment_is_a_user_error_listing_valid_ones(capsys):
+    assert main(["reproduce", "no-such-experiment"]) == 2
+    error = capsys.readouterr().err
+    assert "unknown experiment 'no-such-experiment'" in error and "adoc_threads" in error
+    assert main(["reproduce"]) == 2
+    assert "--all" in capsys.readouterr().err
+
+
+def test_cli_runs_an_experiment_folder(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "experiments"
+    folder.mkdir()
+    (folder / "tiny.py").write_text(textwrap.dedent("""
+        from lsmsim.reproduce import Experiment, Run, ratio_claim
+        RUNS = tuple(Run(d, "fillrandom", device=d, duration_s=20.0,
+                         options={"write_buffer_size": "4MB"}, workload_fields={"num_keys": 2_000_000})
+                     for d in ("nvme", "hdd"))
+        EXPERIMENT = Experiment("tiny", "tiny", RUNS, (ratio_claim(
+            "test", "§0", "nvme beats hdd", "throughput_ops_per_s", "nvme", "hdd"),),
+            metrics=("throughput_ops_per_s",))
+    """))
+    (folder / "broken.py").write_text("X = 1\n")
+    monkeypatch.setattr(reproduce, "EXPERIMENTS_DIR", folder)
+    assert main(["reproduce", "tiny", "--duration-scale", "0.5", "--workers", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "[1] test §0: nvme beats hdd" in out and "1 of 1 claims" in out
+    assert (tmp_path / "out" / "tiny.csv").is_file()
+    with open(tmp_path / "out" / "tiny.csv") as handle:
+        assert float(next(csv.DictReader(handle))["duration_s"]) == pytest.approx(10.0)
+    assert main(["reproduce", "broken"]) == 2
+    assert "defines no EXPERIMENT" in capsys.readouterr().err
