@@ -89,6 +89,7 @@ class Trace:
         elif plot:
             from lsmsim.plot import save_timeline
             save_timeline(self, out / "timeline.png")
+        if plot:
             from lsmsim.policy_plot import policy_columns, save_policy_view
             if policy_columns(self):
                 save_policy_view(self, out / "policy.png")

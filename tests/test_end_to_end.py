@@ -129,3 +129,11 @@ def test_sampling_interval_does_not_change_the_dynamics():
     coarse = run_small(duration_s=30, interval_s=3.0)
     assert fine.events == coarse.events
     assert fine.summary["ops"] == pytest.approx(coarse.summary["ops"], rel=1e-12)
+
+
+def test_cli_run_draws_the_policy_view_beside_the_timeline(tmp_path):
+    """The CLI draws timeline.png in a forked plotter; policy.png must come out all the same."""
+    assert main(["run", "fillrandom", "--duration", "5", "--num", "1000000",
+                 "--set", "write_buffer_size=8MB", "--policy", "two-stage",
+                 "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "timeline.png").exists() and (tmp_path / "policy.png").exists()
