@@ -136,9 +136,9 @@ def write_csv(cells: list[Cell], path: Path) -> None:
 def save_figures(cells: list[Cell], out: Path) -> list[Path]:
     """Grouped bars per metric (devices on x, one bar per policy) and, per policy, its own
     state over time (its `policy_*` columns, one line per device)."""
-    import matplotlib
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from lsmsim.plot import save_figure  # also selects the Agg backend
 
     policies = list(dict.fromkeys(c.policy for c in cells))
     devices = list(dict.fromkeys(c.device for c in cells))
@@ -156,8 +156,7 @@ def save_figures(cells: list[Cell], out: Path) -> list[Path]:
         axis.legend(fontsize=7)
         figure.tight_layout()
         path = out / f"bars_{column}.png"
-        figure.savefig(path, dpi=100)
-        plt.close(figure)
+        save_figure(figure, path)
         written.append(path)
     for policy in policies:
         names = sorted({n for d in devices for n in by_key[(policy, d)].policy_series
@@ -177,8 +176,7 @@ def save_figures(cells: list[Cell], out: Path) -> list[Path]:
         axes[0, 0].set_title(f"{policy}: its own view over time")
         figure.tight_layout()
         path = out / f"policy_{policy.split(':')[0]}.png"
-        figure.savefig(path, dpi=100)
-        plt.close(figure)
+        save_figure(figure, path)
         written.append(path)
     return written
 
