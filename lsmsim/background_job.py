@@ -112,10 +112,14 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
 
     With `grandparent_bounds` (sorted absolute bucket indices of every start and end of the
     files one level below the output, repeated where two files meet;
-    level_compaction_dynamic_file_size, RocksDB 7.8+) a file is also cut at a grandparent
+    level_compaction_dynamic_file_size, RocksDB 7.8+) a file is cut at a grandparent
     boundary once it holds 50% + 5% per grandparent boundary crossed (at most 90%) of the
     target (CompactionOutputs::ShouldStopBefore), so that output files line up with the
-    next level's files and later compactions overlap less. Simplified: the "skippable
+    next level's files and later compactions overlap less; and a compaction that has
+    grandparents lets a file grow to twice the target while it waits for a boundary
+    (Compaction::Compaction: `max_output_file_size_ = bottommost_level_ ||
+    grandparents_.empty() || !level_compaction_dynamic_file_size ? target : 2 * target`;
+    ShouldStopBefore cuts on size at that maximum only). Simplified: the "skippable
     grandparent file" and max_compaction_bytes cuts are left out (random keys rarely
     trigger them)."""
     n = len(merged)
@@ -133,9 +137,10 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
 def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
                first_number: int, at_s: float, write_position_bytes: float,
                grandparent_bounds: list[int] | None = None) -> list[SstFile]:
-    """CompactionOutputs::ShouldStopBefore closes a file once it reaches the target size;
-    here a file closes at the first bucket edge where it reaches it (or, with grandparent
-    bounds, at the pre-cut boundary `_grandparent_cut` finds)."""
+    """CompactionOutputs::ShouldStopBefore closes a file once it reaches the compaction's
+    max_output_file_size (the target, or twice it with grandparent bounds); here a file
+    closes at the first bucket edge where it reaches it (or, with grandparent bounds, at
+    the pre-cut boundary `_grandparent_cut` finds)."""
     files: list[SstFile] = []
     n = len(merged)
     if n <= SMALL_VECTOR:  # plain lists beat numpy calls on short vectors (same sums)
@@ -147,7 +152,9 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
         cumulative = np.cumsum(merged) * entry_bytes
         search = np.ndarray.searchsorted
     edges = None
+    max_file_bytes = target_file_bytes
     if grandparent_bounds:  # the sorted bounds strictly inside (lo, lo + n), made relative
+        max_file_bytes = 2.0 * target_file_bytes
         inside = grandparent_bounds[bisect.bisect_right(grandparent_bounds, lo):
                                     bisect.bisect_left(grandparent_bounds, lo + n)]
         edges = [b - lo for b in inside] or None
@@ -155,7 +162,7 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
     start = 0
     base = 0.0
     while start < n:
-        end = int(search(cumulative, base + target_file_bytes)) + 1
+        end = int(search(cumulative, base + max_file_bytes)) + 1
         if end <= start:  # at least one bucket, at most the rest
             end = start + 1
         if end > n:

@@ -54,16 +54,21 @@ def test_split_output_cuts_at_target_size():
 
 def test_dynamic_file_size_cuts_at_grandparent_boundaries():
     """level_compaction_dynamic_file_size: a file is cut at a grandparent boundary once past
-    50% + 5% per boundary crossed of the target; never past the target itself."""
+    50% + 5% per boundary crossed of the target; a compaction with grandparents lets a file
+    grow to twice the target (max_output_file_size) while it waits for one."""
     merged = np.full(100, 10.0)  # 1 KB per bucket; target 10 KB = 10 buckets
     # Grandparent files [0, 7) and [7, 40): boundaries at 7 (twice: end and start) and 40.
     files = split_output(merged, 0, 100, 10_000, 1, 0.0, 0.0,
                          grandparent_bounds=[0, 7, 7, 40])
-    # At 7 the file holds 7 KB >= (50% + 2 x 5%) of 10 KB: cut. From 7, the next
-    # boundary (40) is past the target: plain cuts at 17, 27, 37; then 40 (3 KB < 55%: no).
-    assert [f.lo for f in files][:5] == [0, 7, 17, 27, 37]
-    assert all(f.size_bytes <= 10_000 for f in files)
+    # At 7 the file holds 7 KB >= (50% + 2 x 5%) of 10 KB: cut. From 7 no boundary comes
+    # before 2 x the target: cut at 27; at 40 the file holds 13 KB >= 55%: cut; past the
+    # last grandparent file the files still grow to 2 x the target.
+    assert [f.lo for f in files] == [0, 7, 27, 40, 60, 80]
+    assert max(f.size_bytes for f in files) == 20_000
     assert sum(f.size_bytes for f in files) == 100_000
+    # Without grandparents (the bottommost level), files stop at the target.
+    plain = split_output(merged, 0, 100, 10_000, 1, 0.0, 0.0, grandparent_bounds=[])
+    assert max(f.size_bytes for f in plain) == 10_000
 
 
 def _file(number, lo, hi, keys_each=100.0):
