@@ -46,9 +46,14 @@ class BackgroundJob:
         for each output file's Sync (BuildTable and CompactionJob::FinishCompactionOutputFile
         call WritableFileWriter::Sync; with buffered I/O and bytes_per_sync=0 the kernel
         writes a file back only then), so its CPU time and its own device time add up
-        rather than overlap. Simplified: under contention, sharing is still max-min."""
-        seconds = self.cpu_s + self.read_bytes / read_bps + self.write_bytes / write_bps
+        rather than overlap. Under CPU contention `lsmsim.fluid_share.runnable_fractions`
+        keeps them serial too."""
+        seconds = self.cpu_s + self.own_wait_s(read_bps, write_bps)
         return 1.0 / seconds if seconds > 0 else float("inf")
+
+    def own_wait_s(self, read_bps: float, write_bps: float) -> float:
+        """Seconds the job's thread blocks on its own reads and output Syncs (not runnable)."""
+        return self.read_bytes / read_bps + self.write_bytes / write_bps
 
 
 @dataclass(eq=False)

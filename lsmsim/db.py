@@ -21,7 +21,7 @@ from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
 from lsmsim.compaction_picker import Compaction
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog
-from lsmsim.fluid_share import CPU, DEVICE, Demand, allocate
+from lsmsim.fluid_share import CPU, DEVICE, Demand, allocate, runnable_fractions
 from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace
@@ -262,11 +262,17 @@ class DB:
         if jobs:
             limiter.maybe_tune(self.env.now)   # Request() tunes an auto-tuned limiter
         limiter_bps = limiter.rate_bps
-        for job in jobs:
+        one_stream = self._one_stream_bps
+        foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
+        runnable = runnable_fractions(float(self.machine.cores), foreground,
+                                      [(job.cpu_s, job.own_wait_s(*one_stream)) for job in jobs])
+        for job, fraction in zip(jobs, runnable):
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
-            demands.append(Demand(per_unit, job.thread_cap(*self._one_stream_bps),
-                                  _weight_tuple(self.policy.job_weights(self, job))))
+            cpu_weight, device_weight, limiter_weight = _weight_tuple(
+                self.policy.job_weights(self, job))
+            demands.append(Demand(per_unit, job.thread_cap(*one_stream),
+                                  (cpu_weight * fraction, device_weight, limiter_weight)))
         capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
         self._client_rates = rates[:clients]

@@ -44,6 +44,33 @@ def water_fill(capacity: float, wants: list[float], weights: list[float]) -> lis
     return shares
 
 
+def runnable_fractions(cores: float, foreground: float,
+                       work: list[tuple[float, float]]) -> list[float]:
+    """Fraction of the time each background thread is runnable under CPU contention, to
+    weight its CPU share: `work` holds each job's (CPU seconds, seconds blocked on its own
+    I/O) per unit of progress; `foreground` is the client threads' runnable count (their
+    CPU demand in cores: a stopped writer is not runnable).
+
+    A flush or compaction thread computes, then blocks on its reads and each output file's
+    Sync (see `BackgroundJob.thread_cap`); while blocked it is not runnable, and Linux's
+    CFS shares the cores equally among the threads that are (a runnable thread gets
+    `share = min(1, cores / runnable threads)`). A job therefore takes `cpu / share + wait`
+    per unit, runnable a fraction `u = cpu / (cpu + share * wait)` of the time, and uses
+    `share * u` cores, less than an always-runnable writer's `share`: the writer takes the
+    CPU a job leaves while it waits. Max-min with CPU weights `u` gives exactly these
+    shares. Mean-field: the runnable-thread count is the sum of the fractions, found by
+    fixed-point iteration (it converges in a few rounds; three are enough for 2 cores).
+    Simplified: a client activity keeps weight 1 however many threads it stands for."""
+    if foreground + len(work) <= cores:  # a core for every thread: no one waits for CPU
+        return [1.0] * len(work)
+    share = cores / (foreground + len(work))
+    fractions = [1.0] * len(work)
+    for _ in range(3):
+        fractions = [cpu / (cpu + share * wait) if cpu > 0.0 else 1.0 for cpu, wait in work]
+        share = min(1.0, cores / (foreground + sum(fractions)))
+    return fractions
+
+
 def allocate(capacities: list[float | None], demands: list[Demand]) -> list[float]:
     """Progress rate (units/s) of every activity; `capacities[r]` None means resource r is
     not modelled (no rate limiter). A resource whose users all fit sets no limit."""
