@@ -357,7 +357,9 @@ class VersionStorage:
 
     def estimate_compaction_bytes_needed(self, opts: LsmOptions, base_level: int,
                                          targets: list[float]) -> float:
-        """EstimateCompactionBytesNeeded: RocksDB's pending compaction bytes (exact)."""
+        """EstimateCompactionBytesNeeded: RocksDB's pending compaction bytes (exact; whole
+        bytes, as RocksDB's uint64_t, so that expected file sizes' last-digit rounding does
+        not show)."""
         l0_bytes = self.level_bytes(0)
         l0_triggered = (len(self.levels[0]) >= opts.level0_file_num_compaction_trigger
                         or l0_bytes >= opts.max_bytes_for_level_base)
@@ -377,4 +379,4 @@ class VersionStorage:
                 next_known = below
                 if below > 0:
                     estimate += carry * (below / size + 1)
-        return estimate
+        return float(int(estimate))
