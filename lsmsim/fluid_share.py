@@ -64,7 +64,7 @@ def runnable_fractions(cores: float, foreground: float,
     if foreground + len(work) <= cores:  # a core for every thread: no one waits for CPU
         return [1.0] * len(work)
     share = cores / (foreground + len(work))
-    fractions = [1.0] * len(work)
+    fractions: list[float] = []
     for _ in range(3):
         fractions = [cpu / (cpu + share * wait) if cpu > 0.0 else 1.0 for cpu, wait in work]
         share = min(1.0, cores / (foreground + sum(fractions)))
