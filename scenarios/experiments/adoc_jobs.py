@@ -1,0 +1,70 @@
+"""ADOC (FAST 2023) §3.2 and §4.2, Fig. 7: how often each kind of background job runs
+(flush, L0-L1 compaction, deep level compaction) and its average processing rate (bytes
+written / job seconds) as the number of threads grows, over adoc_threads' runs (PM, NVMe
+SSD, HDD at 2-20 threads, 64 MB batches, 900 simulated s; the paper's are one hour)."""
+
+from typing import Callable
+
+from lsmsim.reproduce import (Claim, Experiment, Finding, Results, load_experiment, metric_of,
+                              trend_claim)
+
+THREADS_SWEEP = load_experiment("adoc_threads")
+THREADS = (2, 4, 6, 12, 20)
+DEVICES = (("pm", "PM"), ("nvme", "NVMe SSD"), ("hdd", "HDD"))
+KINDS = ("flush", "l0_compaction", "deep_compaction")
+
+
+def _labels(device: str) -> list[str]:
+    return [f"{device}-t{threads}" for threads in THREADS]
+
+
+def _flush_slowest(device: str) -> Callable[[Results], Finding]:
+    """At every thread count, the mean flush rate is below both compaction kinds' rates."""
+    def measure(results: Results) -> Finding:
+        rates = {label: [metric_of(results, label, f"{kind}_rate_MBps") for kind in KINDS]
+                 for label in _labels(device)}
+        slowest = [label for label, (flush, *others) in rates.items()
+                   if all(flush < other for other in others)]
+        shown = "; ".join(f"{label.split('-')[-1]} " + "/".join(f"{r:,.0f}" for r in values)
+                          for label, values in rates.items())
+        return Finding(f"MB/s flush/L0-L1/deep: {shown}", len(slowest) == len(rates),
+                       f"flush slowest in {len(slowest)} of {len(rates)} runs")
+    return measure
+
+
+EXPERIMENT = Experiment(
+    name="adoc_jobs",
+    title="ADOC Fig. 7 analogue: background jobs and their processing rate vs threads",
+    runs=THREADS_SWEEP.runs,
+    metrics=("flush_count", "l0_compaction_jobs", "deep_compaction_jobs", "flush_rate_MBps",
+             "l0_compaction_rate_MBps", "deep_compaction_rate_MBps"),
+    claims=(
+        *(trend_claim("ADOC", "§3.2, Fig. 7(a) (Table 2 [C5])", f"increasing the number of "
+                      f"threads leads to more frequent compaction jobs ({name})",
+                      "compaction_count", _labels(device), falls=False,
+                      paper_value="rises with threads",
+                      reason="compactions are bounded by the bytes flushed, which the device, "
+                             "not the thread count, limits in the simulation")
+          for device, name in DEVICES),
+        *(trend_claim("ADOC", "§3.2, Fig. 7(b) (Table 2 [C5])", f"the average processing rate "
+                      f"of background jobs decreases as threads increase ({name})",
+                      "background_rate_MBps", _labels(device), falls=True,
+                      paper_value="falls with threads",
+                      reason="few simulated jobs run at once whatever the thread limit, so "
+                             "each keeps its bandwidth share")
+          for device, name in DEVICES),
+        *(trend_claim("ADOC", "§4.2, Fig. 7(b)", f"the average flush rate monotonically "
+                      f"decreases with the number of threads ({name})", "flush_rate_MBps",
+                      _labels(device), falls=True, paper_value="falls monotonically",
+                      reason="the simulated flush shares the device equally with each "
+                             "running compaction; with few compactions running, its share "
+                             "does not shrink with the thread limit")
+          for device, name in DEVICES),
+        *(Claim("ADOC", "§4.2, Fig. 7(b)", f"flush jobs are allocated the least bandwidth "
+                f"among the background jobs ({name})", "flush rate lowest of the three kinds",
+                _flush_slowest(device),
+                reason="a simulated flush writes one memtable in one stream, as fast per "
+                       "stream as a compaction's; its rate is not singled out")
+          for device, name in DEVICES),
+    ),
+)
