@@ -32,6 +32,23 @@ def _flush_slowest(device: str) -> Callable[[Results], Finding]:
     return measure
 
 
+# (source, statement, metric, falls, paper's value, likely reason if it does not hold)
+TRENDS = (
+    ("§3.2, Fig. 7(a) (Table 2 [C5])", "increasing the number of threads leads to more "
+     "frequent compaction jobs", "compaction_count", False, "rises with threads",
+     "the number of compactions follows the bytes flushed, and the simulated write "
+     "throughput (so the flushes) peaks at 4-6 threads on PM and NVMe and falls after; on "
+     "HDD it falls from 2 threads on"),
+    ("§3.2, Fig. 7(b) (Table 2 [C5])", "the average processing rate of background jobs "
+     "decreases as threads increase", "background_rate_MBps", True, "falls with threads",
+     "few simulated jobs run at once whatever the thread limit, so each keeps its bandwidth "
+     "share"),
+    ("§4.2, Fig. 7(b)", "the average flush rate monotonically decreases with the number of "
+     "threads", "flush_rate_MBps", True, "falls monotonically",
+     "the simulated flush shares the device equally with each running compaction; with few "
+     "compactions running, its share does not shrink with the thread limit"),
+)
+
 EXPERIMENT = Experiment(
     name="adoc_jobs",
     title="ADOC Fig. 7 analogue: background jobs and their processing rate vs threads",
@@ -39,26 +56,9 @@ EXPERIMENT = Experiment(
     metrics=("flush_count", "l0_compaction_jobs", "deep_compaction_jobs", "flush_rate_MBps",
              "l0_compaction_rate_MBps", "deep_compaction_rate_MBps"),
     claims=(
-        *(trend_claim("ADOC", "§3.2, Fig. 7(a) (Table 2 [C5])", f"increasing the number of "
-                      f"threads leads to more frequent compaction jobs ({name})",
-                      "compaction_count", _labels(device), falls=False,
-                      paper_value="rises with threads",
-                      reason="compactions are bounded by the bytes flushed, which the device, "
-                             "not the thread count, limits in the simulation")
-          for device, name in DEVICES),
-        *(trend_claim("ADOC", "§3.2, Fig. 7(b) (Table 2 [C5])", f"the average processing rate "
-                      f"of background jobs decreases as threads increase ({name})",
-                      "background_rate_MBps", _labels(device), falls=True,
-                      paper_value="falls with threads",
-                      reason="few simulated jobs run at once whatever the thread limit, so "
-                             "each keeps its bandwidth share")
-          for device, name in DEVICES),
-        *(trend_claim("ADOC", "§4.2, Fig. 7(b)", f"the average flush rate monotonically "
-                      f"decreases with the number of threads ({name})", "flush_rate_MBps",
-                      _labels(device), falls=True, paper_value="falls monotonically",
-                      reason="the simulated flush shares the device equally with each "
-                             "running compaction; with few compactions running, its share "
-                             "does not shrink with the thread limit")
+        *(trend_claim("ADOC", source, f"{statement} ({name})", metric, _labels(device),
+                      falls=falls, paper_value=paper_value, reason=reason)
+          for source, statement, metric, falls, paper_value, reason in TRENDS
           for device, name in DEVICES),
         *(Claim("ADOC", "§4.2, Fig. 7(b)", f"flush jobs are allocated the least bandwidth "
                 f"among the background jobs ({name})", "flush rate lowest of the three kinds",

@@ -46,6 +46,7 @@ EXPERIMENT = Experiment(
               _steadier(device, knob),
               reason="the simulated ADOC reacts to the same per-second overflow signals as "
                      "the single-knob schemes; tuning the other knob does not calm the "
-                     "signal in a 900 s run")
+                     "signal in a 900 s run (and a single-knob scheme that never adjusts "
+                     "cannot be out-steadied)")
         for device, name in (("pm", "PM"), ("hdd", "HDD")) for knob in KNOBS),
 )

@@ -6,7 +6,9 @@ run: a load of 5 M records, then the stage until 600 simulated s (throughput cou
 stage alone). ADOC-5.7.1 (ADOC on RocksDB 5.7.1) is a version effect the simulator cannot
 speak to and is left out."""
 
-from lsmsim.reproduce import Experiment, Run, pairs_claim
+import numpy as np
+
+from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run, metric_of, pairs_claim
 
 DEVICES = ("pm", "nvme", "sata-ssd", "hdd")
 SCHEMES = ("rocksdb-at", "silk-o", "adoc")
@@ -29,6 +31,19 @@ def _versus(stage: str, winner: str, loser: str) -> list[tuple[str, str]]:
     return [(f"{d}-{stage}-{winner}", f"{d}-{stage}-{loser}") for d in DEVICES]
 
 
+def _over_rocksdb_at(results: Results) -> Finding:
+    """Per device, the geometric mean over the stages of ADOC's throughput over RocksDB-AT's."""
+    gains = {device: float(np.exp(np.mean([np.log(
+        metric_of(results, f"{device}-{stage.removeprefix('ycsb_')}-adoc", METRIC)
+        / metric_of(results, f"{device}-{stage.removeprefix('ycsb_')}-rocksdb-at", METRIC))
+        for stage in STAGES]))) for device in DEVICES}
+    return Finding("ADOC/RocksDB-AT, geometric mean over the stages: "
+                   + ", ".join(f"{d} x{g:.2f}" for d, g in gains.items()),
+                   all(g > 1 for g in gains.values()),
+                   f"x{min(gains.values()):.2f} to x{max(gains.values()):.2f} vs paper "
+                   "x1.076 to x1.114")
+
+
 MEMORY = ("SILK-O's larger memory serves more requests from memtables; the simulated "
           "read path charges memtable and cached reads alike for both schemes")
 
@@ -38,14 +53,12 @@ EXPERIMENT = Experiment(
     runs=RUNS,
     metrics=(METRIC, "stall_time_s", "read_latency_p99_us"),
     claims=(
-        pairs_claim("ADOC", "§6.3, Fig. 17", "comparing the auto-tuning systems, ADOC performs "
-                    "7.6% to 11.4% better than RocksDB-AT over all the devices (every stage; "
-                    "here: every stage on every device)", METRIC,
-                    [pair for stage in STAGES for pair in _versus(
-                        stage.removeprefix("ycsb_"), "adoc", "rocksdb-at")],
-                    paper_value="x1.076 to x1.114",
-                    reason="read-only and read-mostly stages are bound by the simulated read "
-                           "path, which tuning threads and batch size does not change"),
+        Claim("ADOC", "§6.3, Fig. 17", "comparing the auto-tuning systems, ADOC performs "
+              "7.6% to 11.4% better than RocksDB-AT over all the devices considered (here: "
+              "the geometric mean over the stages, on every device)", "x1.076 to x1.114",
+              _over_rocksdb_at,
+              reason="read-only and read-mostly stages are bound by the simulated read path, "
+                     "which tuning threads and batch size does not change"),
         pairs_claim("ADOC", "§6.3, Fig. 17", "for Load, a purely write workload, ADOC beats "
                     "SILK-O (on every device)", METRIC, _versus("load", "adoc", "silk-o"),
                     paper_value="ADOC above SILK-O",
