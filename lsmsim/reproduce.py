@@ -133,38 +133,42 @@ def ratio_claim(paper: str, source: str, statement: str, metric: str, higher: st
 TREND_TOLERANCE = 0.05   # of the series' largest |value|
 TREND_RULE = ("trend: 'falls' ('rises') holds when the last value is below (above) the first "
               "by more than 5% of the series' largest |value|, at most a quarter of the steps "
-              "(rounded down) go the other way by more than that 5%, and no such step is "
-              "larger than half the first-to-last change (so a rise-then-fall does not count "
-              "as a fall); the rank correlation is printed, not judged")
+              "(rounded down; none for a 'monotonic' claim) go the other way by more than "
+              "that 5%, and no such step is larger than half the first-to-last change (so a "
+              "rise-then-fall does not count as a fall); the rank correlation is printed, not "
+              "judged")
 
 
-def trend_direction_holds(values: Sequence[float], falls: bool) -> tuple[bool, int]:
-    """Whether `values` fall (or rise) by `TREND_RULE`, and how many steps go the other way
-    beyond the tolerance. Three points allow no reversing step, five allow one."""
+def trend_direction_holds(values: Sequence[float], falls: bool,
+                          monotonic: bool = False) -> tuple[bool, int]:
+    """Whether `values` (two or more) fall (or rise) by `TREND_RULE`, and how many steps go
+    the other way beyond the tolerance. Up to four points allow no reversing step, five to
+    eight allow one; `monotonic` (the paper says "monotonically") allows none."""
     sign = -1.0 if falls else 1.0
     series = sign * np.asarray(values, dtype=float)   # the claimed direction is "up" here
-    tolerance = TREND_TOLERANCE * float(np.max(np.abs(series))) if series.size else 0.0
+    tolerance = TREND_TOLERANCE * float(np.max(np.abs(series)))
     change = float(series[-1] - series[0])
     steps = np.diff(series)
     reversals = steps[steps < -tolerance]
-    holds = (change > tolerance and len(reversals) <= len(steps) // 4
+    allowed = 0 if monotonic else len(steps) // 4
+    holds = (change > tolerance and len(reversals) <= allowed
              and bool(np.all(-reversals < change / 2)))
     return holds, len(reversals)
 
 
 def trend_claim(paper: str, source: str, statement: str, metric: str, labels: Sequence[str],
                 falls: bool, paper_change: float | None = None, paper_value: str = "",
-                reason: str = "") -> Claim:
+                reason: str = "", monotonic: bool = False) -> Claim:
     """`metric` falls (or rises) over `labels` in order, by `TREND_RULE`
-    (`trend_direction_holds`); `paper_change` is the paper's relative change first -> last
-    (e.g. -0.199)."""
+    (`trend_direction_holds`; with `monotonic`, no step may reverse beyond the tolerance);
+    `paper_change` is the paper's relative change first -> last (e.g. -0.199)."""
 
     def measure(results: Results) -> Finding:
         values = np.array([metric_of(results, label, metric) for label in labels])
         change = (values[-1] - values[0]) / values[0] if values[0] else float("nan")
         ranks = np.argsort(np.argsort(values))
         rho = float(np.corrcoef(ranks, np.arange(len(values)))[0, 1]) if np.ptp(values) else 0.0
-        holds, reversals = trend_direction_holds(values, falls)
+        holds, reversals = trend_direction_holds(values, falls, monotonic)
         simulated = f"{metric}: " + " -> ".join(_fmt(v) for v in values)
         magnitude = (f"{change:+.1%} (rank corr {rho:+.2f}, {reversals} of {len(values) - 1} "
                      "steps reverse)")

@@ -118,7 +118,8 @@ def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
                                    "deep_compaction": []}
     for job, level in output_level.items():
         if level > 0:
-            kinds["l0_compaction" if start_level.get(job, 0) == 0 else "deep_compaction"].append(job)
+            kind = "l0_compaction" if start_level.get(job, 0) == 0 else "deep_compaction"
+            kinds[kind].append(job)
     return {
         **{f"{kind}_jobs": len(jobs) for kind, jobs in kinds.items() if kind != "flush"},
         **{f"{kind}_rate_MBps": _mean_rate_MBps(jobs, file_bytes_by_job, job_s)

@@ -41,6 +41,7 @@ def test_verdicts_are_computed_from_the_simulated_runs(tmp_path):
     assert reversed_rows[0].finding.holds != rows[0].finding.holds
     table = format_claims(rows + reversed_rows)
     assert "DOES NOT HOLD" in table and "likely reason: a reason" in table
+    assert f"rule: {reproduce.TREND_RULE}" in table
     write_outputs(experiments[0], results["tiny"], rows, tmp_path)
     with open(tmp_path / "tiny.csv") as handle:
         table_rows = list(csv.DictReader(handle))
@@ -117,6 +118,12 @@ def test_cli_runs_an_experiment_folder(tmp_path, monkeypatch, capsys):
 ])
 def test_trend_rule_counts_reversals_and_needs_a_real_change(values, falls, holds):
     assert reproduce.trend_direction_holds(values, falls)[0] is holds
+
+
+def test_a_monotonic_trend_allows_no_reversal_beyond_the_tolerance():
+    assert reproduce.trend_direction_holds([10, 6, 7, 4, 2], True) == (True, 1)
+    assert reproduce.trend_direction_holds([10, 6, 7, 4, 2], True, monotonic=True) == (False, 1)
+    assert reproduce.trend_direction_holds([10, 6, 6.2, 4, 2], True, monotonic=True)[0]
 
 
 def fake_results(**metric_by_label: float) -> dict[str, reproduce.Cell]:
