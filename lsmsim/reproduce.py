@@ -414,7 +414,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         write_outputs(experiment, results[experiment.name],
                       [r for r in rows if r.experiment == experiment.name], args.out)
     print(format_claims(rows))
-    cpu_s = sum(c.cpu_s for cells in results.values() for c in cells.values())
+    simulated = {id(c): c for cells in results.values() for c in cells.values()}  # shared once
+    cpu_s = sum(c.cpu_s for c in simulated.values())
     print(f"{len(experiments)} experiments in {wall_s:.0f} s wall ({cpu_s:.0f} s CPU in runs, "
           f"{args.workers} workers); CSV and PNG in {args.out}/")
     return 1 if any(r.finding is None for r in rows) else 0

@@ -120,12 +120,14 @@ def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
         if level > 0:
             kind = "l0_compaction" if start_level.get(job, 0) == 0 else "deep_compaction"
             kinds[kind].append(job)
+    kinds["background"] = [job for jobs in kinds.values() for job in jobs]
+    rates = {f"{kind}_rate_MBps": _mean_rate_MBps(jobs, file_bytes_by_job, job_s)
+             for kind, jobs in kinds.items()}
     return {
-        **{f"{kind}_jobs": len(jobs) for kind, jobs in kinds.items() if kind != "flush"},
-        **{f"{kind}_rate_MBps": _mean_rate_MBps(jobs, file_bytes_by_job, job_s)
-           for kind, jobs in kinds.items()},
-        "background_rate_MBps": _mean_rate_MBps([j for jobs in kinds.values() for j in jobs],
-                                                file_bytes_by_job, job_s),
+        "l0_compaction_jobs": len(kinds["l0_compaction"]),
+        "deep_compaction_jobs": len(kinds["deep_compaction"]),
+        # A kind with no timed job has no rate (left out rather than NaN, which equals nothing).
+        **{name: rate for name, rate in rates.items() if rate is not None},
         "flush_count": flushes,
         "compaction_count": compactions,
         "trivial_move_count": moves,
@@ -148,11 +150,11 @@ def _record_job_seconds(job_s: dict[int, float], started_at_s: dict[int, float],
 
 
 def _mean_rate_MBps(jobs: Sequence[int], file_bytes_by_job: Mapping[int, float],
-                    job_s: Mapping[int, float]) -> float:
+                    job_s: Mapping[int, float]) -> float | None:
     """The mean over `jobs` of bytes written / job seconds (ADOC Fig. 7(b)'s "average
-    processing rate" of a job kind), MB = 1e6 bytes; NaN without timed jobs."""
+    processing rate" of a job kind), MB = 1e6 bytes; None without timed jobs."""
     rates = [file_bytes_by_job.get(j, 0.0) / job_s[j] / 1e6 for j in jobs if job_s.get(j, 0) > 0]
-    return float(np.mean(rates)) if rates else float("nan")
+    return float(np.mean(rates)) if rates else None
 
 
 def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
