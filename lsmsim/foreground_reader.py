@@ -58,6 +58,7 @@ class ForegroundClients:
         self.read_path = ReadPath(db.keyspace, db.entry, db.machine, db.device)
         self.streams = self._streams_for(self.schedule.phase)
         self.ops_done = 0.0
+        self._phase_start = (db.env.now, 0.0)  # (at_s, ops_done) when the current phase began
         self.gets_done = 0.0
         self.scans_done = 0.0
         self.read_latency = LatencyHistogram()
@@ -193,6 +194,7 @@ class ForegroundClients:
                 db.writes_done.succeed()
         else:
             phase = self.schedule.phase
+            self._phase_start = (now_s, self.ops_done)
             self.streams = self._streams_for(phase)
             self._requests = self._request_distribution()
             self._shares = None
@@ -222,9 +224,14 @@ class ForegroundClients:
 
     def summary(self, duration_s: float) -> dict[str, Any]:
         reads = self.gets_done + self.scans_done
+        phase_at_s, phase_ops = self._phase_start
+        phase_s = duration_s - phase_at_s
         return {
             "client_ops": self.ops_done,
             "client_ops_per_s": self.ops_done / duration_s,
+            # The last phase alone (a YCSB run stage without its load), as YCSB reports it.
+            "final_phase_ops_per_s": (self.ops_done - phase_ops) / phase_s if phase_s > 0
+            else float("nan"),
             "gets": self.gets_done,
             "scans": self.scans_done,
             "read_throughput_ops_per_s": reads / duration_s,

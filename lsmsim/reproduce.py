@@ -68,7 +68,8 @@ Results = Mapping[str, Cell]
 @dataclass(frozen=True)
 class Claim:
     """A claim as the paper states it, and how to measure it on an experiment's runs.
-    `reason` is the likely reason it may not reproduce (printed when it does not)."""
+    `reason` is the likely reason it may not reproduce (printed when it does not); `rule`
+    is the verdict rule when it is not obvious (printed once under the claims table)."""
 
     paper: str
     source: str
@@ -76,11 +77,14 @@ class Claim:
     paper_value: str
     measure: Callable[[Results], Finding]
     reason: str = ""
+    rule: str = ""
 
 
 @dataclass(frozen=True)
 class Experiment:
-    """A seed figure's analogue: its runs, the metrics drawn, and the claims checked."""
+    """A seed figure's analogue: its runs, the metrics drawn (a bar per run), the claims
+    checked, and `series`: timeseries columns kept by the runs (a `Run.series` name or a
+    policy's `policy_*` column) drawn over time, a line per run that has them."""
 
     name: str
     title: str
@@ -88,6 +92,7 @@ class Experiment:
     claims: tuple[Claim, ...]
     metrics: tuple[str, ...]
     note: str = ""
+    series: tuple[str, ...] = ()
 
 
 # -- claim helpers --------------------------------------------------------------------------
@@ -125,11 +130,37 @@ def ratio_claim(paper: str, source: str, statement: str, metric: str, higher: st
     return Claim(paper, source, statement, value, measure, reason)
 
 
+TREND_TOLERANCE = 0.05   # of the series' largest |value|
+TREND_RULE = ("trend: 'falls' ('rises') holds when the last value is below (above) the first "
+              "by more than 5% of the series' largest |value|, at most a quarter of the steps "
+              "(rounded down; none for a 'monotonic' claim) go the other way by more than "
+              "that 5%, and no such step is larger than half the first-to-last change (so a "
+              "rise-then-fall does not count as a fall); the rank correlation is printed, not "
+              "judged")
+
+
+def trend_direction_holds(values: Sequence[float], falls: bool,
+                          monotonic: bool = False) -> tuple[bool, int]:
+    """Whether `values` (two or more) fall (or rise) by `TREND_RULE`, and how many steps go
+    the other way beyond the tolerance. Up to four points allow no reversing step, five to
+    eight allow one; `monotonic` (the paper says "monotonically") allows none."""
+    sign = -1.0 if falls else 1.0
+    series = sign * np.asarray(values, dtype=float)   # the claimed direction is "up" here
+    tolerance = TREND_TOLERANCE * float(np.max(np.abs(series)))
+    change = float(series[-1] - series[0])
+    steps = np.diff(series)
+    reversals = steps[steps < -tolerance]
+    allowed = 0 if monotonic else len(steps) // 4
+    holds = (change > tolerance and len(reversals) <= allowed
+             and bool(np.all(-reversals < change / 2)))
+    return holds, len(reversals)
+
+
 def trend_claim(paper: str, source: str, statement: str, metric: str, labels: Sequence[str],
                 falls: bool, paper_change: float | None = None, paper_value: str = "",
-                reason: str = "") -> Claim:
-    """`metric` falls (or rises) from the first to the last of `labels`, and mostly
-    monotonically (Spearman rank correlation with the order has the claimed sign);
+                reason: str = "", monotonic: bool = False) -> Claim:
+    """`metric` falls (or rises) over `labels` in order, by `TREND_RULE`
+    (`trend_direction_holds`; with `monotonic`, no step may reverse beyond the tolerance);
     `paper_change` is the paper's relative change first -> last (e.g. -0.199)."""
 
     def measure(results: Results) -> Finding:
@@ -137,17 +168,37 @@ def trend_claim(paper: str, source: str, statement: str, metric: str, labels: Se
         change = (values[-1] - values[0]) / values[0] if values[0] else float("nan")
         ranks = np.argsort(np.argsort(values))
         rho = float(np.corrcoef(ranks, np.arange(len(values)))[0, 1]) if np.ptp(values) else 0.0
-        holds = bool(rho < 0 and values[-1] < values[0]) if falls else bool(
-            rho > 0 and values[-1] > values[0])
+        holds, reversals = trend_direction_holds(values, falls, monotonic)
         simulated = f"{metric}: " + " -> ".join(_fmt(v) for v in values)
-        magnitude = f"{change:+.1%} (rank corr {rho:+.2f})"
+        magnitude = (f"{change:+.1%} (rank corr {rho:+.2f}, {reversals} of {len(values) - 1} "
+                     "steps reverse)")
         if paper_change is not None:
             magnitude += f" vs paper {paper_change:+.1%}"
         return Finding(simulated, holds, magnitude)
 
     value = paper_value or (f"{paper_change:+.1%}" if paper_change is not None
                             else ("falls" if falls else "rises"))
-    return Claim(paper, source, statement, value, measure, reason)
+    return Claim(paper, source, statement, value, measure, reason, TREND_RULE)
+
+
+def pairs_claim(paper: str, source: str, statement: str, metric: str,
+                pairs: Sequence[tuple[str, str]], paper_value: str, mixed: bool = False,
+                reason: str = "") -> Claim:
+    """`metric` of the first run of each (higher, lower) pair exceeds the second's in every
+    pair; with `mixed`, the winner differs between pairs (the paper's "depends on the
+    device": at least one pair each way)."""
+
+    def measure(results: Results) -> Finding:
+        ratios = [metric_of(results, a, metric) / metric_of(results, b, metric)
+                  for a, b in pairs]
+        above = sum(r > 1 for r in ratios)
+        holds = 0 < above < len(ratios) if mixed else above == len(ratios)
+        simulated = f"{metric} " + ", ".join(f"{a}/{b} x{r:.2f}"
+                                              for (a, b), r in zip(pairs, ratios))
+        return Finding(simulated, holds, f"x{min(ratios):.2f} to x{max(ratios):.2f}; "
+                                         f"{above} of {len(ratios)} above 1")
+
+    return Claim(paper, source, statement, paper_value, measure, reason)
 
 
 def peak_claim(paper: str, source: str, statement: str, metric: str, labels: Sequence[str],
@@ -252,6 +303,8 @@ def format_claims(rows: Sequence[ClaimRow]) -> str:
     held = sum(1 for r in rows if r.finding is not None and r.finding.holds)
     lines.append(f"\n{held} of {len(rows)} claims hold in direction "
                  f"({sum(1 for r in rows if r.finding is None)} not run)")
+    for rule in dict.fromkeys(r.claim.rule for r in rows if r.claim.rule):
+        lines.append(f"rule: {rule}")
     return "\n".join(lines)
 
 
@@ -259,9 +312,7 @@ def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Seque
                   out: Path) -> None:
     """`<name>.csv` (one row per run: its settings and metrics), `<name>.png` (one panel per
     metric of the experiment, a bar per run) and `<name>_claims.csv`."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from lsmsim.plot import plt, save_figure
 
     columns = sorted({m for c in cells.values() for m in c.metrics})
     with open(out / f"{experiment.name}.csv", "w", newline="") as handle:
@@ -294,8 +345,38 @@ def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Seque
         axis.set_ylabel(metric, fontsize=8)
     axes[0, 0].set_title(experiment.title, fontsize=9)
     figure.tight_layout()
-    figure.savefig(out / f"{experiment.name}.png", dpi=100)
-    plt.close(figure)
+    save_figure(figure, out / f"{experiment.name}.png")
+    if experiment.series:
+        write_series(experiment, cells, out)
+
+
+def write_series(experiment: Experiment, cells: Mapping[str, Cell], out: Path) -> None:
+    """`<name>_series.csv` (label, time_s and each of the experiment's series columns, a row
+    per run and interval) and `<name>_series.png` (a panel per column, a line per run)."""
+    from lsmsim.plot import plt, save_figure
+
+    kept = [(run.label, cells[run.label].policy_series) for run in experiment.runs
+            if not cells[run.label].error and "time_s" in cells[run.label].policy_series]
+    with open(out / f"{experiment.name}_series.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["label", "time_s", *experiment.series])
+        for label, series in kept:
+            columns = [series.get(name, [np.nan] * len(series["time_s"]))
+                       for name in experiment.series]
+            for row in zip(series["time_s"], *columns):
+                writer.writerow([label, *(repr(v) for v in row)])
+    figure, axes = plt.subplots(len(experiment.series), 1, squeeze=False, sharex=True,
+                                figsize=(8.0, 2.4 * len(experiment.series)))
+    for axis, name in zip(axes[:, 0], experiment.series):
+        for label, series in kept:
+            if name in series:
+                axis.plot(series["time_s"], series[name], label=label, linewidth=0.8)
+        axis.set_ylabel(name, fontsize=8)
+    axes[0, 0].legend(fontsize=6, ncol=3)
+    axes[0, 0].set_title(experiment.title, fontsize=9)
+    axes[-1, 0].set_xlabel("simulated time (s)", fontsize=8)
+    figure.tight_layout()
+    save_figure(figure, out / f"{experiment.name}_series.png")
 
 
 def register(commands: Any) -> None:
@@ -333,7 +414,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         write_outputs(experiment, results[experiment.name],
                       [r for r in rows if r.experiment == experiment.name], args.out)
     print(format_claims(rows))
-    cpu_s = sum(c.cpu_s for cells in results.values() for c in cells.values())
+    simulated = {id(c): c for cells in results.values() for c in cells.values()}  # shared once
+    cpu_s = sum(c.cpu_s for c in simulated.values())
     print(f"{len(experiments)} experiments in {wall_s:.0f} s wall ({cpu_s:.0f} s CPU in runs, "
           f"{args.workers} workers); CSV and PNG in {args.out}/")
     return 1 if any(r.finding is None for r in rows) else 0

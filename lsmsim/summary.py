@@ -66,6 +66,9 @@ def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
     is its job's: flush outputs go to L0, compaction outputs to the job's output_level."""
     file_bytes_by_job: dict[int, float] = {}
     flush_jobs: set[int] = set()
+    started_at_s: dict[int, float] = {}   # job -> time of its *_started event
+    start_level: dict[int, int] = {}      # compaction job -> its input level
+    job_s: dict[int, float] = {}          # job -> started..finished seconds
     output_level: dict[int, int] = {}
     read = 0.0
     started_input: dict[int, float] = {}
@@ -76,18 +79,25 @@ def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
         if name == "table_file_creation":
             job = event.get("job")
             file_bytes_by_job[job] = file_bytes_by_job.get(job, 0.0) + float(event["file_size"])
+        elif name == "flush_started":
+            started_at_s[event.get("job")] = event["time_micros"] / 1e6
         elif name == "flush_finished":
             flushes += 1
             flush_jobs.add(event.get("job"))
+            _record_job_seconds(job_s, started_at_s, event)
             final_lsm_state = list(event.get("lsm_state", final_lsm_state))
         elif name == "compaction_started":
             started_input[event.get("job")] = float(event.get("input_data_size", 0))
+            started_at_s[event.get("job")] = event["time_micros"] / 1e6
+            levels_in = [int(k[len("files_L"):]) for k in event if k.startswith("files_L")]
+            start_level[event.get("job")] = min(levels_in, default=0)
         elif name == "compaction_finished":
             compactions += 1
             level = int(event.get("output_level", 0))
             output_level[event.get("job")] = level
             intra_l0 += level == 0
             read += started_input.pop(event.get("job"), 0.0)
+            _record_job_seconds(job_s, started_at_s, event)
             final_lsm_state = list(event.get("lsm_state", final_lsm_state))
         elif name == "trivial_move":
             moves += 1
@@ -104,7 +114,20 @@ def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
             per_level[output_level[job]] += size
     for level in output_level.values():
         per_level_count[level] += 1
+    kinds: dict[str, list[int]] = {"flush": sorted(flush_jobs), "l0_compaction": [],
+                                   "deep_compaction": []}
+    for job, level in output_level.items():
+        if level > 0:
+            kind = "l0_compaction" if start_level.get(job, 0) == 0 else "deep_compaction"
+            kinds[kind].append(job)
+    kinds["background"] = [job for jobs in kinds.values() for job in jobs]
+    rates = {f"{kind}_rate_MBps": _mean_rate_MBps(jobs, file_bytes_by_job, job_s)
+             for kind, jobs in kinds.items()}
     return {
+        "l0_compaction_jobs": len(kinds["l0_compaction"]),
+        "deep_compaction_jobs": len(kinds["deep_compaction"]),
+        # A kind with no timed job has no rate (left out rather than NaN, which equals nothing).
+        **{name: rate for name, rate in rates.items() if rate is not None},
         "flush_count": flushes,
         "compaction_count": compactions,
         "trivial_move_count": moves,
@@ -116,6 +139,22 @@ def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
         "compactions_per_output_level": per_level_count,
         "final_lsm_state": final_lsm_state,
     }
+
+
+def _record_job_seconds(job_s: dict[int, float], started_at_s: dict[int, float],
+                        event: dict[str, Any]) -> None:
+    """A finished job's wall seconds, from its *_started event to this *_finished one."""
+    job = event.get("job")
+    if job in started_at_s:
+        job_s[job] = event["time_micros"] / 1e6 - started_at_s.pop(job)
+
+
+def _mean_rate_MBps(jobs: Sequence[int], file_bytes_by_job: Mapping[int, float],
+                    job_s: Mapping[int, float]) -> float | None:
+    """The mean over `jobs` of bytes written / job seconds (ADOC Fig. 7(b)'s "average
+    processing rate" of a job kind), MB = 1e6 bytes; None without timed jobs."""
+    rates = [file_bytes_by_job.get(j, 0.0) / job_s[j] / 1e6 for j in jobs if job_s.get(j, 0) > 0]
+    return float(np.mean(rates)) if rates else None
 
 
 def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
@@ -136,8 +175,23 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
         "final_lsm_state": db.version.file_counts(),
         "peak_memtable_bytes": float(max(columns.get("memtable_bytes", [0.0]))),
         "mean_cpu_util": float(np.mean(columns.get("cpu_util", [0.0]))),
+        "mean_cpu_cores_busy": float(np.mean(columns.get("cpu_util", [0.0]))) * db.machine.cores,
         "mean_device_util": float(np.mean(columns.get("device_util", [0.0]))),
+        **_device_bandwidth(columns, db),
     })
     if db.clients is not None:
         summary.update(db.clients.summary(duration_s))
     return summary
+
+
+def _device_bandwidth(columns: Mapping[str, Sequence[float]], db: "DB") -> dict[str, float]:
+    """Device bytes per second (reads + writes) at the busiest interval and on average, and
+    the device's limit: its peak write bandwidth over any number of streams, what FIO
+    flooding the device measures (ADOC Fig. 5's "theoretical bandwidth limit")."""
+    from lsmsim.storage_device import peak_write_bps
+
+    used_bps = (np.asarray(columns.get("device_read_bps", [0.0]), dtype=float)
+                + np.asarray(columns.get("device_write_bps", [0.0]), dtype=float))
+    return {"peak_device_MBps": float(used_bps.max()) / 1e6 if used_bps.size else 0.0,
+            "mean_device_MBps": float(used_bps.mean()) / 1e6 if used_bps.size else 0.0,
+            "device_limit_MBps": peak_write_bps(db.device) / 1e6}

@@ -10,6 +10,7 @@ import lsmsim
 from conftest import run_small
 from lsmsim.cli import main
 from lsmsim.entry_format import EntryFormat
+from lsmsim.summary import summarize_trace
 
 
 def test_same_scenario_and_seed_give_identical_files(tmp_path):
@@ -33,6 +34,30 @@ def test_outputs_and_summary(small_run, tmp_path):
     assert (out / "timeline.png").stat().st_size > 10_000
     user_bytes = small_run.summary["ops"] * (16 + 1000)
     assert small_run.summary["user_bytes"] == pytest.approx(user_bytes)
+
+
+def test_job_kinds_and_their_processing_rates(small_run):
+    s = small_run.summary
+    assert (s["l0_compaction_jobs"] + s["deep_compaction_jobs"] + s["intra_l0_compaction_count"]
+            == s["compaction_count"])
+    assert s["flush_rate_MBps"] > 0 and s["l0_compaction_rate_MBps"] > 0
+    assert 0 < s["mean_device_MBps"] <= s["peak_device_MBps"]
+    # Two flushes of 10 MB in 1 s and 4 s, one L1->L2 compaction of 30 MB in 2 s:
+    events = [{"time_micros": 0, "event": "flush_started", "job": 1},
+              {"time_micros": 0, "event": "flush_started", "job": 2},
+              {"time_micros": 0, "event": "compaction_started", "job": 3, "files_L1": [7],
+               "files_L2": [8], "output_level": 2},
+              *({"time_micros": 0, "event": "table_file_creation", "job": job, "file_size": size}
+                for job, size in ((1, 10e6), (2, 10e6), (3, 30e6))),
+              {"time_micros": 1_000_000, "event": "flush_finished", "job": 1},
+              {"time_micros": 2_000_000, "event": "compaction_finished", "job": 3,
+               "output_level": 2},
+              {"time_micros": 4_000_000, "event": "flush_finished", "job": 2}]
+    totals = summarize_trace({}, events, [], 4.0, 1.0)
+    assert totals["flush_rate_MBps"] == pytest.approx((10 + 2.5) / 2)
+    assert totals["deep_compaction_rate_MBps"] == pytest.approx(15)
+    assert totals["deep_compaction_jobs"] == 1 and totals["l0_compaction_jobs"] == 0
+    assert totals["background_rate_MBps"] == pytest.approx((10 + 2.5 + 15) / 3)
 
 
 def test_hdd_with_two_jobs_stalls_and_names_causes():

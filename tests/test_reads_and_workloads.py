@@ -130,6 +130,18 @@ def test_phase_that_ends_by_operations_hands_over_to_the_next():
     assert names[:2] == ["W10", "W90"]
 
 
+def test_final_phase_throughput_leaves_the_load_out():
+    result = lsmsim.simulate("ycsb_a", device="nvme", duration_s=15, options=TINY,
+                             key_buckets=256, num_keys=20_000)
+    s = result.summary
+    started_s = next(e["time_micros"] for e in result.events
+                     if e["event"] == "workload_phase") / 1e6
+    assert 0 < started_s < 15
+    expected = (s["client_ops"] - 20_000) / (s["duration_s"] - started_s)
+    assert s["final_phase_ops_per_s"] == pytest.approx(expected, rel=1e-6)
+    assert s["final_phase_ops_per_s"] != pytest.approx(s["client_ops_per_s"], rel=1e-3)
+
+
 @pytest.mark.parametrize("fields, message", [
     ({"write": 0.5, "read": 0.4}, "must sum to 1"),
     ({"read": 1.0, "key_distribution": "zipf"}, "unknown key distribution"),

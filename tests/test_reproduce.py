@@ -41,6 +41,7 @@ def test_verdicts_are_computed_from_the_simulated_runs(tmp_path):
     assert reversed_rows[0].finding.holds != rows[0].finding.holds
     table = format_claims(rows + reversed_rows)
     assert "DOES NOT HOLD" in table and "likely reason: a reason" in table
+    assert f"rule: {reproduce.TREND_RULE}" in table
     write_outputs(experiments[0], results["tiny"], rows, tmp_path)
     with open(tmp_path / "tiny.csv") as handle:
         table_rows = list(csv.DictReader(handle))
@@ -101,3 +102,68 @@ def test_cli_runs_an_experiment_folder(tmp_path, monkeypatch, capsys):
         assert float(next(csv.DictReader(handle))["duration_s"]) == pytest.approx(10.0)
     assert main(["reproduce", "broken"]) == 2
     assert "defines no EXPERIMENT" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("values, falls, holds", [
+    ([10, 8, 6], True, True),            # a steady fall
+    ([10, 20, 5], True, False),          # rise then fall: the end-to-end drop is not enough
+    ([19, 525, 125, 1, 0], True, False),  # ADOC Fig. 8(a)'s shape: one reversal, too large
+    ([10, 10.2, 8, 6, 5], True, True),   # a wobble within the 5% tolerance
+    ([10, 6, 7, 4, 2], True, True),      # one small reversal of four steps
+    ([10, 6, 7, 4, 5], True, False),     # two reversals of four steps
+    ([0, 0, 0], True, False),            # nothing to fall
+    ([10, 9.8], True, False),            # a change within the tolerance
+    ([1, 2, 3], False, True),
+    ([1, 2, 3], True, False),
+])
+def test_trend_rule_counts_reversals_and_needs_a_real_change(values, falls, holds):
+    assert reproduce.trend_direction_holds(values, falls)[0] is holds
+
+
+def test_a_monotonic_trend_allows_no_reversal_beyond_the_tolerance():
+    assert reproduce.trend_direction_holds([10, 6, 7, 4, 2], True) == (True, 1)
+    assert reproduce.trend_direction_holds([10, 6, 7, 4, 2], True, monotonic=True) == (False, 1)
+    assert reproduce.trend_direction_holds([10, 6, 6.2, 4, 2], True, monotonic=True)[0]
+
+
+def fake_results(**metric_by_label: float) -> dict[str, reproduce.Cell]:
+    return {label: reproduce.Cell("p", "d", metrics={"m": value})
+            for label, value in metric_by_label.items()}
+
+
+def test_pairs_claim_needs_every_pair_or_a_mixed_outcome():
+    pairs = [("a1", "b1"), ("a2", "b2")]
+    every = reproduce.pairs_claim("t", "§0", "a beats b", "m", pairs, "a above b")
+    mixed = reproduce.pairs_claim("t", "§0", "depends", "m", pairs, "mixed", mixed=True)
+    split = fake_results(a1=2.0, b1=1.0, a2=1.0, b2=2.0)
+    sweep = fake_results(a1=2.0, b1=1.0, a2=3.0, b2=2.0)
+    assert not every.measure(split).holds and mixed.measure(split).holds
+    assert every.measure(sweep).holds and not mixed.measure(sweep).holds
+    assert "x0.50 to x2.00" in every.measure(split).magnitude
+
+
+def test_identical_runs_of_two_experiments_are_simulated_once(monkeypatch):
+    seen = []
+    monkeypatch.setattr(reproduce, "run_cells",
+                        lambda specs, workers: seen.extend(specs) or [
+                            reproduce.Cell(s[0], s[1], metrics={"throughput_ops_per_s": 1.0})
+                            for s in specs])
+    first = tiny_experiment("nvme", "hdd")
+    second = Experiment("again", "again", first.runs, first.claims[:1], metrics=())
+    results, rows = run_experiments([first, second], workers=1)
+    assert len(seen) == 2 and results["again"]["nvme"] is results["tiny"]["nvme"]
+
+
+def test_series_figure_and_csv_follow_the_policy_over_time(tmp_path):
+    runs = (Run("adoc", "fillrandom", device="hdd", policy="adoc", duration_s=20.0,
+                options=TINY, workload_fields=FIELDS),)
+    experiment = Experiment("knobs", "knobs", runs, (), metrics=("throughput_ops_per_s",),
+                            series=("policy_threads", "policy_batch_MB"))
+    results, rows = run_experiments([experiment], workers=1)
+    write_outputs(experiment, results["knobs"], rows, tmp_path)
+    with open(tmp_path / "knobs_series.csv") as handle:
+        table = list(csv.DictReader(handle))
+    threads = results["knobs"]["adoc"].policy_series["policy_threads"]
+    assert len(table) == len(threads) == 20
+    assert [float(r["policy_threads"]) for r in table] == threads
+    assert (tmp_path / "knobs_series.png").stat().st_size > 0
