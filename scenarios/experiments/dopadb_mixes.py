@@ -3,8 +3,10 @@ example (computed by the policy's own CSR function), and DOPA-DB vs RocksDB on Y
 the W50:R50 / W5:R95 mixes (uniform keys), 600 simulated s each on NVMe after a 5 million-pair
 load (the paper runs 300 million operations per workload after a 100 million-pair load);
 Fig. 8's fill-to-threshold ratio (L0 bytes over the L0 stall threshold) from the same runs;
-Fig. 9's shifted mixes (W10:R90 then W90:R10, and the reverse) after a 2 million-pair load,
-the first mix for 3 x the loaded pairs (the paper's 300 M after 100 M), 300 simulated s."""
+Fig. 9(b)'s shifted mix (W90:R10 then W10:R90) after a 1 million-pair load, the first mix
+for 3 x the loaded pairs (the paper's 300 M after 100 M), 200 simulated s. Fig. 9(a) (W10:R90
+then W90:R10) is not run: the text states nothing about it, and its W90 phase costs the
+DOPA-DB model ~60 s of CPU."""
 
 import numpy as np
 
@@ -17,15 +19,13 @@ WORKLOADS = ("ycsb_load", "dopa_w50", "dopa_w5")
 POLICIES = ("rocksdb", "dopadb")
 ENTRY = {"key_size": 16, "value_size": 100}
 LOAD = {"num_keys": 5_000_000, **ENTRY}  # a 5 M-pair load first
-SHIFT_LOAD = {"num_keys": 2_000_000, **ENTRY}
-SHIFTS = (("dopa_shift_up", "Fig. 9(a) W10:R90 -> W90:R10"),
-          ("dopa_shift_down", "Fig. 9(b) W90:R10 -> W10:R90"))
+SHIFT_LOAD = {"num_keys": 1_000_000, **ENTRY}
 RUNS = (*(Run(f"{workload}-{policy}", workload, device="nvme", policy=policy,
               duration_s=600.0, workload_fields=LOAD, series=SERIES)
           for workload in WORKLOADS for policy in POLICIES),
-        *(Run(f"{workload}-{policy}", workload, device="nvme", policy=policy,
-              duration_s=300.0, workload_fields=SHIFT_LOAD, series=SERIES)
-          for workload, _ in SHIFTS for policy in POLICIES))
+        *(Run(f"dopa_shift_down-{policy}", "dopa_shift_down", device="nvme", policy=policy,
+              duration_s=200.0, workload_fields=SHIFT_LOAD, series=SERIES)
+          for policy in POLICIES))
 
 
 def _csr_example(results: Results) -> Finding:
@@ -97,9 +97,8 @@ def _normalized(results: Results, workload: str) -> tuple[float, float]:
 def _shift_down_trend(results: Results) -> Finding:
     """Fig. 9(b) against Fig. 7's trend (DOPA-DB x1.88 in Load, below RocksDB in W50)."""
     write_phase, read_phase = _normalized(results, "dopa_shift_down")
-    up = _normalized(results, "dopa_shift_up")
-    return Finding(f"DOPA-DB/RocksDB: 9(b) W90 x{write_phase:.2f} -> W10 x{read_phase:.2f}; "
-                   f"9(a) W10 x{up[0]:.2f} -> W90 x{up[1]:.2f}", read_phase >= write_phase,
+    return Finding(f"DOPA-DB/RocksDB throughput: W90 x{write_phase:.2f} -> W10 "
+                   f"x{read_phase:.2f}", read_phase >= write_phase,
                    f"9(b) read phase / write phase x{read_phase / write_phase:.2f} "
                    "(holds when not falling; Fig. 7 falls)")
 
