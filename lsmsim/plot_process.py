@@ -2,8 +2,8 @@
 
 Importing matplotlib and drawing the figure take about as long as simulating an hour, and
 the machine usually has a second core: `lsmsim run` forks a plotter before it simulates,
-the child imports matplotlib and makes the empty figure meanwhile, and draws once it is
-sent the timeseries, while the parent writes the other files. Without fork the figure is
+the child imports matplotlib, makes the empty figure and warms matplotlib's caches
+(`plot.warm_up`) meanwhile, and draws once it is sent the timeseries, while the parent writes the other files. Without fork the figure is
 drawn in-process.
 """
 
@@ -68,11 +68,12 @@ class TimelinePlotter:
 
 
 def _serve(conn: Connection) -> None:
-    """Child: import the plotting code and make the empty figure at once, then draw what
-    the parent sends."""
+    """Child: import the plotting code, make the empty figure and warm matplotlib's caches
+    at once, then draw what the parent sends."""
     try:
-        from lsmsim.plot import save_timeline, timeline_axes
+        from lsmsim.plot import save_timeline, timeline_axes, warm_up
         prepared = timeline_axes()
+        warm_up(prepared)
         result, path = conn.recv()
         save_timeline(result, path, prepared)
         conn.send("")
