@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Iterator
 
 import numpy as np
@@ -22,12 +21,14 @@ SCORE_SCALE = 10.0  # kScoreScale in version_set.cc
 INFINITE = float("inf")
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class LevelScores:
     """Result of ComputeCompactionScore: (score, level) sorted by score, best first.
 
     The ranking is computed on first use from a snapshot of the level sizes (most versions
-    are only read for their pending bytes by the stall rules, never by the picker)."""
+    are only read for their pending bytes by the stall rules, never by the picker).
+    Read-only by convention: one is made per version edit, and a frozen dataclass takes
+    three times as long to make."""
 
     base_level: int
     targets: list[float]
@@ -36,9 +37,15 @@ class LevelScores:
     level_bytes: tuple[float, ...] = field(repr=False)
     compacting_bytes: tuple[float, ...] = field(repr=False)
     idle_l0_files: int = field(repr=False)
+    _ranked: list[tuple[float, int]] | None = field(default=None, init=False, repr=False)
 
-    @cached_property
+    @property
     def ranked(self) -> list[tuple[float, int]]:
+        if self._ranked is None:
+            self._ranked = self._rank()
+        return self._ranked
+
+    def _rank(self) -> list[tuple[float, int]]:
         """ComputeCompactionScore's loop over levels (exact)."""
         opts = self.opts
         targets = self.targets
