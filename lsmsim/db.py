@@ -323,7 +323,8 @@ class DB:
         if self._limiter_saturated:
             self.rate_limiter.add_saturated(dt)
         condition = self.stall_state.condition
-        self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
+        if condition is not WriteStallCondition.NORMAL:  # unstalled time adds nothing there
+            self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
         self._last_s = now
 
     def _process_due(self) -> None:
