@@ -158,8 +158,12 @@ def random_distinct(space_keys: np.ndarray, writes: np.ndarray,
     if log_miss_per_write is None:
         with np.errstate(divide="ignore"):
             log_miss_per_write = np.log1p(-1.0 / space_keys)  # -inf where a bucket has one key
-    with np.errstate(invalid="ignore"):  # 0 writes * -inf, replaced by the where
-        distinct = np.expm1(np.where(writes > 0, writes * log_miss_per_write, 0.0))
+    written = writes > 0
+    if written.all():  # every bucket written (a uniform flush): the where would keep all
+        distinct = np.expm1(writes * log_miss_per_write)
+    else:
+        with np.errstate(invalid="ignore"):  # 0 writes * -inf, replaced by the where
+            distinct = np.expm1(np.where(written, writes * log_miss_per_write, 0.0))
     np.negative(distinct, out=distinct)
     distinct *= space_keys
     return distinct
