@@ -2,14 +2,22 @@
 
     python benchmarks/speed.py            # the main job plus a spread of devices and options
     python benchmarks/speed.py --quick    # the main job only
+    python benchmarks/speed.py --cli      # `lsmsim run` of the main job: wall, CPU, phases
 
 Also reports peak traced memory for two durations, to show memory does not grow with
-simulated time beyond the trace itself.
+simulated time beyond the trace itself. `--cli` times the command as a user runs it (three
+times, with the load average, since wall time depends on it) and splits one run into its
+phases: import, simulate, write (files, and waiting for the forked plotter).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 
@@ -38,10 +46,56 @@ def measure(kwargs: dict) -> tuple[float, float, float]:
     return wall_s, cpu_s, result.summary["duration_s"] / cpu_s
 
 
+MAIN_JOB = ["run", "fillrandom", "--device", "nvme", "--duration", "3600"]
+
+PHASES = """
+import sys, time
+w0, c0 = time.perf_counter(), time.process_time()
+from lsmsim.cli import format_summary
+from lsmsim.plot_process import TimelinePlotter
+from lsmsim.simulation import simulate
+w1, c1 = time.perf_counter(), time.process_time()
+plotter = TimelinePlotter()
+result = simulate("fillrandom", device="nvme", duration_s=3600)
+w2, c2 = time.perf_counter(), time.process_time()
+format_summary(result.summary, result.config)
+result.write(sys.argv[1], plotter=plotter)
+plotter.close()
+w3, c3 = time.perf_counter(), time.process_time()
+for name, wall, cpu in (("import", w1 - w0, c1 - c0), ("simulate", w2 - w1, c2 - c1),
+                        ("write + plot wait", w3 - w2, c3 - c2)):
+    print(f"  {name:18} wall {wall:6.2f} s   CPU {cpu:6.2f} s")
+"""
+
+
+def cli_runs(repeats: int = 3) -> None:
+    """The main job as `lsmsim run ... --out DIR`: wall and CPU (children included), then
+    one run split into phases."""
+    with tempfile.TemporaryDirectory() as out:
+        for _ in range(repeats):
+            load = os.getloadavg()[0]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "lsmsim.cli", *MAIN_JOB, "--out", out],
+                           check=True, stdout=subprocess.DEVNULL)
+            wall_s = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            user_s = after.ru_utime - before.ru_utime
+            sys_s = after.ru_stime - before.ru_stime
+            print(f"lsmsim {' '.join(MAIN_JOB)}: wall {wall_s:5.2f} s, user {user_s:5.2f} s, "
+                  f"sys {sys_s:4.2f} s (plotter included), load average {load:.2f}")
+        print("phases of one run (the plotter child draws in parallel):")
+        subprocess.run([sys.executable, "-c", PHASES, out], check=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--cli", action="store_true")
     args = parser.parse_args()
+    if args.cli:
+        cli_runs()
+        return
     cases = CASES[:1] if args.quick else CASES
     print(f"{'case':52} {'wall s':>8} {'CPU s':>8} {'sim-s/CPU-s':>12}")
     for name, kwargs in cases:

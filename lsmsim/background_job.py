@@ -17,12 +17,10 @@ from typing import ClassVar
 import numpy as np
 
 from lsmsim.compaction_picker import Compaction
-from lsmsim.keyspace import merge_distinct
+from lsmsim.keyspace import SMALL_VECTOR, merge_distinct
 from lsmsim.memtable import Memtable
 from lsmsim.sst_file import SstFile
 
-
-SMALL_VECTOR = 256  # buckets up to which split_output works on Python lists
 
 
 @dataclass(eq=False)

@@ -45,14 +45,14 @@ import numpy as np
 
 from lsmsim.db_bench import DbBenchSetup
 from lsmsim.entry_format import EntryFormat
-from lsmsim.machine import COST_FIELDS, READ_COSTS, MachineProfile, cost_values, with_costs
+from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
+                            cost_values, with_costs)
 from lsmsim.trace import Trace
 from lsmsim.trace_import import ImportedTrace
 from lsmsim.trace_validation import check_run_folders, pool_map, run_devices, run_setup
 
 W_STALL = 1.0
 W_WA = 0.25
-FITTED_BY_DEFAULT = ("write_ns_per_op",)
 SENSITIVITY_STEP = 0.10
 BOUND_FACTOR = 10.0
 # A fitted cost whose +10% changes the loss by less than this is not identified.

@@ -19,9 +19,13 @@ from lsmsim.plot_process import TimelinePlotter
 from lsmsim.units import UnitError, format_bytes, parse_rate_bps
 from lsmsim.workload import WORKLOADS, WorkloadError
 
-USER_ERRORS: tuple[type[Exception], ...] = (OptionError, DataFileError, WorkloadError, UnitError,
-                                            *trace_cli.USER_ERRORS, *fidelity_cli.USER_ERRORS,
-                                            reproduce.ExperimentError)
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    """Errors printed as one line with status 2 (the subcommands' own are imported on an
+    error only, so that `lsmsim run` does not load the LOG reader or the calibration)."""
+    from policies import PolicyError
+    return (OptionError, DataFileError, WorkloadError, UnitError, PolicyError,
+            *trace_cli.user_errors(), *fidelity_cli.user_errors(), reproduce.ExperimentError)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -208,10 +212,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and not getattr(args, "takes_extra_flags", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra_flags = extra
-    from policies import PolicyError
     try:
         return args.handler(args)
-    except (*USER_ERRORS, PolicyError) as exc:
+    except Exception as exc:
+        if not isinstance(exc, _user_errors()):
+            raise
         print(f"lsmsim: error: {exc}", file=sys.stderr)
         return 2
 

@@ -13,7 +13,6 @@ import argparse
 import csv
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +94,8 @@ def run_cells(specs: list[tuple[Any, ...]], workers: int = 2) -> list[Cell]:
     """Cells given as `run_cell` argument tuples, in order, on `workers` processes."""
     if workers <= 1:
         return [run_cell(*spec) for spec in specs]
+    from concurrent.futures import ProcessPoolExecutor  # here: `lsmsim run` does not need it
+
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
         futures = [pool.submit(run_cell, *spec) for spec in specs]
         return [f.result() for f in futures]

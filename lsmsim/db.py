@@ -219,7 +219,8 @@ class DB:
         if writer.rate > 0:
             ops_left = self.memtables.ops_until_full(self.options.write_buffer_size)
             candidates.append(ops_left / writer.rate)
-            candidates.append(writer.time_to_drain_s())
+            if writer.open_loop:
+                candidates.append(writer.time_to_drain_s())
             if self.workload.max_ops and not self.writes_done.triggered:
                 candidates.append((self.workload.max_ops - writer.ops_done) / writer.rate)
         for job in self._jobs():
@@ -294,7 +295,7 @@ class DB:
         acc = self.recorder.current
         writer = self.writer
         if self.clients is None:
-            latency_s = writer.latency_s(writer.cpu_s_per_op(self.memtables.active.ops))
+            latency_s = writer.latency_s(self.memtables.active.ops)
         else:
             latency_s = self.clients.advance(dt, acc)
         ops = writer.advance(dt)
@@ -328,7 +329,8 @@ class DB:
         if self._limiter_saturated:
             self.rate_limiter.add_saturated(dt)
         condition = self.stall_state.condition
-        self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
+        if condition is not WriteStallCondition.NORMAL:  # unstalled time adds nothing there
+            self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
         self._last_s = now
 
     def _process_due(self) -> None:

@@ -10,10 +10,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lsmsim.calibration import FITTED_BY_DEFAULT, CalibrationError
-from lsmsim.machine import COST_FIELDS, load_machine, machine_toml
+from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
 
-USER_ERRORS: tuple[type[Exception], ...] = (CalibrationError,)
+
+def user_errors() -> tuple[type[Exception], ...]:
+    """Errors these subcommands report as one line (imported here, on an error only: the
+    calibration code is not loaded for `lsmsim run`)."""
+    from lsmsim.calibration import CalibrationError
+    return (CalibrationError,)
 
 
 def register(commands: Any) -> None:

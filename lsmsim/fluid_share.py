@@ -77,6 +77,8 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
     count = len(demands)
     caps = [d.cap for d in demands]
     active = [r for r, c in enumerate(capacities) if c is not None]
+    if _all_fit(capacities, active, demands, caps):
+        return caps
     limits = {r: [INFINITE] * count for r in active}
     # Per resource: its users, their amounts and weights, and the other resources' limits.
     plans = []
@@ -130,3 +132,21 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
         if limiting[r]:
             rates = [limit if limit < rate else rate for rate, limit in zip(rates, limits[r])]
     return rates
+
+
+def _all_fit(capacities: list[float | None], active: list[int], demands: list[Demand],
+             caps: list[float]) -> bool:
+    """Whether every resource fits all its users at their caps: then none limits anyone
+    and the rates are the caps, as `allocate`'s first round finds (same sums, same order),
+    without building its plans. The usual case (a write-only run on a fast device)."""
+    for r in active:
+        wants = []
+        for demand, cap in zip(demands, caps):
+            amount = demand.per_unit[r]
+            if amount > 0.0:
+                if cap == INFINITE:  # unbounded: the rounds report it
+                    return False
+                wants.append(cap * amount)
+        if sum(wants) > capacities[r]:
+            return False
+    return True

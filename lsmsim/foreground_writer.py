@@ -26,13 +26,10 @@ class ForegroundWriter:
         self.entry = entry
         self.machine = machine
         self.wal_synced = wal_synced
+        self.open_loop = workload.open_loop_ops_per_s > 0  # arrivals at a fixed rate
         self.ops_done = 0.0
         self.backlog_ops = 0.0
         self.rate = 0.0
-
-    @property
-    def open_loop(self) -> bool:
-        return self.workload.open_loop_ops_per_s > 0
 
     def cpu_s_per_op(self, memtable_entries: float) -> float:
         return self.machine.write_cpu_s(self.entry.batch_bytes, memtable_entries)
@@ -87,10 +84,10 @@ class ForegroundWriter:
             return float("inf")
         return self.backlog_ops / excess
 
-    def latency_s(self, cpu_s_per_op: float) -> float:
+    def latency_s(self, memtable_entries: float) -> float:
         """Mean latency of an op in the current segment (Little's law on the clients)."""
         if self.rate <= 0:
             return float("inf")
         if self.open_loop:
-            return self.backlog_ops / self.rate + cpu_s_per_op
+            return self.backlog_ops / self.rate + self.cpu_s_per_op(memtable_entries)
         return self.workload.threads / self.rate

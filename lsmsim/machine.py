@@ -93,6 +93,8 @@ COST_FIELDS = {"write_ns_per_op": ("write_cpu_s_per_op", NS),
 # Costs of the read path (a write-only run does not tell them).
 READ_COSTS = ("get_ns_per_op", "get_ns_per_file", "get_ns_per_block", "page_cache_ns_per_byte",
               "scan_ns_per_entry")
+# The costs `lsmsim calibrate` fits unless --fit names others.
+FITTED_BY_DEFAULT = ("write_ns_per_op",)
 # Costs a profile file may leave out (MachineProfile's default), so older files stay valid.
 _OPTIONAL_COSTS = ("flush_ns_per_entry", "compaction_ns_per_entry",
                    "compaction_merge_ns_per_entry_per_log2_run", *READ_COSTS)

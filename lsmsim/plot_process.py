@@ -1,9 +1,10 @@
-"""Drawing timeline.png in a second process while the simulation runs.
+"""Drawing timeline.png (and policy.png) in a second process while the simulation runs.
 
 Importing matplotlib and drawing the figure take about as long as simulating an hour, and
 the machine usually has a second core: `lsmsim run` forks a plotter before it simulates,
-the child imports matplotlib and makes the empty figure meanwhile, and draws once it is
-sent the timeseries, while the parent writes the other files. Without fork the figure is
+the child imports matplotlib, makes the empty figure and warms matplotlib's caches
+(`plot.warm_up`) meanwhile, and draws once it is sent the timeseries, while the parent
+writes the other files; the parent never imports matplotlib. Without fork the figures are
 drawn in-process.
 """
 
@@ -33,20 +34,21 @@ class TimelinePlotter:
             self._process.start()
             child_conn.close()
 
-    def draw(self, result: "SimulationResult", path: Path) -> None:
-        """Start drawing `result`'s timeline into `path` (only its rows and config are sent)."""
+    def draw(self, result: "SimulationResult", out: Path) -> None:
+        """Start drawing `result`'s figures into folder `out` (`plot.save_figures`; only its
+        rows and config are sent)."""
         light = dataclasses.replace(result, events=[], stall_episodes=[])
         if self._conn is None:
-            from lsmsim.plot import save_timeline
-            save_timeline(light, path)
+            from lsmsim.plot import save_figures
+            save_figures(light, out)
         else:
             try:
-                self._conn.send((light, path))
+                self._conn.send((light, out))
             except OSError:  # the child already failed: `wait` reports its error
                 pass
 
     def wait(self) -> None:
-        """Block until the figure is written; a failure in the child is raised here."""
+        """Block until the figures are written; a failure in the child is raised here."""
         if self._conn is None:
             return
         try:
@@ -68,13 +70,14 @@ class TimelinePlotter:
 
 
 def _serve(conn: Connection) -> None:
-    """Child: import the plotting code and make the empty figure at once, then draw what
-    the parent sends."""
+    """Child: import the plotting code, make the empty figure and warm matplotlib's caches
+    at once, then draw what the parent sends."""
     try:
-        from lsmsim.plot import save_timeline, timeline_axes
+        from lsmsim.plot import save_figures, timeline_axes, warm_up
         prepared = timeline_axes()
-        result, path = conn.recv()
-        save_timeline(result, path, prepared)
+        warm_up(prepared)
+        result, out = conn.recv()
+        save_figures(result, out, prepared)
         conn.send("")
     except EOFError:  # the parent closed the pipe: nothing to draw
         pass

@@ -26,6 +26,8 @@ CAUSE_NAMES = {
 
 
 def cause_name(condition: WriteStallCondition, cause: WriteStallCause) -> str:
+    if condition is WriteStallCondition.NORMAL:  # no stall, no cause (and no enum hashing)
+        return "none"
     return CAUSE_NAMES.get((condition, cause), "none")
 
 

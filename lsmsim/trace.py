@@ -69,12 +69,13 @@ class Trace:
 
     def write(self, out_dir: str | Path, plot: bool = True,
               plotter: "TimelinePlotter | None" = None) -> Path:
-        """timeseries.csv, events.jsonl, stalls.jsonl, summary.json (+ config), timeline.png;
-        a `plotter` process draws the figure while the other files are written."""
+        """timeseries.csv, events.jsonl, stalls.jsonl, summary.json (+ config), timeline.png
+        (+ policy.png); a `plotter` process draws the figures while the other files are
+        written, so matplotlib is never imported here then."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         if plot and plotter is not None:
-            plotter.draw(self, out / "timeline.png")
+            plotter.draw(self, out)
         names = list(self.timeseries)
         with open(out / "timeseries.csv", "w", newline="") as handle:
             writer = csv.writer(handle)
@@ -87,12 +88,8 @@ class Trace:
         if plot and plotter is not None:
             plotter.wait()
         elif plot:
-            from lsmsim.plot import save_timeline
-            save_timeline(self, out / "timeline.png")
-        if plot:
-            from lsmsim.policy_plot import policy_columns, save_policy_view
-            if policy_columns(self):
-                save_policy_view(self, out / "policy.png")
+            from lsmsim.plot import save_figures
+            save_figures(self, out)
         return out
 
     def plot(self, path: str | Path | None = None):  # type: ignore[no-untyped-def]

@@ -8,14 +8,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lsmsim.db_bench import DbBenchError
-from lsmsim.rocksdb_log import LogFormatError
-from lsmsim.trace_capture import CaptureError
-from lsmsim.trace_import import TraceError
-
-USER_ERRORS: tuple[type[Exception], ...] = (DbBenchError, LogFormatError, CaptureError,
-                                            TraceError)
 SHOWN_WARNINGS = 10
+
+
+def user_errors() -> tuple[type[Exception], ...]:
+    """Errors these subcommands report as one line (imported here, on an error only: the
+    LOG reader and db_bench parser are not loaded for `lsmsim run`)."""
+    from lsmsim.db_bench import DbBenchError
+    from lsmsim.rocksdb_log import LogFormatError
+    from lsmsim.trace_capture import CaptureError
+    from lsmsim.trace_import import TraceError
+    return (DbBenchError, LogFormatError, CaptureError, TraceError)
 
 
 def register(commands: Any) -> None:
@@ -78,7 +81,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _capture(args: argparse.Namespace) -> int:
-    from lsmsim.trace_capture import capture
+    from lsmsim.trace_capture import CaptureError, capture
 
     flags = args.flags[1:] if args.flags[:1] == ["--"] else args.flags
     if not flags:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Iterator
 
 import numpy as np
@@ -22,12 +21,14 @@ SCORE_SCALE = 10.0  # kScoreScale in version_set.cc
 INFINITE = float("inf")
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class LevelScores:
     """Result of ComputeCompactionScore: (score, level) sorted by score, best first.
 
     The ranking is computed on first use from a snapshot of the level sizes (most versions
-    are only read for their pending bytes by the stall rules, never by the picker)."""
+    are only read for their pending bytes by the stall rules, never by the picker).
+    Read-only by convention: one is made per version edit, and a frozen dataclass takes
+    three times as long to make."""
 
     base_level: int
     targets: list[float]
@@ -36,9 +37,15 @@ class LevelScores:
     level_bytes: tuple[float, ...] = field(repr=False)
     compacting_bytes: tuple[float, ...] = field(repr=False)
     idle_l0_files: int = field(repr=False)
+    _ranked: list[tuple[float, int]] | None = field(default=None, init=False, repr=False)
 
-    @cached_property
+    @property
     def ranked(self) -> list[tuple[float, int]]:
+        if self._ranked is None:
+            self._ranked = self._rank()
+        return self._ranked
+
+    def _rank(self) -> list[tuple[float, int]]:
         """ComputeCompactionScore's loop over levels (exact)."""
         opts = self.opts
         targets = self.targets
@@ -130,9 +137,11 @@ class VersionStorage:
         self._level_bytes = [0.0] * num_levels
         self._compacting_bytes = [0.0] * num_levels
         self._compacting_files = [0] * num_levels
-        # Per level: (lo, hi, size, prefix sums of size) as last built, and how many leading
-        # and trailing files are unchanged since (see _level_arrays).
-        self._arrays: list[tuple[np.ndarray, np.ndarray] | None] = [None] * num_levels
+        # Per level: buffers of (lo, hi, size) and of prefix sums of size, the files they
+        # hold and views of those files, as last built; and how many leading and trailing
+        # files are unchanged since (see _level_arrays).
+        self._arrays: list[tuple[np.ndarray, np.ndarray, int, tuple[np.ndarray, np.ndarray]]
+                           | None] = [None] * num_levels
         self._unchanged: list[list[int]] = [[0, 0] for _ in range(num_levels)]
         self._edits = [0] * num_levels  # per-level edit count: keys the priority cache
         self._by_priority: dict[tuple[int, int], _PriorityOrder] = {}
@@ -229,27 +238,34 @@ class VersionStorage:
 
     def _level_arrays(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(table, prefix sums of size) of a sorted level; table rows are lo, hi and size (as
-        floats: bucket numbers are exact). Only files between the unchanged prefix and suffix
-        are converted again; the prefix sums are a full cumsum, as RocksDB-order sums."""
+        floats: bucket numbers are exact). Both live in per-level buffers with spare room
+        and are updated in place: the unchanged suffix moves to its new place, only the
+        files between the unchanged prefix and suffix are converted again, and the prefix
+        sums are carried on from the unchanged prefix (a running sum in file order, so the
+        same floats as a full cumsum). The views returned are valid until the level is
+        next edited and asked for again."""
         count = len(self.levels[level])
         unchanged = self._unchanged[level]
-        arrays = self._arrays[level]
-        if arrays is not None and unchanged[0] == count and arrays[0].shape[1] == count:
-            return arrays
-        head = 0 if arrays is None else unchanged[0]
-        tail = 0 if arrays is None else min(unchanged[1], arrays[0].shape[1] - head, count - head)
-        changed = np.array([self._lo_index[level][head:count - tail],
-                            self._hi_index[level][head:count - tail],
-                            self._sizes[level][head:count - tail]], dtype=np.float64)
-        if arrays is None:
-            table = changed
+        built = self._arrays[level]
+        if built is not None and unchanged[0] == count and built[2] == count:
+            return built[3]
+        if built is None or count > built[0].shape[1]:  # first build, or out of room
+            table, sums = np.empty((3, 2 * count + 64)), np.empty(2 * count + 65)
+            sums[0] = 0.0
+            head = tail = 0
         else:
-            old = arrays[0]
-            table = np.concatenate((old[:, :head], changed, old[:, old.shape[1] - tail:]), axis=1)
-        sums = np.empty(count + 1)
-        sums[0] = 0.0
-        np.add.accumulate(table[2], out=sums[1:])  # = np.cumsum, without its wrapper
-        self._arrays[level] = arrays = (table, sums)
+            table, sums, built_count, _ = built
+            head = unchanged[0]
+            tail = min(unchanged[1], built_count - head, count - head)
+            if tail and count != built_count:
+                table[:, count - tail:count] = table[:, built_count - tail:built_count]
+        table[:, head:count - tail] = (self._lo_index[level][head:count - tail],
+                                       self._hi_index[level][head:count - tail],
+                                       self._sizes[level][head:count - tail])
+        sums[head + 1:count + 1] = table[2, head:count]
+        np.add.accumulate(sums[head:count + 1], out=sums[head:count + 1])
+        arrays = (table[:, :count], sums[:count + 1])
+        self._arrays[level] = (table, sums, count, arrays)
         unchanged[0] = unchanged[1] = count
         return arrays
 

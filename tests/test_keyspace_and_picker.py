@@ -25,6 +25,21 @@ def test_merging_random_writes_equals_writing_them_at_once(a, b):
                        atol=1e-6)
 
 
+
+@settings(max_examples=30, deadline=None)
+@given(parts=st.lists(st.tuples(st.integers(0, 40), st.lists(st.floats(0, 3000), min_size=1,
+                                                                max_size=12)),
+                      min_size=2, max_size=6))
+def test_short_merges_on_python_floats_match_the_numpy_path_to_the_bit(parts):
+    """Buckets do not interact, so the first 60 buckets of a 400-bucket merge (numpy path)
+    must equal a 60-bucket merge of the same inputs (Python-float path) exactly."""
+    space = np.random.default_rng(len(parts)).integers(1, 2000, 400).astype(float)
+    offsets = [offset for offset, _ in parts]
+    inputs = [np.array(keys) for _, keys in parts]
+    wide = merge_distinct(space, inputs, offsets)
+    short = merge_distinct(space[:60], inputs, offsets)
+    assert short.tolist() == wide[:60].tolist()
+
 def test_zipfian_puts_writes_in_hot_buckets_and_matches_exact_harmonics():
     dist = ZipfianKeys(0.99)
     exact = sum(i ** -0.99 for i in range(1, 20001))
