@@ -199,6 +199,8 @@ EXPERIMENT = Experiment(
     runs=RUNS,
     metrics=("client_ops_per_s", "write_amplification", "stall_time_s", "stopped_time_s"),
     note="tail throughput is computed from the A-variant's per-second client operations",
+    series=("ops_per_s", "read_ops_per_s", "stopped_s", "policy_admitted_limit_ops",
+            "policy_memory_watermark"),  # Fig. 12/13 over time
     claims=(
         Claim("CruiseDB", "§III-A, Fig. 3", "RocksDB's 99-percentile tail throughput is far "
               "below its average (5,329.9 vs 41,241.6 ops/s, a 7.74x gap)", "x7.74",

@@ -130,6 +130,7 @@ EXPERIMENT = Experiment(
     title="3D XPoint study Fig. 3/5/19 analogue: insertion ratio, throttling, dynamic L0",
     runs=RUNS,
     metrics=("client_ops_per_s", "read_latency_p99_us", "delayed_time_s", "max_l0_files"),
+    series=("ops_per_s", "read_ops_per_s", "delayed_s", "delayed_write_rate_bps"),  # Fig. 5
     claims=(
         trend_claim("3D XPoint study", "§IV-A, Fig. 3, Finding #1", "on the PCIe flash SSD the "
                     "throughput increases from 32 kop/s to 41.3 kop/s as the insertion ratio "

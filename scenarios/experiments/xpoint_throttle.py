@@ -27,6 +27,7 @@ EXPERIMENT = Experiment(
     title="3D XPoint study Fig. 18 analogue: two-stage throttling under write bursts",
     runs=RUNS,
     metrics=("client_ops_per_s", "delayed_time_s", "stall_time_s"),
+    series=("ops_per_s", "read_ops_per_s", "delayed_s", "stopped_s"),  # Fig. 18 over time
     claims=(
         Claim("3D XPoint study", "§V-A, Fig. 18", "two-stage throttling removes the "
               "near-stop periods (original: ~9-12 kop/s while throttled)",
