@@ -165,12 +165,13 @@ def trend_claim(paper: str, source: str, statement: str, metric: str, labels: Se
 
     def measure(results: Results) -> Finding:
         values = np.array([metric_of(results, label, metric) for label in labels])
-        change = (values[-1] - values[0]) / values[0] if values[0] else float("nan")
         ranks = np.argsort(np.argsort(values))
         rho = float(np.corrcoef(ranks, np.arange(len(values)))[0, 1]) if np.ptp(values) else 0.0
         holds, reversals = trend_direction_holds(values, falls, monotonic)
         simulated = f"{metric}: " + " -> ".join(_fmt(v) for v in values)
-        magnitude = (f"{change:+.1%} (rank corr {rho:+.2f}, {reversals} of {len(values) - 1} "
+        change = (f"{(values[-1] - values[0]) / values[0]:+.1%}" if values[0]  # no % of 0
+                  else f"{_fmt(values[0])} -> {_fmt(values[-1])}")
+        magnitude = (f"{change} (rank corr {rho:+.2f}, {reversals} of {len(values) - 1} "
                      "steps reverse)")
         if paper_change is not None:
             magnitude += f" vs paper {paper_change:+.1%}"
