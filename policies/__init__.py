@@ -35,6 +35,9 @@ def policy_names() -> list[str]:
 
 
 def _load_entry_points() -> None:
+    """Register the `lsmsim.policies` entry points of installed packages (built-in names
+    win); scanning them takes milliseconds, so `make_policy` does it only for a name it
+    does not know yet."""
     for entry in entry_points(group="lsmsim.policies"):
         if entry.name not in _REGISTRY:
             _REGISTRY[entry.name] = entry.load()
@@ -43,11 +46,13 @@ def _load_entry_points() -> None:
 def make_policy(spec: str) -> Policy:
     """`name` or `name:param=value,param=value` -> a Policy instance."""
     name, _, raw = spec.partition(":")
-    names = policy_names()
-    if name not in _REGISTRY:
-        close = difflib.get_close_matches(name, names, n=2)
-        hint = f" Did you mean {' or '.join(close)}?" if close else ""
-        raise PolicyError(f"unknown policy {name!r}.{hint} Valid policies: {', '.join(names)}")
+    if name not in _REGISTRY:  # not built in or registered: look at the entry points
+        names = policy_names()
+        if name not in _REGISTRY:
+            close = difflib.get_close_matches(name, names, n=2)
+            hint = f" Did you mean {' or '.join(close)}?" if close else ""
+            raise PolicyError(f"unknown policy {name!r}.{hint} "
+                              f"Valid policies: {', '.join(names)}")
     params: dict[str, Any] = {}
     for item in filter(None, raw.split(",")):
         key, sep, value = item.partition("=")
