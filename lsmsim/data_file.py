@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -76,10 +77,15 @@ def toml_text(fields: dict[str, Any]) -> str:
             lines += ["", f"[{name}]"]
         for key, value in table.items():
             if isinstance(value, dict):
-                tables.append((f"{name}.{key}" if name else key, value))
+                tables.append((f"{name}.{_toml_key(key)}" if name else _toml_key(key), value))
             else:
-                lines.append(f"{key} = {_toml_value(value)}")
+                lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
+
+
+def _toml_key(key: str) -> str:
+    """A bare key where TOML allows one, else a quoted key (paths, dots, spaces)."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
 
 
 def _toml_value(value: Any) -> str:

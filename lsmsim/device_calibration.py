@@ -51,8 +51,10 @@ MIN_DEVICE_SHARE = 0.2      # blocked share of job wall time below which the dev
 FLAT_TOLERANCE = 0.01       # a figure whose ±10% changes L less than this is not identified
 MIN_OVERLAPPED = 10         # jobs that overlapped another, at least, to fit scaling(2)
 OVERLAPPED_FRACTION = 0.5   # a job counts as overlapped when another ran this share of its time
+ALONE_FRACTION = 0.05       # ... and as alone when another ran under this share of its time
 MIN_JOB_BYTES = 1 << 20     # smaller jobs (their fixed costs dominate) are left out
 SCALING_BOUNDS = (0.25, 2.0)
+RUNS_DISAGREE = 1.3         # runs whose alone-job bandwidths differ by more are noted
 SCALING_GRID = 15            # log-spaced scaling(2) values tried before Nelder-Mead
 BANDWIDTH_FACTOR = 10.0     # write_bps is searched within this factor of its first estimate
 SENSITIVITY_STEP = 0.10
@@ -162,6 +164,19 @@ def _replay_run(jobs: Sequence[MeasuredJob], write_bps: float, two_stream_scalin
     return durations
 
 
+def alone_write_MBps(runs: Sequence[Sequence[MeasuredJob]],
+                     labels: Sequence[str]) -> dict[str, float]:
+    """Per run, bytes written over time blocked of the jobs that ran alone: the one-stream
+    figure each run gives by itself (how far the runs agree)."""
+    figures = {}
+    for label, jobs in zip(labels, runs):
+        alone = [j for j, f in zip(jobs, overlapped_fractions(jobs)) if f < ALONE_FRACTION]
+        blocked = sum(max(j.wall_s - j.cpu_s, 0.0) for j in alone)
+        if alone and blocked > 0:
+            figures[label] = round(sum(j.write_bytes for j in alone) / blocked / MB, 1)
+    return figures
+
+
 def replay_loss(runs: Sequence[Sequence[MeasuredJob]], write_bps: float,
                 two_stream_scaling: float, cores: int) -> float:
     """L of the module docstring."""
@@ -183,6 +198,7 @@ class DeviceFit:
     two_stream_scaling: float | None
     loss: float
     preset_loss: float
+    alone_MBps_by_run: dict[str, float] = field(default_factory=dict)
     sensitivity: dict[str, dict[str, float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -220,6 +236,7 @@ class DeviceFit:
                 ("write_MBps_one_stream", _rounded(self.write_bps, MB)),
                 ("write_scaling_two_streams", _rounded(self.two_stream_scaling, 1.0)))
                 if v is not None},
+            "alone_write_MBps_by_run": self.alone_MBps_by_run,
             "preset_values": {"write_MBps_one_stream": round(preset_one_stream / MB, 1),
                               "write_scaling_two_streams": round(_preset_two_stream(self.preset), 4)},
             "sensitivity": {"relative_loss_change_at_minus_10pct":
@@ -239,8 +256,8 @@ class DeviceFit:
             "source": "fitted (see [calibration]); the rest from the preset: "
                       + self.preset.source,
             "read_MBps": device.read_bps / MB, "write_MBps": round(device.write_bps / MB, 1),
-            "read_latency_us": device.read_latency_s * 1e6,
-            "write_latency_us": device.write_latency_s * 1e6,
+            "read_latency_us": round(device.read_latency_s * 1e6, 6),
+            "write_latency_us": round(device.write_latency_s * 1e6, 6),
             "read_scaling": [list(p) for p in device.read_scaling],
             "write_scaling": [[n, round(v, 4)] for n, v in device.write_scaling],
             "mixed_efficiency": device.mixed_efficiency,
@@ -273,13 +290,18 @@ def fit_device(preset: str, labelled_traces: Sequence[tuple[str, Trace]],
                machine: MachineProfile, max_evaluations: int = 60) -> DeviceFit:
     """Fit the device `preset` (a preset name or file) to the jobs of the runs on it (module
     docstring); `machine` gives the cores and the flush CPU costs."""
-    base = load_device(preset)
     runs = [measured_jobs(trace, machine, label) for label, trace in labelled_traces]
-    labels = [label for label, _ in labelled_traces]
+    return fit_jobs(load_device(preset), runs, [label for label, _ in labelled_traces],
+                    machine.cores, max_evaluations)
+
+
+def fit_jobs(base: DeviceModel, runs: Sequence[Sequence[MeasuredJob]], labels: Sequence[str],
+             cores: int, max_evaluations: int = 60) -> DeviceFit:
+    """Fit `base`'s write figures to the measured jobs of the runs named by `labels`."""
     jobs = [j for run in runs for j in run]
     if not jobs:
-        raise DeviceCalibrationError(f"{preset}: the runs {', '.join(labels)} hold no finished "
-                                     "flush or compaction to measure the device by")
+        raise DeviceCalibrationError(f"{base.name}: the runs {', '.join(labels)} hold no "
+                                     "finished flush or compaction to measure the device by")
     wall = np.asarray([j.wall_s for j in jobs])
     cpu = np.asarray([j.cpu_s for j in jobs])
     written = np.asarray([j.write_bytes for j in jobs])
@@ -287,15 +309,21 @@ def fit_device(preset: str, labelled_traces: Sequence[tuple[str, Trace]],
     blocked = np.maximum(wall - cpu, 0.0)
     share = float(blocked.sum() / wall.sum())
     one_stream, preset_scaling = base.bandwidth_bps(1, False)[1], _preset_two_stream(base)
-    preset_loss = replay_loss(runs, one_stream, preset_scaling, machine.cores)
-    fit = DeviceFit(base, labels, len(jobs), int((overlapped >= OVERLAPPED_FRACTION).sum()),
+    preset_loss = replay_loss(runs, one_stream, preset_scaling, cores)
+    fit = DeviceFit(base, list(labels), len(jobs), int((overlapped >= OVERLAPPED_FRACTION).sum()),
                     share, None, None, preset_loss, preset_loss)
     if share < MIN_DEVICE_SHARE:
         fit.notes.append(f"not fitted: the jobs were blocked {100 * share:.0f}% of their wall "
                          f"time (under {100 * MIN_DEVICE_SHARE:.0f}%): the device is not what "
                          "they wait for, so its bandwidth is not identified; preset kept")
         return fit
-    alone = overlapped < 0.05
+    alone = overlapped < ALONE_FRACTION
+    fit.alone_MBps_by_run = alone_write_MBps(runs, labels)
+    spread = list(fit.alone_MBps_by_run.values())
+    if spread and max(spread) > RUNS_DISAGREE * min(spread):
+        fit.notes.append(f"the runs disagree: their jobs that ran alone wrote at {min(spread):g} "
+                         f"to {max(spread):g} MB/s (alone_write_MBps_by_run): one figure "
+                         "cannot match them all; the fit is a compromise between them")
     pick = alone if alone.sum() >= 3 else np.ones(len(jobs), dtype=bool)
     start_bps = float(written[pick].sum() / max(blocked[pick].sum(), 1e-9))
     fit_scaling = fit.overlapped_jobs >= MIN_OVERLAPPED
@@ -305,7 +333,7 @@ def fit_device(preset: str, labelled_traces: Sequence[tuple[str, Trace]],
 
     def loss_at(x: np.ndarray) -> float:
         scaling = math.exp(x[1]) if fit_scaling else preset_scaling
-        return replay_loss(runs, math.exp(x[0]), scaling, machine.cores)
+        return replay_loss(runs, math.exp(x[0]), scaling, cores)
 
     from scipy.optimize import minimize  # slow to import: only when fitting
 
@@ -328,7 +356,7 @@ def fit_device(preset: str, labelled_traces: Sequence[tuple[str, Trace]],
     def loss_with(key: str, factor: float) -> float:
         moved = {**values, key: values[key] * factor}
         return replay_loss(runs, moved["write_MBps_one_stream"],
-                           moved.get("write_scaling_two_streams", preset_scaling), machine.cores)
+                           moved.get("write_scaling_two_streams", preset_scaling), cores)
 
     fit.sensitivity = {key: {sign: round((loss_with(key, factor) - fit.loss) / max(fit.loss, 1e-12), 4)
                              for sign, factor in (("minus", 1 - SENSITIVITY_STEP),
