@@ -65,10 +65,11 @@ def run_devices(folders: Sequence[Path], device: str | None,
 
 
 def fitted_device(name: str, device_dir: Path | None) -> str:
-    """`device_dir/<name>.toml` if it exists, else `name` (a preset kept unfitted)."""
+    """`device_dir/<name>.toml` if it exists, else `name` (a preset kept unfitted); a
+    device file's name is its file name without `.toml`, as calibrate writes it."""
     if device_dir is None:
         return name
-    path = Path(device_dir) / f"{name}.toml"
+    path = Path(device_dir) / f"{Path(name).stem if name.endswith('.toml') else name}.toml"
     return str(path) if path.is_file() else name
 
 

@@ -111,3 +111,17 @@ def test_real_hdd_run_fits_what_its_jobs_were_blocked_for() -> None:
     pm = fit_device("pm", [("pm-5MBps", import_trace(ADOC / "StorageMaterial.PM" / "1CPU" /
                                                      "64MB"))], machine)
     assert not pm.identified
+
+
+@shared
+def test_validate_runs_on_the_fitted_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from lsmsim.cli import main
+    from lsmsim.trace_import import import_trace
+
+    run = ADOC / "StorageMaterial.SATAHDD" / "1CPU" / "64MB"
+    fit = fit_device("hdd", [("hdd-5MBps", import_trace(run))], load_machine("server"))
+    path = write_fitted(fit, tmp_path)
+    assert main(["validate", str(run), "--machine", "server", "--device-dir", str(tmp_path),
+                 "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "hdd*" in out and str(path) in out
