@@ -212,7 +212,7 @@ class DeviceFit:
         if self.write_bps is None:
             return self.preset
         points = _relative_scaling(self.preset.write_scaling)
-        ratio = dict(points).get(2, points[-1][1]) if len(points) > 1 else 1.0
+        ratio = _preset_two_stream(self.preset)
         scaling2 = self.two_stream_scaling if self.two_stream_scaling is not None else ratio
         scaled = [(n, 1.0 if n == 1 else value * scaling2 / ratio) for n, value in points]
         if 2 not in dict(scaled):
@@ -317,6 +317,9 @@ def fit_jobs(base: DeviceModel, runs: Sequence[Sequence[MeasuredJob]], labels: S
                          f"time (under {100 * MIN_DEVICE_SHARE:.0f}%): the device is not what "
                          "they wait for, so its bandwidth is not identified; preset kept")
         return fit
+    if cores < 3:  # the writer, a flush and a compaction thread
+        fit.notes.append(f"{cores} cores: jobs may have waited for a core, which counts here "
+                         "as device time (the fitted bandwidth is then too low)")
     alone = overlapped < ALONE_FRACTION
     fit.alone_MBps_by_run = alone_write_MBps(runs, labels)
     spread = list(fit.alone_MBps_by_run.values())
