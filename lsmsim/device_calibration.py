@@ -55,7 +55,7 @@ ALONE_FRACTION = 0.05       # ... and as alone when another ran under this share
 MIN_JOB_BYTES = 1 << 20     # smaller jobs (their fixed costs dominate) are left out
 SCALING_BOUNDS = (0.25, 2.0)
 RUNS_DISAGREE = 1.3         # runs whose alone-job bandwidths differ by more are noted
-SCALING_GRID = 15            # log-spaced scaling(2) values tried before Nelder-Mead
+SCALING_GRID = 15           # log-spaced scaling(2) values tried before Nelder-Mead
 BANDWIDTH_FACTOR = 10.0     # write_bps is searched within this factor of its first estimate
 SENSITIVITY_STEP = 0.10
 
@@ -222,7 +222,7 @@ class DeviceFit:
 
     def record(self) -> dict[str, Any]:
         """The [calibration] table of the fitted device's TOML file."""
-        preset_one_stream = self.preset.write_bps * _relative_scaling_first(self.preset)
+        preset_one_stream = self.preset.bandwidth_bps(1, False)[1]
         return {
             "preset": self.preset.name,
             "runs": self.runs,
@@ -278,11 +278,8 @@ def _relative_scaling(points: tuple[tuple[int, float], ...]) -> list[tuple[int, 
     return [(n, v / first) for n, v in points]
 
 
-def _relative_scaling_first(device: DeviceModel) -> float:
-    return device.bandwidth_bps(1, False)[1] / device.write_bps
-
-
 def _preset_two_stream(device: DeviceModel) -> float:
+    """Total write bandwidth of two streams over one stream's."""
     return device.bandwidth_bps(2, False)[1] / device.bandwidth_bps(1, False)[1]
 
 
