@@ -34,7 +34,8 @@ def load_device(name_or_path: str) -> DeviceModel:
 _REQUIRED = {"description": str, "read_MBps": Number, "write_MBps": Number,
              "read_latency_us": Number, "write_latency_us": Number}
 _OPTIONAL = {"read_scaling": list, "write_scaling": list, "mixed_efficiency": Number,
-             "source": str, "name": str, "random_read_kiops": Number}
+             "source": str, "name": str, "random_read_kiops": Number,
+             "calibration": dict}  # how `lsmsim calibrate --device-out` fitted the file
 
 
 def parse_device_file(path: Path) -> DeviceModel:

@@ -14,6 +14,11 @@ Physics first, few parameters. What a RocksDB LOG measures directly is measured,
 Per-entry costs are told apart from per-byte costs only by runs of different entry sizes;
 with one entry size they are zero and the per-byte cost carries them.
 
+With `device_out`, each device the runs ran on is then fitted to their flush and compaction
+jobs (`lsmsim.device_calibration`: one-stream write bandwidth and two-stream scaling, from the
+time each job was blocked beyond its CPU), written to `device_out/<preset>.toml` when
+identified, and the runs on it are simulated on that file from then on.
+
 The rest (by default `write_ns_per_op`, the foreground put's CPU cost; `--fit` names
 others) is fitted with Nelder-Mead in log space within [1/10, 10] times the start value,
 each evaluation simulating every distinct command once (a process pool over runs).
@@ -44,6 +49,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from lsmsim.db_bench import DbBenchSetup
+from lsmsim.device_calibration import DeviceFit, fit_device, write_fitted
 from lsmsim.entry_format import EntryFormat
 from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
                             cost_values, with_costs)
@@ -94,6 +100,8 @@ class Calibration:
     cpu_s: float  # this process and its (finished) worker processes
     wall_s: float
     notes: list[str] = field(default_factory=list)
+    device_fits: list[DeviceFit] = field(default_factory=list)
+    device_files: dict[str, str] = field(default_factory=dict)  # preset -> fitted file
 
     def record(self) -> dict[str, Any]:
         """The [calibration] table of the fitted profile's TOML file."""
@@ -111,6 +119,7 @@ class Calibration:
             "measured_from_log": self.measured,
             "held_from_base_profile": self.held,
             "notes": self.notes,
+            **({"device_files": self.device_files} if self.device_fits else {}),
             "sensitivity": {"relative_loss_change_at_minus_10pct":
                             {k: v["minus"] for k, v in self.sensitivity.items()},
                             "relative_loss_change_at_plus_10pct":
@@ -264,16 +273,24 @@ class Objective:
 def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] = FITTED_BY_DEFAULT,
               device: str | None = None, max_seconds: float | None = None,
               max_evaluations: int = 40, workers: int = 2, name: str | None = None,
-              measure: bool = True) -> Calibration:
+              measure: bool = True, device_out: Path | None = None) -> Calibration:
     """Fit `fit` (cost names of the profile TOML) to the runs in `folders`, after measuring
-    what the LOGs measure; everything else comes from `base`."""
+    what the LOGs measure (and, with `device_out`, fitting the devices); everything else
+    comes from `base`."""
     check_fit_names(fit)
     started_cpu_s = _cpu_s()
     started_wall_s = time.perf_counter()
     runs, traces = load_runs(folders, device, max_seconds, workers)
     measured, notes = measured_costs(traces) if measure else ({}, [])
     measured = {k: v for k, v in measured.items() if k not in fit}
-    result = fit_costs(runs, with_costs(base, measured), fit, max_evaluations, workers)
+    start = with_costs(base, measured)
+    device_fits: list[DeviceFit] = []
+    device_files: dict[str, str] = {}
+    if device_out is not None:
+        runs, device_fits, device_files = fit_run_devices(
+            runs, traces, [str(Path(f)) for f in folders], start, device_out)
+    result = fit_costs(runs, start, fit, max_evaluations, workers)
+    result.device_fits, result.device_files = device_fits, device_files
     result.measured = measured
     result.held = {k: v for k, v in result.held.items() if k not in measured}
     result.notes = notes + result.notes
@@ -283,6 +300,24 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
     result.cpu_s = _cpu_s() - started_cpu_s
     result.wall_s = time.perf_counter() - started_wall_s
     return result
+
+
+def fit_run_devices(runs: list[Run], traces: Sequence[Trace], labels: Sequence[str],
+                    machine: MachineProfile, out_dir: Path
+                    ) -> tuple[list[Run], list[DeviceFit], dict[str, str]]:
+    """Fit each device the runs ran on to their jobs (runs named by `labels`), write the
+    identified ones to `out_dir/<preset>.toml`, and move the runs on them onto those files."""
+    fits, files = [], {}
+    for device in dict.fromkeys(run.device for run in runs):
+        on_it = [(label, trace) for run, trace, label in zip(runs, traces, labels)
+                 if run.device == device]
+        fit = fit_device(device, on_it, machine)
+        fits.append(fit)
+        path = write_fitted(fit, out_dir)
+        if path is not None:
+            files[device] = str(path)
+    moved = [dataclasses.replace(run, device=files.get(run.device, run.device)) for run in runs]
+    return moved, fits, files
 
 
 def check_fit_names(fit: Sequence[str]) -> None:

@@ -4,6 +4,9 @@ that name the file, the field and the value."""
 from __future__ import annotations
 
 import difflib
+import json
+import math
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -61,3 +64,37 @@ def resolve_preset(name_or_path: str, preset_dir: Path, kind: str) -> Path:
     hint = f" Did you mean {' or '.join(close)}?" if close else ""
     raise DataFileError(f"unknown {kind} {name_or_path!r}.{hint} Valid {kind}s: "
                         f"{', '.join(names)} (or a path to a .toml file)")
+
+
+def toml_text(fields: dict[str, Any]) -> str:
+    """A TOML document of plain values (numbers, strings, booleans, lists of them) with
+    dicts as tables and sub-tables, in the order given (tables after the plain values)."""
+    lines: list[str] = []
+    tables: list[tuple[str, dict[str, Any]]] = [("", fields)]
+    while tables:
+        name, table = tables.pop(0)
+        if name:
+            lines += ["", f"[{name}]"]
+        for key, value in table.items():
+            if isinstance(value, dict):
+                tables.append((f"{name}.{_toml_key(key)}" if name else _toml_key(key), value))
+            else:
+                lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_key(key: str) -> str:
+    """A bare key where TOML allows one, else a quoted key (paths, dots, spaces)."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else '"nan"'
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))

@@ -8,16 +8,20 @@ import argparse
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
+
+if TYPE_CHECKING:
+    from lsmsim.device_calibration import DeviceFit
 
 
 def user_errors() -> tuple[type[Exception], ...]:
     """Errors these subcommands report as one line (imported here, on an error only: the
     calibration code is not loaded for `lsmsim run`)."""
     from lsmsim.calibration import CalibrationError
-    return (CalibrationError,)
+    from lsmsim.device_calibration import DeviceCalibrationError
+    return (CalibrationError, DeviceCalibrationError)
 
 
 def register(commands: Any) -> None:
@@ -26,6 +30,9 @@ def register(commands: Any) -> None:
         "validate", help="re-simulate real runs' own command lines and print the model's error")
     _common(validate)
     validate.add_argument("--machine", required=True, help="machine profile name or .toml file")
+    validate.add_argument("--device-dir", type=Path, metavar="DIR",
+                          help="fitted device files (calibrate --device-out): a run on preset "
+                               "NAME uses DIR/NAME.toml where it exists")
     validate.add_argument("--json", action="store_true", help="print the report as JSON")
     validate.add_argument("--out", type=Path,
                           help="folder for validation.json and one overlay plot per run")
@@ -41,6 +48,10 @@ def register(commands: Any) -> None:
     calibrate.add_argument("--no-measure", action="store_true",
                            help="keep the base profile's flush and compaction CPU instead of "
                                 "measuring them from the LOGs")
+    calibrate.add_argument("--device-out", type=Path, metavar="DIR",
+                           help="also fit each run device's write bandwidth and two-stream "
+                                "scaling to the runs' flush and compaction jobs, write "
+                                "DIR/<preset>.toml where identified, and simulate on it")
     calibrate.add_argument("--holdout", type=Path, nargs="+", default=[], metavar="DIR",
                            help="runs to validate the fitted profile on (not fitted)")
     calibrate.add_argument("--max-evaluations", type=int, default=40,
@@ -61,7 +72,8 @@ def _validate(args: argparse.Namespace) -> int:
     from lsmsim.trace_validation import format_report, validate
 
     report = validate(args.folders, load_machine(args.machine), device=args.device,
-                      max_seconds=args.max_seconds, workers=args.workers)
+                      max_seconds=args.max_seconds, workers=args.workers,
+                      device_dir=args.device_dir)
     document = report.as_dict()
     print(json.dumps(document, indent=2) if args.json else format_report(report))
     if args.out:
@@ -84,7 +96,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     fit = [name.strip() for name in args.fit.split(",") if name.strip()]
     result = calibrate(args.folders, load_machine(args.machine), fit=fit, device=args.device,
                        max_seconds=args.max_seconds, max_evaluations=args.max_evaluations,
-                       workers=args.workers, name=args.out.stem, measure=not args.no_measure)
+                       workers=args.workers, name=args.out.stem, measure=not args.no_measure,
+                       device_out=args.device_out)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(machine_toml(result.profile, result.record()))
     print(f"fitted {', '.join(f'{k} = {v:g}' for k, v in result.fitted.items())}; measured from "
@@ -95,11 +108,29 @@ def _calibrate(args: argparse.Namespace) -> int:
         f"{k} {v['minus']:+.2f}/{v['plus']:+.2f}" for k, v in result.sensitivity.items()))
     for note in result.notes:
         print(f"note: {note}")
+    for fit in result.device_fits:
+        print(format_device_fit(fit, result.device_files.get(fit.preset.name)))
     print(f"profile written to {args.out}\n\nfitted runs:")
     print(format_report(validate(args.folders, result.profile, device=args.device,
-                                 max_seconds=args.max_seconds, workers=args.workers)))
+                                 max_seconds=args.max_seconds, workers=args.workers,
+                                 device_dir=args.device_out)))
     if args.holdout:
         print("\nheld-out runs:")
         print(format_report(validate(args.holdout, result.profile, device=args.device,
-                                     max_seconds=args.max_seconds, workers=args.workers)))
+                                     max_seconds=args.max_seconds, workers=args.workers,
+                                     device_dir=args.device_out)))
     return 0
+
+
+def format_device_fit(fit: DeviceFit, path: str | None) -> str:
+    """One line per device: fitted figures against the preset's, or why it was kept."""
+    record = fit.record()
+    preset = record["preset_values"]
+    head = (f"device {fit.preset.name}: {fit.jobs} jobs ({fit.overlapped_jobs} overlapped), "
+            f"blocked {100 * fit.blocked_share:.0f}% of their time; ")
+    if not fit.identified:
+        return head + "; ".join(fit.notes)
+    fitted = record["fitted"]
+    figures = ", ".join(f"{k} {v:g} (preset {preset[k]:g})" for k, v in fitted.items())
+    return (head + f"{figures}; replay loss {fit.preset_loss:.4f} -> {fit.loss:.4f}; "
+            f"written to {path}" + "".join(f"\n  note: {n}" for n in fit.notes))

@@ -8,7 +8,6 @@ user's own file (for instance one fitted by calibration) is read the same way.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,28 +137,8 @@ def with_costs(profile: MachineProfile, values: dict[str, float]) -> MachineProf
 def machine_toml(profile: MachineProfile, calibration: dict[str, Any] | None = None) -> str:
     """A machine profile file that `load_machine` reads back to `profile`, with an optional
     [calibration] table (plain values and sub-tables of them)."""
-    lines = [f"name = {_toml_value(profile.name)}",
-             f"description = {_toml_value(profile.description)}", f"cores = {profile.cores}"]
-    lines += [f"{key} = {_toml_value(value)}" for key, value in cost_values(profile).items()]
-    tables: list[tuple[str, dict[str, Any]]] = [("calibration", calibration)] if calibration else []
-    while tables:
-        name, table = tables.pop(0)
-        lines += ["", f"[{name}]"]
-        for key, value in table.items():
-            if isinstance(value, dict):
-                tables.append((f"{name}.{key}", value))
-            else:
-                lines.append(f"{key} = {_toml_value(value)}")
-    return "\n".join(lines) + "\n"
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else '"nan"'
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return json.dumps(str(value))
+    fields: dict[str, Any] = {"name": profile.name, "description": profile.description,
+                              "cores": profile.cores, **cost_values(profile)}
+    if calibration:
+        fields["calibration"] = calibration
+    return data_file.toml_text(fields)

@@ -31,6 +31,7 @@ from lsmsim.trace_import import TraceError, find_run_files, import_trace
 DEVICE_BY_MATERIAL = {"PM": "pm", "NVMeSSD": "nvme", "SATASSD": "sata-ssd", "SATAHDD": "hdd"}
 # Without such a folder (local-2core's fast virtual disk) runs use this preset.
 DEFAULT_DEVICE = "nvme"
+DEVICE_WIDTH = 11  # the report's device column
 _REPEAT = re.compile(r"_r\d+$")
 T = TypeVar("T")
 
@@ -47,14 +48,29 @@ def infer_device(folder: Path) -> str | None:
     return None
 
 
-def run_devices(folders: Sequence[Path], device: str | None) -> list[str]:
+def run_devices(folders: Sequence[Path], device: str | None,
+                device_dir: Path | None = None) -> list[str]:
     """Each run's device: `device` if given, else the one its path names, else
-    DEFAULT_DEVICE; every name is checked here (a bad one is an error naming the valid)."""
+    DEFAULT_DEVICE; a preset name becomes `device_dir/<name>.toml` where that file exists
+    (devices fitted by `lsmsim calibrate --device-out`). Every name is checked here (a bad
+    one is an error naming the valid)."""
     from device_models import load_device
-    devices = [device or infer_device(f) or DEFAULT_DEVICE for f in folders]
+    if device_dir is not None and not Path(device_dir).is_dir():
+        raise TraceError(f"{device_dir}: no such folder of fitted device files (--device-dir)")
+    devices = [fitted_device(device or infer_device(f) or DEFAULT_DEVICE, device_dir)
+               for f in folders]
     for name in sorted(set(devices)):
         load_device(name)
     return devices
+
+
+def fitted_device(name: str, device_dir: Path | None) -> str:
+    """`device_dir/<name>.toml` if it exists, else `name` (a preset kept unfitted); a
+    device file's name is its file name without `.toml`, as calibrate writes it."""
+    if device_dir is None:
+        return name
+    path = Path(device_dir) / f"{Path(name).stem if name.endswith('.toml') else name}.toml"
+    return str(path) if path.is_file() else name
 
 
 def configuration_key(folder: Path) -> str:
@@ -173,11 +189,13 @@ def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
 
 
 def validate(folders: Sequence[Path], machine: MachineProfile, device: str | None = None,
-             max_seconds: float | None = None, workers: int = 2) -> ValidationReport:
+             max_seconds: float | None = None, workers: int = 2,
+             device_dir: Path | None = None) -> ValidationReport:
     """Re-simulate every run folder and compare (see the module docstring). `device`
-    overrides the device named by each folder's path (DEFAULT_DEVICE when none is)."""
+    overrides the device named by each folder's path (DEFAULT_DEVICE when none is);
+    `device_dir` holds fitted device files that replace presets of the same name."""
     folders = check_run_folders(folders)
-    devices = run_devices(folders, device)
+    devices = run_devices(folders, device, device_dir)
     pairs = pool_map(_simulate_folder, [(f, d, machine, max_seconds)
                                         for f, d in zip(folders, devices)], workers)
     labels = short_labels(folders)
@@ -228,14 +246,14 @@ def format_report(report: ValidationReport) -> str:
              "l0_mean_abs_diff": "L0 |d|", "l0_correlation": "L0 r"}
     width = max(len(r.label) for r in report.results) + 2
     width = max(width, len("median |error|") + 2)
-    head = f"{'run':<{width}}{'device':<9}{'real ops/s':>11}{'sim ops/s':>11}" + "".join(
+    head = f"{'run':<{width}}{'device':<{DEVICE_WIDTH}}{'real ops/s':>11}{'sim ops/s':>11}" + "".join(
         f"{short[n]:>{_cell_width(n)}}" for n in names)
     lines = [f"machine: {report.machine}; error = simulated vs real "
              "(noise = this run's repeat vs this run)", head]
 
     def row(label: str, device: str, real: str, sim: str, values: dict[str, float],
             signed: bool = True) -> str:
-        return f"{label:<{width}}{device:<9}{real:>11}{sim:>11}" + "".join(
+        return f"{label:<{width}}{device:<{DEVICE_WIDTH}}{real:>11}{sim:>11}" + "".join(
             f"{format_difference(n, values.get(n, math.nan), signed):>{_cell_width(n)}}"
             for n in names)
 
@@ -245,7 +263,8 @@ def format_report(report: ValidationReport) -> str:
              for r in report.results
              if r.sim.summary["duration_s"] < r.real.summary["duration_s"] - 1.0]
     for r in report.results:
-        lines.append(row(r.label, r.device, f"{r.real.summary['throughput_ops_per_s']:,.0f}",
+        lines.append(row(r.label, device_label(r.device),
+                         f"{r.real.summary['throughput_ops_per_s']:,.0f}",
                          f"{r.sim.summary['throughput_ops_per_s']:,.0f}", r.errors))
         if r.noise is not None:
             lines.append(row("  noise (repeat)", "", "", "", r.noise))
@@ -261,7 +280,15 @@ def format_report(report: ValidationReport) -> str:
     labels = error_labels()
     lines += notes
     lines.append("columns: " + ", ".join(f"{short[n]} = {labels[n]}" for n in names))
+    files = sorted({r.device for r in report.results if r.device.endswith(".toml")})
+    if files:
+        lines.append("device files (name*): " + ", ".join(files))
     return "\n".join(lines)
+
+
+def device_label(device: str) -> str:
+    """A preset's name, or a device file's name marked `*` (fitted or user files)."""
+    return f"{Path(device).stem}*" if device.endswith(".toml") else device
 
 
 def _cell_width(name: str) -> int:
