@@ -178,11 +178,16 @@ def _read_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     """Summary rows of a workload with reads (none for a write-only one)."""
     if "read_throughput_ops_per_s" not in summary:
         return []
-    return [("reads (gets + scans)", f"{summary['read_throughput_ops_per_s']:,.0f} ops/s; all "
+    rows = [("reads (gets + scans)", f"{summary['read_throughput_ops_per_s']:,.0f} ops/s; all "
                                      f"client ops {summary['client_ops_per_s']:,.0f} ops/s"),
             ("read latency p50 / p99 / p99.9", f"{summary['read_latency_p50_us']:,.1f} / "
                                                f"{summary['read_latency_p99_us']:,.1f} / "
                                                f"{summary['read_latency_p999_us']:,.1f} us")]
+    if summary["final_phase_ops_per_s"] == summary["final_phase_ops_per_s"]:  # not NaN
+        # The run stage without its load, as YCSB reports a run's throughput.
+        rows.append((f"last phase ({summary['final_phase']})",
+                     f"{summary['final_phase_ops_per_s']:,.0f} client ops/s"))
+    return rows
 
 
 def _list(what: str) -> int:

@@ -230,3 +230,17 @@ def test_reads_slow_down_while_background_jobs_share_the_machine():
     reads = ts["read_ops_per_s"]
     assert (in_phase & busy).sum() >= 3 and (in_phase & ~busy).sum() >= 3
     assert reads[in_phase & busy].mean() < reads[in_phase & ~busy].mean()
+
+
+def test_summary_table_gives_the_run_stage_apart_from_its_load():
+    """YCSB reports a run stage's throughput without the load; so does the table's last row
+    of the read section, and a write-only run has no such row."""
+    from lsmsim.cli import format_summary
+
+    result = lsmsim.simulate("ycsb_a", device="nvme", duration_s=20, num_keys=200_000)
+    table = format_summary(result.summary, result.config)
+    stage = result.summary["final_phase_ops_per_s"]
+    assert "last phase (ycsb_a)" in table and f"{stage:,.0f} client ops/s" in table
+    assert 0 < stage != result.summary["client_ops_per_s"]  # the load is left out
+    write_only = lsmsim.simulate("fillrandom", device="nvme", duration_s=5)
+    assert "last phase" not in format_summary(write_only.summary, write_only.config)
