@@ -131,7 +131,7 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
     """The summary as an aligned two-column table; rows whose figures a trace lacks (a real
     run has no latency histogram or utilisations) are left out."""
     def has(*keys: str) -> bool:
-        return all(summary.get(k) is not None and summary.get(k) == summary.get(k) for k in keys)
+        return _present(summary, *keys)
 
     rows = [
         ("workload / device / policy",
@@ -174,6 +174,11 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
     return "\n".join(f"{label:<{width}}  {value}" for label, value in rows)
 
 
+def _present(summary: dict[str, Any], *keys: str) -> bool:
+    """Every one of `keys` has a figure in `summary` (not None, not NaN)."""
+    return all(summary.get(k) is not None and summary.get(k) == summary.get(k) for k in keys)
+
+
 def _read_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     """Summary rows of a workload with reads (none for a write-only one)."""
     if "read_throughput_ops_per_s" not in summary:
@@ -183,7 +188,7 @@ def _read_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
             ("read latency p50 / p99 / p99.9", f"{summary['read_latency_p50_us']:,.1f} / "
                                                f"{summary['read_latency_p99_us']:,.1f} / "
                                                f"{summary['read_latency_p999_us']:,.1f} us")]
-    if summary["final_phase_ops_per_s"] == summary["final_phase_ops_per_s"]:  # not NaN
+    if _present(summary, "final_phase_ops_per_s"):
         # The run stage without its load, as YCSB reports a run's throughput.
         rows.append((f"last phase ({summary['final_phase']})",
                      f"{summary['final_phase_ops_per_s']:,.0f} client ops/s"))
