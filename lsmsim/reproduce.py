@@ -20,9 +20,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+import scenarios.experiments
 from lsmsim.compare import Cell, run_cells
 
-EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "scenarios" / "experiments"
+EXPERIMENTS_DIR = Path(scenarios.experiments.__file__).parent  # in the checkout or installed
 
 
 class ExperimentError(ValueError):
