@@ -12,11 +12,11 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass
-from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
+import orjson
 
 if TYPE_CHECKING:
     from lsmsim.plot_process import TimelinePlotter
@@ -141,16 +141,12 @@ def _column_cells(column: np.ndarray) -> list[Any]:
 
 
 def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    """One JSON object per line, as json.dumps(record, default=_json_default) writes it; the
-    C encoder is made once instead of once per record (a third of the time for events)."""
-    try:
-        encode = c_make_encoder(None, _json_default, encode_basestring_ascii, None, ": ", ", ",
-                                False, False, True)
-        lines = ["".join(encode(record, 0)) for record in records]
-    except TypeError:  # no C encoder (None) or another signature: the plain way
-        lines = [json.dumps(record, default=_json_default) for record in records]
-    with open(path, "w") as handle:
-        handle.writelines(line + "\n" for line in lines)
+    """One JSON object per line. orjson writes an hour's event log (~50k records) in a third
+    of the standard library's time; a non-finite float becomes null (valid JSON)."""
+    options = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+    with open(path, "wb") as handle:
+        handle.writelines(orjson.dumps(record, default=_json_default, option=options)
+                          for record in records)
 
 
 def _cell(value: Any) -> Any:
