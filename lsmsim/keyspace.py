@@ -17,6 +17,9 @@ import numpy as np
 
 DEFAULT_BUCKETS = 4096
 SMALL_VECTOR = 256  # buckets up to which per-bucket work runs on Python lists
+# Buckets up to which merge_distinct runs on Python lists: its loop visits every bucket of
+# every input, against a few numpy calls per sorted run, so numpy wins sooner than above.
+SMALL_MERGE = 48
 
 
 class KeyDistribution(Protocol):
@@ -92,7 +95,7 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
     inputs in key order without overlap (the files of one sorted level) are applied as one
     vector: a bucket none of them covers gets the factor 1.0 exactly.
 
-    Up to SMALL_VECTOR buckets (most compactions below L1 span a few dozen) the same
+    Up to SMALL_MERGE buckets (many compactions below L1 span a few dozen) the same
     per-bucket operations run on Python floats, which beats a dozen numpy calls on short
     vectors; there is no sum, so the results are the same to the bit."""
     if offsets is None:
@@ -101,7 +104,7 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
         merged = np.zeros(len(space_keys))
         merged[offsets[0]:offsets[0] + len(inputs[0])] = inputs[0]
         return merged
-    small = len(space_keys) <= SMALL_VECTOR
+    small = len(space_keys) <= SMALL_MERGE
     space = space_keys.tolist() if small else space_keys
     missing = [1.0] * len(space_keys) if small else np.ones(len(space_keys))
     run: list[tuple[int, np.ndarray]] = []
