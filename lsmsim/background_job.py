@@ -22,7 +22,6 @@ from lsmsim.memtable import Memtable
 from lsmsim.sst_file import SstFile
 
 
-
 @dataclass(eq=False)
 class BackgroundJob:
     """Work of one job; `remaining` is the fraction still to do (1 -> 0)."""
@@ -124,7 +123,9 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
     grandparents_.empty() || !level_compaction_dynamic_file_size ? target : 2 * target`;
     ShouldStopBefore cuts on size at that maximum only). Simplified: the "skippable
     grandparent file" and max_compaction_bytes cuts are left out (random keys rarely
-    trigger them)."""
+    trigger them).
+
+    The files hold views of `merged` (no copies): pass a vector built for them alone."""
     n = len(merged)
     bounds = sorted({0, n, *(c - lo for c in cuts if 0 < c - lo < n)})
     files: list[SstFile] = []
@@ -178,7 +179,7 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
         while b > a and counts[b - 1] <= 0:
             b -= 1
         if b > a:
-            sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b].copy(),
+            sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b],
                           entry_bytes, at_s, position)
             position += sst.size_bytes
             files.append(sst)
