@@ -24,7 +24,7 @@ from lsmsim.event_log import EventLog
 from lsmsim.fluid_share import CPU, DEVICE, Demand, allocate, runnable_fractions
 from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter
-from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace
+from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace, memtable_keys
 from lsmsim.machine import MachineProfile
 from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
@@ -458,9 +458,8 @@ class DB:
         """FlushJob::Run into L0, or into `level` merged with the files it overlaps there;
         False (nothing started) when those files are being compacted."""
         memtables = [m for m in self.memtables.immutables if not m.being_flushed]
-        writes = sum(self.distribution.bucket_writes(self.keyspace, m.first_op, m.ops)
-                     for m in memtables)
-        keys = self.distribution.distinct_keys(self.keyspace, writes)
+        keys = memtable_keys(self.distribution, self.keyspace,
+                             [(m.first_op, m.ops) for m in memtables])
         output = file_from_bucket_keys(self._next_file_number, keys, self.entry.sst_bytes,
                                        self.env.now, self._sst_bytes_written)
         memtable_bytes = sum(m.size_bytes for m in memtables)
