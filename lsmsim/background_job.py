@@ -73,6 +73,7 @@ class FlushJob(BackgroundJob):
 class CompactionJob(BackgroundJob):
     compaction: Compaction = field(default=None)  # type: ignore[assignment]
     high_pool: bool = False  # runs in the flush pool (a policy's prioritised compaction)
+    input_bytes: float = 0.0  # = compaction.input_bytes, summed once when the job starts
 
     kind: ClassVar[str] = "compaction"
 
