@@ -22,7 +22,6 @@ from lsmsim.memtable import Memtable
 from lsmsim.sst_file import SstFile
 
 
-
 @dataclass(eq=False)
 class BackgroundJob:
     """Work of one job; `remaining` is the fraction still to do (1 -> 0)."""
@@ -74,6 +73,7 @@ class FlushJob(BackgroundJob):
 class CompactionJob(BackgroundJob):
     compaction: Compaction = field(default=None)  # type: ignore[assignment]
     high_pool: bool = False  # runs in the flush pool (a policy's prioritised compaction)
+    input_bytes: float = 0.0  # = compaction.input_bytes, summed once when the job starts
 
     kind: ClassVar[str] = "compaction"
 
@@ -84,13 +84,14 @@ class CompactionJob(BackgroundJob):
 
 def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
                           at_s: float, write_position_bytes: float) -> SstFile | None:
-    """An SST holding `keys` (full key-space vector), trimmed to its non-empty range."""
+    """An SST holding `keys` (full key-space vector), trimmed to its non-empty range; it
+    keeps a view of `keys` (no copy): pass a vector built for it alone."""
     held = keys > 0
     lo = int(held.argmax())  # the first True, or 0 when there is none
     if not held[lo]:
         return None
     hi = len(keys) - int(held[::-1].argmax())
-    return SstFile(number, lo, hi, keys[lo:hi].copy(), entry_bytes, at_s, write_position_bytes)
+    return SstFile(number, lo, hi, keys[lo:hi], entry_bytes, at_s, write_position_bytes)
 
 
 def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int) -> np.ndarray:
@@ -124,7 +125,9 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
     grandparents_.empty() || !level_compaction_dynamic_file_size ? target : 2 * target`;
     ShouldStopBefore cuts on size at that maximum only). Simplified: the "skippable
     grandparent file" and max_compaction_bytes cuts are left out (random keys rarely
-    trigger them)."""
+    trigger them).
+
+    The files hold views of `merged` (no copies): pass a vector built for them alone."""
     n = len(merged)
     bounds = sorted({0, n, *(c - lo for c in cuts if 0 < c - lo < n)})
     files: list[SstFile] = []
@@ -178,7 +181,7 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
         while b > a and counts[b - 1] <= 0:
             b -= 1
         if b > a:
-            sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b].copy(),
+            sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b],
                           entry_bytes, at_s, position)
             position += sst.size_bytes
             files.append(sst)

@@ -24,7 +24,7 @@ from lsmsim.event_log import EventLog
 from lsmsim.fluid_share import CPU, DEVICE, Demand, allocate, runnable_fractions
 from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter
-from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace
+from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace, memtable_keys
 from lsmsim.machine import MachineProfile
 from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
@@ -458,9 +458,8 @@ class DB:
         """FlushJob::Run into L0, or into `level` merged with the files it overlaps there;
         False (nothing started) when those files are being compacted."""
         memtables = [m for m in self.memtables.immutables if not m.being_flushed]
-        writes = sum(self.distribution.bucket_writes(self.keyspace, m.first_op, m.ops)
-                     for m in memtables)
-        keys = self.distribution.distinct_keys(self.keyspace, writes)
+        keys = memtable_keys(self.distribution, self.keyspace,
+                             [(m.first_op, m.ops) for m in memtables])
         output = file_from_bucket_keys(self._next_file_number, keys, self.entry.sst_bytes,
                                        self.env.now, self._sst_bytes_written)
         memtable_bytes = sum(m.size_bytes for m in memtables)
@@ -555,16 +554,16 @@ class DB:
                                self._grandparent_bounds(compaction.output_level, lo, hi))
         self._next_file_number += max(1, len(outputs))
         written = sum([f.size_bytes for f in outputs])
-        device_read = self._device_read_bytes([(f, compaction.input_bytes_of(f))
-                                               for f in compaction.all_inputs])
+        read = [compaction.input_bytes_of(f) for f in inputs]
+        device_read = self._device_read_bytes(list(zip(inputs, read)))
         self._sst_bytes_written += written
-        input_bytes = sum([f.size_bytes for f in inputs])
+        file_bytes = sum([f.size_bytes for f in inputs])  # whole input files
         job = CompactionJob(self._new_job_id(), self.env.now,
                             cpu_s=self.machine.compaction_cpu_s(
-                                input_bytes, input_bytes / self.entry.sst_bytes,
+                                file_bytes, file_bytes / self.entry.sst_bytes,
                                 compaction.sorted_runs),
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
-                            compaction=compaction, high_pool=high_pool)
+                            compaction=compaction, input_bytes=sum(read), high_pool=high_pool)
         self.compaction_jobs.append(job)
         files = {f"files_L{compaction.start_level}": [f.number for f in compaction.inputs]}
         if compaction.output_level_inputs:
@@ -573,7 +572,7 @@ class DB:
         reason = compaction.reason
         self.events.emit(self.env.now, "compaction_started", job=job.job_id,
                          compaction_reason=reason, **files, score=round(compaction.score, 6),
-                         input_data_size=round(input_bytes), output_level=compaction.output_level)
+                         input_data_size=round(file_bytes), output_level=compaction.output_level)
 
     def _finish_compaction(self, job: CompactionJob) -> None:
         compaction = job.compaction
@@ -594,7 +593,7 @@ class DB:
             self._table_file_creation(job.job_id, sst, output_level)
         counters = self.counters
         counters.compaction_time_s += self.env.now - job.started_at_s
-        counters.compaction_bytes_read += compaction.input_bytes
+        counters.compaction_bytes_read += job.input_bytes
         counters.compaction_bytes_written += job.write_bytes
         counters.bytes_written_per_level[output_level] += job.write_bytes
         duration_s = self.env.now - job.started_at_s

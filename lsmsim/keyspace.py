@@ -17,6 +17,9 @@ import numpy as np
 
 DEFAULT_BUCKETS = 4096
 SMALL_VECTOR = 256  # buckets up to which per-bucket work runs on Python lists
+# Buckets up to which merge_distinct runs on Python lists: its loop visits every bucket of
+# every input, against a few numpy calls per sorted run, so numpy wins sooner than above.
+SMALL_MERGE = 48
 
 
 class KeyDistribution(Protocol):
@@ -75,6 +78,16 @@ class KeySpace:
         return keys
 
     @cached_property
+    def by_size(self) -> tuple["KeySpace", np.ndarray]:
+        """The distinct bucket sizes as a key space of their own (one bucket per size, in
+        increasing order; `num_keys` kept, so its edges stop short of it), and each
+        bucket's index there. Where a distribution's writes to a bucket depend on its size
+        alone (uniform keys), per-bucket work runs once per size there and is spread back
+        with `take`: the same operations on the same values, on a few buckets, not thousands."""
+        sizes, of_bucket = np.unique(np.diff(self.edges), return_inverse=True)
+        return KeySpace(self.num_keys, np.concatenate(([0], np.cumsum(sizes)))), of_bucket
+
+    @cached_property
     def log_miss_per_write(self) -> np.ndarray:
         """log(1 - 1/S_b): what one random write into bucket b leaves a given key unwritten."""
         with np.errstate(divide="ignore"):
@@ -92,7 +105,7 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
     inputs in key order without overlap (the files of one sorted level) are applied as one
     vector: a bucket none of them covers gets the factor 1.0 exactly.
 
-    Up to SMALL_VECTOR buckets (most compactions below L1 span a few dozen) the same
+    Up to SMALL_MERGE buckets (many compactions below L1 span a few dozen) the same
     per-bucket operations run on Python floats, which beats a dozen numpy calls on short
     vectors; there is no sum, so the results are the same to the bit."""
     if offsets is None:
@@ -101,7 +114,7 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
         merged = np.zeros(len(space_keys))
         merged[offsets[0]:offsets[0] + len(inputs[0])] = inputs[0]
         return merged
-    small = len(space_keys) <= SMALL_VECTOR
+    small = len(space_keys) <= SMALL_MERGE
     space = space_keys.tolist() if small else space_keys
     missing = [1.0] * len(space_keys) if small else np.ones(len(space_keys))
     run: list[tuple[int, np.ndarray]] = []
@@ -151,6 +164,20 @@ def _miss_small(missing: list[float], space: list[float],
             missing[bucket] *= 1.0 - share
 
 
+def memtable_keys(distribution: KeyDistribution, space: KeySpace,
+                  spans: list[tuple[int, float]]) -> np.ndarray:
+    """Expected distinct keys per bucket in memtables that took the puts `spans` ((first_op,
+    n_ops) each), as a flush writes them: their writes summed, then deduplicated. A
+    distribution whose `size_only` is true (its writes to a bucket depend on the bucket's
+    size alone) is evaluated on `space.by_size` and spread back to the buckets."""
+    of_bucket = None
+    if getattr(distribution, "size_only", False):
+        space, of_bucket = space.by_size
+    writes = sum(distribution.bucket_writes(space, first_op, n_ops) for first_op, n_ops in spans)
+    keys = distribution.distinct_keys(space, writes)
+    return keys if of_bucket is None else keys.take(of_bucket)
+
+
 def random_distinct(space_keys: np.ndarray, writes: np.ndarray,
                     log_miss_per_write: np.ndarray | None = None) -> np.ndarray:
     """Distinct keys after `writes` uniformly random inserts into buckets of `space_keys` keys
@@ -173,6 +200,7 @@ class UniformKeys:
     """db_bench fillrandom: every key equally likely."""
 
     name = "uniform"
+    size_only = True  # a bucket's writes depend on its size alone (see memtable_keys)
 
     def cdf(self, key_index: np.ndarray, num_keys: int) -> np.ndarray:
         return np.asarray(key_index, dtype=float) / num_keys
@@ -192,6 +220,7 @@ class UniqueKeys(UniformKeys):
     order, so a memtable holds as many distinct keys as it took writes."""
 
     name = "unique"
+    size_only = False  # writes stop at record_count, wherever a bucket of any size lies
 
     def __init__(self, record_count: int = 0) -> None:
         self.record_count = record_count

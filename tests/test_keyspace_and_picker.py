@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from lsmsim.background_job import split_output
 from lsmsim.compaction_picker import LevelCompactionPicker
-from lsmsim.keyspace import KeySpace, SequentialKeys, UniformKeys, ZipfianKeys, merge_distinct
+from lsmsim.keyspace import (SMALL_MERGE, KeySpace, SequentialKeys, UniformKeys, ZipfianKeys,
+                             memtable_keys, merge_distinct)
 from lsmsim.options import LsmOptions
 from lsmsim.sst_file import SstFile
 from lsmsim.version_storage import VersionStorage
@@ -27,18 +28,33 @@ def test_merging_random_writes_equals_writing_them_at_once(a, b):
 
 
 @settings(max_examples=30, deadline=None)
-@given(parts=st.lists(st.tuples(st.integers(0, 40), st.lists(st.floats(0, 3000), min_size=1,
-                                                                max_size=12)),
+@given(parts=st.lists(st.tuples(st.integers(0, SMALL_MERGE - 12),
+                                 st.lists(st.floats(0, 3000), min_size=1, max_size=12)),
                       min_size=2, max_size=6))
 def test_short_merges_on_python_floats_match_the_numpy_path_to_the_bit(parts):
-    """Buckets do not interact, so the first 60 buckets of a 400-bucket merge (numpy path)
-    must equal a 60-bucket merge of the same inputs (Python-float path) exactly."""
+    """Buckets do not interact, so the first SMALL_MERGE buckets of a 400-bucket merge
+    (numpy path) must equal a SMALL_MERGE-bucket merge of the same inputs (Python-float
+    path) exactly."""
     space = np.random.default_rng(len(parts)).integers(1, 2000, 400).astype(float)
     offsets = [offset for offset, _ in parts]
     inputs = [np.array(keys) for _, keys in parts]
     wide = merge_distinct(space, inputs, offsets)
-    short = merge_distinct(space[:60], inputs, offsets)
-    assert short.tolist() == wide[:60].tolist()
+    short = merge_distinct(space[:SMALL_MERGE], inputs, offsets)
+    assert short.tolist() == wide[:SMALL_MERGE].tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(spans=st.lists(st.tuples(st.integers(0, 10**6), st.floats(0, 1e6)), min_size=1,
+                      max_size=3))
+def test_uniform_memtable_keys_by_bucket_size_match_per_bucket_to_the_bit(spans):
+    """Uniform writes depend on a bucket's size alone, so computing once per size and
+    spreading back (memtable_keys) must give exactly the per-bucket result."""
+    dist = UniformKeys()
+    space = KeySpace.for_distribution(10_000_007, dist, 1000)
+    assert 1 < len(space.by_size[0].keys_per_bucket) < space.buckets
+    writes = sum(dist.bucket_writes(space, first_op, n_ops) for first_op, n_ops in spans)
+    per_bucket = dist.distinct_keys(space, writes)
+    assert memtable_keys(dist, space, spans).tolist() == per_bucket.tolist()
 
 def test_zipfian_puts_writes_in_hot_buckets_and_matches_exact_harmonics():
     dist = ZipfianKeys(0.99)
