@@ -259,9 +259,10 @@ class VersionStorage:
             tail = min(unchanged[1], built_count - head, count - head)
             if tail and count != built_count:
                 table[:, count - tail:count] = table[:, built_count - tail:built_count]
-        table[:, head:count - tail] = (self._lo_index[level][head:count - tail],
-                                       self._hi_index[level][head:count - tail],
-                                       self._sizes[level][head:count - tail])
+        if head < count - tail:  # half the edits only remove files: nothing to convert
+            table[:, head:count - tail] = (self._lo_index[level][head:count - tail],
+                                           self._hi_index[level][head:count - tail],
+                                           self._sizes[level][head:count - tail])
         sums[head + 1:count + 1] = table[2, head:count]
         np.add.accumulate(sums[head:count + 1], out=sums[head:count + 1])
         arrays = (table[:, :count], sums[:count + 1])
