@@ -105,18 +105,23 @@ class RunningCompactions:
 
     def __init__(self) -> None:
         self.running: list[Compaction] = []
+        self._level0_running = 0  # of `running`, those from L0 (read on every stall check)
 
     @property
     def level0_compaction_in_progress(self) -> bool:
-        return any(c.start_level == 0 for c in self.running)
+        return self._level0_running > 0
 
     def register(self, version: VersionStorage, compaction: Compaction) -> None:
         compaction.mark_being_compacted(version, True)
         self.running.append(compaction)
+        if compaction.start_level == 0:
+            self._level0_running += 1
 
     def release(self, version: VersionStorage, compaction: Compaction) -> None:
         compaction.mark_being_compacted(version, False)
         self.running.remove(compaction)
+        if compaction.start_level == 0:
+            self._level0_running -= 1
 
 
 class LevelCompactionPicker(RunningCompactions):
@@ -249,5 +254,7 @@ class LevelCompactionPicker(RunningCompactions):
     # -- helpers -------------------------------------------------------------------------------
     def _range_busy(self, output_level: int, lo: int, hi: int) -> bool:
         """A running compaction into the same output level already covers part of [lo, hi)."""
-        return any(c.output_level == output_level and c.lo < hi and lo < c.hi
-                   for c in self.running)
+        for c in self.running:
+            if c.output_level == output_level and c.lo < hi and lo < c.hi:
+                return True
+        return False

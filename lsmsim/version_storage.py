@@ -175,7 +175,7 @@ class VersionStorage:
         return len(self.levels[level]) - self._compacting_files[level]
 
     def file_counts(self) -> list[int]:
-        return [len(files) for files in self.levels]
+        return list(map(len, self.levels))
 
     # -- edits --------------------------------------------------------------------------------
     def add_file(self, level: int, sst: SstFile) -> None:
