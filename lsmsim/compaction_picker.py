@@ -51,8 +51,8 @@ class Compaction:
                 raise ValueError("a range compaction's output-level inputs must lie in its range")
             return
         files = self.all_inputs
-        self.lo = min(f.lo for f in files)
-        self.hi = max(f.hi for f in files)
+        self.lo = min([f.lo for f in files])
+        self.hi = max([f.hi for f in files])
 
     @property
     def all_inputs(self) -> list[SstFile]:
@@ -64,7 +64,7 @@ class Compaction:
 
     @property
     def input_entries(self) -> float:
-        return sum(self.input_entries_of(f) for f in self.all_inputs)
+        return sum([self.input_entries_of(f) for f in self.all_inputs])
 
     def input_bytes_of(self, sst: SstFile) -> float:
         return self.input_entries_of(sst) * sst.entry_bytes
@@ -77,7 +77,7 @@ class Compaction:
 
     @property
     def input_bytes(self) -> float:
-        return sum(self.input_bytes_of(f) for f in self.all_inputs)
+        return sum([self.input_bytes_of(f) for f in self.all_inputs])
 
     def mark_being_compacted(self, version: VersionStorage, value: bool) -> None:
         version.set_being_compacted(self.start_level, self.inputs, value)
