@@ -51,8 +51,8 @@ class Compaction:
                 raise ValueError("a range compaction's output-level inputs must lie in its range")
             return
         files = self.all_inputs
-        self.lo = min(f.lo for f in files)
-        self.hi = max(f.hi for f in files)
+        self.lo = min([f.lo for f in files])
+        self.hi = max([f.hi for f in files])
 
     @property
     def all_inputs(self) -> list[SstFile]:
@@ -64,7 +64,7 @@ class Compaction:
 
     @property
     def input_entries(self) -> float:
-        return sum(self.input_entries_of(f) for f in self.all_inputs)
+        return sum([self.input_entries_of(f) for f in self.all_inputs])
 
     def input_bytes_of(self, sst: SstFile) -> float:
         return self.input_entries_of(sst) * sst.entry_bytes
@@ -77,7 +77,7 @@ class Compaction:
 
     @property
     def input_bytes(self) -> float:
-        return sum(self.input_bytes_of(f) for f in self.all_inputs)
+        return sum([self.input_bytes_of(f) for f in self.all_inputs])
 
     def mark_being_compacted(self, version: VersionStorage, value: bool) -> None:
         version.set_being_compacted(self.start_level, self.inputs, value)
@@ -105,18 +105,23 @@ class RunningCompactions:
 
     def __init__(self) -> None:
         self.running: list[Compaction] = []
+        self._level0_running = 0  # of `running`, those from L0 (read on every stall check)
 
     @property
     def level0_compaction_in_progress(self) -> bool:
-        return any(c.start_level == 0 for c in self.running)
+        return self._level0_running > 0
 
     def register(self, version: VersionStorage, compaction: Compaction) -> None:
         compaction.mark_being_compacted(version, True)
         self.running.append(compaction)
+        if compaction.start_level == 0:
+            self._level0_running += 1
 
     def release(self, version: VersionStorage, compaction: Compaction) -> None:
         compaction.mark_being_compacted(version, False)
         self.running.remove(compaction)
+        if compaction.start_level == 0:
+            self._level0_running -= 1
 
 
 class LevelCompactionPicker(RunningCompactions):
@@ -249,5 +254,7 @@ class LevelCompactionPicker(RunningCompactions):
     # -- helpers -------------------------------------------------------------------------------
     def _range_busy(self, output_level: int, lo: int, hi: int) -> bool:
         """A running compaction into the same output level already covers part of [lo, hi)."""
-        return any(c.output_level == output_level and c.lo < hi and lo < c.hi
-                   for c in self.running)
+        for c in self.running:
+            if c.output_level == output_level and c.lo < hi and lo < c.hi:
+                return True
+        return False

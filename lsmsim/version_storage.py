@@ -175,7 +175,7 @@ class VersionStorage:
         return len(self.levels[level]) - self._compacting_files[level]
 
     def file_counts(self) -> list[int]:
-        return [len(files) for files in self.levels]
+        return list(map(len, self.levels))
 
     # -- edits --------------------------------------------------------------------------------
     def add_file(self, level: int, sst: SstFile) -> None:
@@ -259,9 +259,10 @@ class VersionStorage:
             tail = min(unchanged[1], built_count - head, count - head)
             if tail and count != built_count:
                 table[:, count - tail:count] = table[:, built_count - tail:built_count]
-        table[:, head:count - tail] = (self._lo_index[level][head:count - tail],
-                                       self._hi_index[level][head:count - tail],
-                                       self._sizes[level][head:count - tail])
+        if head < count - tail:  # half the edits only remove files: nothing to convert
+            table[:, head:count - tail] = (self._lo_index[level][head:count - tail],
+                                           self._hi_index[level][head:count - tail],
+                                           self._sizes[level][head:count - tail])
         sums[head + 1:count + 1] = table[2, head:count]
         np.add.accumulate(sums[head:count + 1], out=sums[head:count + 1])
         arrays = (table[:, :count], sums[:count + 1])
@@ -360,10 +361,15 @@ class VersionStorage:
         cached = self._scores
         if cached is not None and cached[0] == self._generation and cached[1] is opts:
             return cached[2]
-        # Targets and pending bytes depend on the files only, not on being_compacted flags.
+        # Targets and pending bytes depend on the files only, not on being_compacted flags;
+        # without dynamic level bytes the targets depend on `opts` alone.
         sized = self._sized
         if sized is None or sized[0] != self._files_generation or sized[1] is not opts:
-            base_level, targets = self.calculate_base_bytes(opts)
+            if (sized is not None and sized[1] is opts
+                    and not opts.level_compaction_dynamic_level_bytes):
+                base_level, targets = sized[2], sized[3]
+            else:
+                base_level, targets = self.calculate_base_bytes(opts)
             pending = self.estimate_compaction_bytes_needed(opts, base_level, targets)
             sized = self._sized = (self._files_generation, opts, base_level, targets, pending)
         scores = LevelScores(*sized[2:], opts, tuple(self._level_bytes),
@@ -376,14 +382,15 @@ class VersionStorage:
         """EstimateCompactionBytesNeeded: RocksDB's pending compaction bytes (exact; whole
         bytes, as RocksDB's uint64_t, so that expected file sizes' last-digit rounding does
         not show)."""
-        l0_bytes = self.level_bytes(0)
+        level_bytes = self._level_bytes
+        l0_bytes = level_bytes[0]
         l0_triggered = (len(self.levels[0]) >= opts.level0_file_num_compaction_trigger
                         or l0_bytes >= opts.max_bytes_for_level_base)
         estimate = l0_bytes if l0_triggered else 0.0
         carry = l0_bytes if l0_triggered else 0.0
         next_known = 0.0
-        for level in range(base_level, self.num_levels - 1):
-            size = next_known if next_known > 0 else self.level_bytes(level)
+        for level in range(base_level, len(level_bytes) - 1):
+            size = next_known if next_known > 0 else level_bytes[level]
             next_known = 0.0
             if level == base_level and l0_triggered:
                 estimate += size
@@ -391,7 +398,7 @@ class VersionStorage:
             carry = 0.0
             if size > targets[level]:
                 carry = size - targets[level]
-                below = self.level_bytes(level + 1)
+                below = level_bytes[level + 1]
                 next_known = below
                 if below > 0:
                     estimate += carry * (below / size + 1)
