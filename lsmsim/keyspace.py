@@ -26,6 +26,7 @@ class KeyDistribution(Protocol):
     """Where writes land in the key space [0, num_keys)."""
 
     name: str
+    size_only: bool  # a bucket's writes depend on its size alone (see memtable_keys)
 
     def cdf(self, key_index: np.ndarray, num_keys: int) -> np.ndarray:
         """Fraction of writes that go to keys below each `key_index`."""
@@ -171,7 +172,7 @@ def memtable_keys(distribution: KeyDistribution, space: KeySpace,
     distribution whose `size_only` is true (its writes to a bucket depend on the bucket's
     size alone) is evaluated on `space.by_size` and spread back to the buckets."""
     of_bucket = None
-    if getattr(distribution, "size_only", False):
+    if distribution.size_only:
         space, of_bucket = space.by_size
     writes = sum(distribution.bucket_writes(space, first_op, n_ops) for first_op, n_ops in spans)
     keys = distribution.distinct_keys(space, writes)
@@ -248,6 +249,7 @@ class ZipfianKeys:
     """
 
     name = "zipfian"
+    size_only = False  # hot keys first: a bucket's writes depend on where it lies
 
     def __init__(self, theta: float = 0.99) -> None:
         if not 0.0 < theta < 10.0 or theta == 1.0:
@@ -288,6 +290,7 @@ class SequentialKeys:
     """db_bench fillseq: op i writes key i (mod num_keys); no key is written twice per pass."""
 
     name = "sequential"
+    size_only = False  # writes sweep the key space in order
 
     def cdf(self, key_index: np.ndarray, num_keys: int) -> np.ndarray:
         return np.asarray(key_index, dtype=float) / num_keys

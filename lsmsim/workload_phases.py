@@ -42,6 +42,7 @@ class PhasedKeys:
     (exact for one kind; for a memtable spanning two phases, keys are assumed independent)."""
 
     name = "phased"
+    size_only = False  # inserts append at one place in the key space
 
     def __init__(self, workload: "Workload") -> None:
         self.workload = workload
