@@ -17,19 +17,25 @@ from lsmsim.write_stall import WriteStallCondition
 LATENCY_MIN_S = 1e-7
 LATENCY_BINS_PER_DECADE = 50
 LATENCY_DECADES = 12  # 100 ns .. 100 000 s
+LAST_BIN = LATENCY_BINS_PER_DECADE * LATENCY_DECADES  # also takes everything slower
 
 
 class LatencyHistogram:
     """Op-count-weighted histogram of latency with log-spaced bins (like HdrHistogram)."""
 
     def __init__(self) -> None:
-        self.counts = np.zeros(LATENCY_BINS_PER_DECADE * LATENCY_DECADES + 1)
+        self.counts = np.zeros(LAST_BIN + 1)
 
     def add(self, latency_s: float, ops: float) -> None:
+        """Count `ops` operations that took `latency_s`. Called at every event, so the
+        clamps are comparisons rather than max()/min() calls (same results)."""
         if ops <= 0:
             return
-        position = math.log10(max(latency_s, LATENCY_MIN_S) / LATENCY_MIN_S)
-        index = min(int(position * LATENCY_BINS_PER_DECADE), len(self.counts) - 1)
+        if LATENCY_MIN_S > latency_s:  # max(latency_s, LATENCY_MIN_S)
+            latency_s = LATENCY_MIN_S
+        index = int(math.log10(latency_s / LATENCY_MIN_S) * LATENCY_BINS_PER_DECADE)
+        if index > LAST_BIN:
+            index = LAST_BIN
         self.counts[index] += ops
 
     def add_many(self, latency_s: np.ndarray, ops: np.ndarray) -> None:
@@ -107,6 +113,11 @@ class IntervalRecorder:
             "compaction_write_bps": acc.compaction_write_bytes / length,
             **samples,
         }
-        for key, value in row.items():
-            self.columns.setdefault(key, []).append(value)
+        columns = self.columns
+        if list(columns) == list(row):  # the usual case: the columns of every earlier row
+            for column, value in zip(columns.values(), row.values()):
+                column.append(value)
+        else:
+            for key, value in row.items():
+                columns.setdefault(key, []).append(value)
         self.current = IntervalAccumulator()
