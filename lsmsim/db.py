@@ -229,7 +229,7 @@ class DB:
         if self.clients is not None:
             candidates.append(self.clients.time_to_next_event_s(now))
         to_interval_s = self._next_interval_s - now
-        to_event_s = min(candidates, default=INFINITE)
+        to_event_s = min(candidates) if candidates else INFINITE  # faster than default=
         if to_interval_s < to_event_s:
             return max(0.0, to_interval_s), True
         return max(0.0, to_event_s), False

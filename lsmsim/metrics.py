@@ -96,7 +96,8 @@ class IntervalRecorder:
         than `interval_s` only for a run's last, partial interval."""
         acc = self.current
         length = self.interval_s if length_s is None else length_s
-        dominant = max(acc.stall_s_by_cause.items(), key=lambda kv: kv[1], default=("none", 0))
+        causes = acc.stall_s_by_cause
+        dominant = max(causes, key=causes.__getitem__) if causes else "none"
         row: dict[str, float | int | str] = {
             "time_s": round(end_s, 9),
             "ops": acc.ops,
@@ -104,7 +105,7 @@ class IntervalRecorder:
             "user_bytes_per_s": acc.ops * user_bytes_per_op / length,
             "stopped_s": acc.stopped_s,
             "delayed_s": acc.delayed_s,
-            "stall_cause": dominant[0],
+            "stall_cause": dominant,
             "cpu_util": acc.cpu_busy_core_s / (cores * length),
             "device_util": acc.device_busy_s / length,
             "device_read_bps": acc.device_read_bytes / length,
