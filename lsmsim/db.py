@@ -242,12 +242,17 @@ class DB:
         jobs = self._jobs()
         wal = self.writer.wal_synced
         streams = len(jobs) + (1 if wal else 0)
-        reading = any(j.read_bytes > 0 for j in jobs)
+        reading = writing = False
+        for job in jobs:  # one loop: cheaper than two any() generators over one or two jobs
+            if job.read_bytes > 0:
+                reading = True
+            if job.write_bytes:
+                writing = True
         if self.clients is not None:
             readers = self.clients.device_streams()
             streams += readers
             reading = reading or readers > 0
-        mixed = reading and (wal or any(j.write_bytes for j in jobs))
+        mixed = reading and (wal or writing)
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
         # The clients are done once writes_done fires (the DB keeps compacting if run on).
         policy = self.policy

@@ -50,7 +50,7 @@ class ForegroundWriter:
         if self.wal_synced:
             wal_device_s = (self.entry.batch_bytes / device_write_bps
                             + device_write_latency_s / self.workload.threads)
-        return Demand(per_unit=[cpu, wal_device_s, 0.0], cap=cap)
+        return Demand([cpu, wal_device_s, 0.0], cap)
 
     def admission_cap_ops(self, wc: WriteController, policy_cap_ops: float | None) -> float:
         """Puts/s allowed by the write controller (0 while stopped, the delayed write rate
