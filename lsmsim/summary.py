@@ -90,7 +90,7 @@ def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
             started_input[job] = float(event.get("input_data_size", 0))
             started_at_s[job] = event["time_micros"] / 1e6
             levels_in = [int(k[len("files_L"):]) for k in event if k.startswith("files_L")]
-            start_level[job] = min(levels_in, default=0)
+            start_level[job] = min(levels_in) if levels_in else 0  # faster than default=
         elif name == "compaction_finished":
             compactions += 1
             level = int(event.get("output_level", 0))
