@@ -41,6 +41,9 @@ from lsmsim.write_stall import ColumnFamilyStallState, StallInputs, WriteStallCo
 
 DONE_EPSILON = 1e-9        # remaining fraction below which a job is finished
 FULL_EPSILON_OPS = 1e-6    # ops below which the active memtable is full
+# Read once for the event loop: on Python 3.11 an Enum class attribute lookup is slow
+# (EnumType.__getattr__ puts every class attribute access on a Python-level path).
+NORMAL = WriteStallCondition.NORMAL
 
 
 @dataclass
@@ -335,7 +338,7 @@ class DB:
         if self._limiter_saturated:
             self.rate_limiter.add_saturated(dt)
         condition = self.stall_state.condition
-        if condition is not WriteStallCondition.NORMAL:  # unstalled time adds nothing there
+        if condition is not NORMAL:  # unstalled time adds nothing there
             self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
         self._last_s = now
 

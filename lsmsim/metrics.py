@@ -18,6 +18,10 @@ LATENCY_MIN_S = 1e-7
 LATENCY_BINS_PER_DECADE = 50
 LATENCY_DECADES = 12  # 100 ns .. 100 000 s
 LAST_BIN = LATENCY_BINS_PER_DECADE * LATENCY_DECADES  # also takes everything slower
+# Read once: an Enum class attribute lookup goes through EnumType.__getattr__'s slow path
+# on Python 3.11, and add_segment runs at every stalled segment.
+NORMAL, DELAYED, STOPPED = (WriteStallCondition.NORMAL, WriteStallCondition.DELAYED,
+                            WriteStallCondition.STOPPED)
 
 
 class LatencyHistogram:
@@ -83,11 +87,11 @@ class IntervalRecorder:
     def add_segment(self, dt: float, condition: WriteStallCondition, cause: str) -> None:
         """Time spent in a stall condition (the writer's segment of length dt)."""
         acc = self.current
-        if condition is WriteStallCondition.STOPPED:
+        if condition is STOPPED:
             acc.stopped_s += dt
-        elif condition is WriteStallCondition.DELAYED:
+        elif condition is DELAYED:
             acc.delayed_s += dt
-        if condition is not WriteStallCondition.NORMAL:
+        if condition is not NORMAL:
             acc.stall_s_by_cause[cause] = acc.stall_s_by_cause.get(cause, 0.0) + dt
 
     def close(self, end_s: float, samples: dict[str, float | int | str],
