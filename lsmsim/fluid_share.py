@@ -18,7 +18,7 @@ RESOURCES = ("cpu", "device", "rate_limiter")
 CPU, DEVICE, RATE_LIMITER = range(3)
 
 
-@dataclass
+@dataclass(slots=True)  # one per activity at every event: slots make it cheaper to build
 class Demand:
     """One activity: per-unit-of-progress amounts of each resource (indexed like RESOURCES),
     a cap on its progress rate, and its weight on each resource."""
