@@ -85,7 +85,7 @@ def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
             flushes += 1
             flush_jobs.add(job)
             _record_job_seconds(job_s, started_at_s, event)
-            final_lsm_state = list(event.get("lsm_state", final_lsm_state))
+            final_lsm_state = event.get("lsm_state", final_lsm_state)
         elif name == "compaction_started":
             started_input[job] = float(event.get("input_data_size", 0))
             started_at_s[job] = event["time_micros"] / 1e6
@@ -98,7 +98,7 @@ def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
             intra_l0 += level == 0
             read += started_input.pop(job, 0.0)
             _record_job_seconds(job_s, started_at_s, event)
-            final_lsm_state = list(event.get("lsm_state", final_lsm_state))
+            final_lsm_state = event.get("lsm_state", final_lsm_state)
         elif name == "trivial_move":
             moves += 1
     levels = max([len(final_lsm_state), 1, *(lv + 1 for lv in output_level.values())])
@@ -137,7 +137,7 @@ def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
         "compaction_bytes_written": compaction_bytes,
         "bytes_written_per_level": per_level,
         "compactions_per_output_level": per_level_count,
-        "final_lsm_state": final_lsm_state,
+        "final_lsm_state": list(final_lsm_state),  # the last event's, copied once
     }
 
 
