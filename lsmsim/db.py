@@ -257,8 +257,8 @@ class DB:
             reading = reading or readers > 0
         mixed = reading and (wal or writing)
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
-        # The clients are done once writes_done fires (the DB keeps compacting if run on).
         policy = self.policy
+        # The clients are done once writes_done fires (the DB keeps compacting if run on).
         cap_ops = 0.0 if self.writes_done.triggered else policy.write_rate_cap_ops(self)
         if self.clients is None:
             writer = self.writer.demand(self.write_controller, self.memtables.active.ops,
@@ -280,7 +280,8 @@ class DB:
         for job, fraction in zip(jobs, runnable):
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
-            cpu_weight, device_weight, limiter_weight = _weight_tuple(policy.job_weights(self, job))
+            cpu_weight, device_weight, limiter_weight = _weight_tuple(
+                policy.job_weights(self, job))
             demands.append(Demand(per_unit, job.thread_cap(one_read_bps, one_write_bps),
                                   (cpu_weight * fraction, device_weight, limiter_weight)))
         capacities = [cores, 1.0, float(limiter_bps) if limiter_bps else None]
