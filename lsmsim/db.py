@@ -21,7 +21,7 @@ from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
 from lsmsim.compaction_picker import Compaction
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog
-from lsmsim.fluid_share import CPU, DEVICE, Demand, allocate, runnable_fractions
+from lsmsim.fluid_share import CPU, DEVICE, INFINITE, Demand, allocate, runnable_fractions
 from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace, memtable_keys
@@ -41,6 +41,9 @@ from lsmsim.write_stall import ColumnFamilyStallState, StallInputs, WriteStallCo
 
 DONE_EPSILON = 1e-9        # remaining fraction below which a job is finished
 FULL_EPSILON_OPS = 1e-6    # ops below which the active memtable is full
+# Read once for the event loop: on Python 3.11 an Enum class attribute lookup is slow
+# (EnumType.__getattr__ puts every class attribute access on a Python-level path).
+NORMAL = WriteStallCondition.NORMAL
 
 
 @dataclass
@@ -229,7 +232,7 @@ class DB:
         if self.clients is not None:
             candidates.append(self.clients.time_to_next_event_s(now))
         to_interval_s = self._next_interval_s - now
-        to_event_s = min(candidates, default=float("inf"))
+        to_event_s = min(candidates) if candidates else INFINITE  # faster than default=
         if to_interval_s < to_event_s:
             return max(0.0, to_interval_s), True
         return max(0.0, to_event_s), False
@@ -242,19 +245,25 @@ class DB:
         jobs = self._jobs()
         wal = self.writer.wal_synced
         streams = len(jobs) + (1 if wal else 0)
-        reading = any(j.read_bytes > 0 for j in jobs)
+        reading = writing = False
+        for job in jobs:  # one loop: cheaper than two any() generators over one or two jobs
+            if job.read_bytes > 0:
+                reading = True
+            if job.write_bytes:
+                writing = True
         if self.clients is not None:
             readers = self.clients.device_streams()
             streams += readers
             reading = reading or readers > 0
-        mixed = reading and (wal or any(j.write_bytes for j in jobs))
+        mixed = reading and (wal or writing)
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
+        policy = self.policy
         # The clients are done once writes_done fires (the DB keeps compacting if run on).
-        cap_ops = 0.0 if self.writes_done.triggered else self.policy.write_rate_cap_ops(self)
+        cap_ops = 0.0 if self.writes_done.triggered else policy.write_rate_cap_ops(self)
         if self.clients is None:
             writer = self.writer.demand(self.write_controller, self.memtables.active.ops,
                                         write_bps, self.device.write_latency_s, cap_ops)
-            writer.weights = _weight_tuple(self.policy.writer_weights(self))
+            writer.weights = _weight_tuple(policy.writer_weights(self))
             demands = [writer]
         else:
             demands = self.clients.demands(read_bps, write_bps, cap_ops)
@@ -263,18 +272,19 @@ class DB:
         if jobs:
             limiter.maybe_tune(self.env.now)   # Request() tunes an auto-tuned limiter
         limiter_bps = limiter.rate_bps
-        one_stream = self._one_stream_bps
+        cores = float(self.machine.cores)
+        one_read_bps, one_write_bps = self._one_stream_bps
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
-        runnable = runnable_fractions(float(self.machine.cores), foreground,
-                                      [(job.cpu_s, job.own_wait_s(*one_stream)) for job in jobs])
+        runnable = runnable_fractions(cores, foreground, [
+            (job.cpu_s, job.own_wait_s(one_read_bps, one_write_bps)) for job in jobs])
         for job, fraction in zip(jobs, runnable):
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
-                self.policy.job_weights(self, job))
-            demands.append(Demand(per_unit, job.thread_cap(*one_stream),
+                policy.job_weights(self, job))
+            demands.append(Demand(per_unit, job.thread_cap(one_read_bps, one_write_bps),
                                   (cpu_weight * fraction, device_weight, limiter_weight)))
-        capacities = [float(self.machine.cores), 1.0, float(limiter_bps) if limiter_bps else None]
+        capacities = [cores, 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
         self._client_rates = rates[:clients]
         if self.clients is None:
@@ -329,7 +339,7 @@ class DB:
         if self._limiter_saturated:
             self.rate_limiter.add_saturated(dt)
         condition = self.stall_state.condition
-        if condition is not WriteStallCondition.NORMAL:  # unstalled time adds nothing there
+        if condition is not NORMAL:  # unstalled time adds nothing there
             self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
         self._last_s = now
 

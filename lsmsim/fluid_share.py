@@ -18,7 +18,7 @@ RESOURCES = ("cpu", "device", "rate_limiter")
 CPU, DEVICE, RATE_LIMITER = range(3)
 
 
-@dataclass
+@dataclass(slots=True)  # one per activity at every event: slots make it cheaper to build
 class Demand:
     """One activity: per-unit-of-progress amounts of each resource (indexed like RESOURCES),
     a cap on its progress rate, and its weight on each resource."""
@@ -74,11 +74,11 @@ def runnable_fractions(cores: float, foreground: float,
 def allocate(capacities: list[float | None], demands: list[Demand]) -> list[float]:
     """Progress rate (units/s) of every activity; `capacities[r]` None means resource r is
     not modelled (no rate limiter). A resource whose users all fit sets no limit."""
-    count = len(demands)
     caps = [d.cap for d in demands]
-    active = [r for r, c in enumerate(capacities) if c is not None]
-    if _all_fit(capacities, active, demands, caps):
+    if _all_fit(capacities, demands, caps):
         return caps
+    count = len(demands)
+    active = [r for r, c in enumerate(capacities) if c is not None]
     limits = {r: [INFINITE] * count for r in active}
     # Per resource: its users, their amounts and weights, and the other resources' limits.
     plans = []
@@ -134,12 +134,13 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
     return rates
 
 
-def _all_fit(capacities: list[float | None], active: list[int], demands: list[Demand],
-             caps: list[float]) -> bool:
+def _all_fit(capacities: list[float | None], demands: list[Demand], caps: list[float]) -> bool:
     """Whether every resource fits all its users at their caps: then none limits anyone
     and the rates are the caps, as `allocate`'s first round finds (same sums, same order),
     without building its plans. The usual case (a write-only run on a fast device)."""
-    for r in active:
+    for r, capacity in enumerate(capacities):
+        if capacity is None:  # not modelled
+            continue
         wants = []
         for demand, cap in zip(demands, caps):
             amount = demand.per_unit[r]
@@ -147,6 +148,6 @@ def _all_fit(capacities: list[float | None], active: list[int], demands: list[De
                 if cap == INFINITE:  # unbounded: the rounds report it
                     return False
                 wants.append(cap * amount)
-        if sum(wants) > capacities[r]:
+        if sum(wants) > capacity:
             return False
     return True

@@ -9,7 +9,7 @@ cap; zero while writes are stopped. An open-loop workload queues what cannot be 
 from __future__ import annotations
 
 from lsmsim.entry_format import EntryFormat
-from lsmsim.fluid_share import Demand
+from lsmsim.fluid_share import INFINITE, Demand
 from lsmsim.machine import MachineProfile
 from lsmsim.workload import Workload
 from lsmsim.write_controller import WriteController
@@ -50,14 +50,14 @@ class ForegroundWriter:
         if self.wal_synced:
             wal_device_s = (self.entry.batch_bytes / device_write_bps
                             + device_write_latency_s / self.workload.threads)
-        return Demand(per_unit=[cpu, wal_device_s, 0.0], cap=cap)
+        return Demand([cpu, wal_device_s, 0.0], cap)
 
     def admission_cap_ops(self, wc: WriteController, policy_cap_ops: float | None) -> float:
         """Puts/s allowed by the write controller (0 while stopped, the delayed write rate
         while delayed), the client rate limit, the policy's cap and open-loop arrivals."""
         if wc.is_stopped():
             return 0.0
-        cap = float("inf")
+        cap = INFINITE
         if wc.needs_delay():
             cap = wc.delayed_write_rate_bps / self.entry.batch_bytes
         if self.workload.write_rate_limit_bps:
@@ -81,13 +81,13 @@ class ForegroundWriter:
         """Open loop: when the backlog reaches zero at the current rate (inf if never)."""
         excess = self.rate - self.workload.open_loop_ops_per_s
         if not self.open_loop or self.backlog_ops <= BACKLOG_EPSILON_OPS or excess <= 0:
-            return float("inf")
+            return INFINITE
         return self.backlog_ops / excess
 
     def latency_s(self, memtable_entries: float) -> float:
         """Mean latency of an op in the current segment (Little's law on the clients)."""
         if self.rate <= 0:
-            return float("inf")
+            return INFINITE
         if self.open_loop:
             return self.backlog_ops / self.rate + self.cpu_s_per_op(memtable_entries)
         return self.workload.threads / self.rate

@@ -43,7 +43,8 @@ class MemtableList:
 
     def ops_until_full(self, write_buffer_size: float) -> float:
         """Writes the active memtable takes before ShouldFlushNow holds (>= 0)."""
-        return max(0.0, write_buffer_size / self.entry_bytes - self.active.ops)
+        ops_left = write_buffer_size / self.entry_bytes - self.active.ops
+        return ops_left if ops_left > 0.0 else 0.0  # max(0.0, ops_left) without the call
 
     def switch(self) -> Memtable:
         """SwitchMemtable: the active memtable becomes immutable; a new one takes writes."""

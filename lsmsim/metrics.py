@@ -17,19 +17,29 @@ from lsmsim.write_stall import WriteStallCondition
 LATENCY_MIN_S = 1e-7
 LATENCY_BINS_PER_DECADE = 50
 LATENCY_DECADES = 12  # 100 ns .. 100 000 s
+LAST_BIN = LATENCY_BINS_PER_DECADE * LATENCY_DECADES  # also takes everything slower
+# Read once: an Enum class attribute lookup goes through EnumType.__getattr__'s slow path
+# on Python 3.11, and add_segment runs at every stalled segment.
+NORMAL, DELAYED, STOPPED = (WriteStallCondition.NORMAL, WriteStallCondition.DELAYED,
+                            WriteStallCondition.STOPPED)
 
 
 class LatencyHistogram:
     """Op-count-weighted histogram of latency with log-spaced bins (like HdrHistogram)."""
 
     def __init__(self) -> None:
-        self.counts = np.zeros(LATENCY_BINS_PER_DECADE * LATENCY_DECADES + 1)
+        self.counts = np.zeros(LAST_BIN + 1)
 
     def add(self, latency_s: float, ops: float) -> None:
+        """Count `ops` operations that took `latency_s`. Called at every event, so the
+        clamps are comparisons rather than max()/min() calls (same results)."""
         if ops <= 0:
             return
-        position = math.log10(max(latency_s, LATENCY_MIN_S) / LATENCY_MIN_S)
-        index = min(int(position * LATENCY_BINS_PER_DECADE), len(self.counts) - 1)
+        if LATENCY_MIN_S > latency_s:  # max(latency_s, LATENCY_MIN_S)
+            latency_s = LATENCY_MIN_S
+        index = int(math.log10(latency_s / LATENCY_MIN_S) * LATENCY_BINS_PER_DECADE)
+        if index > LAST_BIN:
+            index = LAST_BIN
         self.counts[index] += ops
 
     def add_many(self, latency_s: np.ndarray, ops: np.ndarray) -> None:
@@ -77,11 +87,11 @@ class IntervalRecorder:
     def add_segment(self, dt: float, condition: WriteStallCondition, cause: str) -> None:
         """Time spent in a stall condition (the writer's segment of length dt)."""
         acc = self.current
-        if condition is WriteStallCondition.STOPPED:
+        if condition is STOPPED:
             acc.stopped_s += dt
-        elif condition is WriteStallCondition.DELAYED:
+        elif condition is DELAYED:
             acc.delayed_s += dt
-        if condition is not WriteStallCondition.NORMAL:
+        if condition is not NORMAL:
             acc.stall_s_by_cause[cause] = acc.stall_s_by_cause.get(cause, 0.0) + dt
 
     def close(self, end_s: float, samples: dict[str, float | int | str],
@@ -90,7 +100,8 @@ class IntervalRecorder:
         than `interval_s` only for a run's last, partial interval."""
         acc = self.current
         length = self.interval_s if length_s is None else length_s
-        dominant = max(acc.stall_s_by_cause.items(), key=lambda kv: kv[1], default=("none", 0))
+        causes = acc.stall_s_by_cause
+        dominant = max(causes, key=causes.__getitem__) if causes else "none"
         row: dict[str, float | int | str] = {
             "time_s": round(end_s, 9),
             "ops": acc.ops,
@@ -98,7 +109,7 @@ class IntervalRecorder:
             "user_bytes_per_s": acc.ops * user_bytes_per_op / length,
             "stopped_s": acc.stopped_s,
             "delayed_s": acc.delayed_s,
-            "stall_cause": dominant[0],
+            "stall_cause": dominant,
             "cpu_util": acc.cpu_busy_core_s / (cores * length),
             "device_util": acc.device_busy_s / length,
             "device_read_bps": acc.device_read_bytes / length,
@@ -107,6 +118,11 @@ class IntervalRecorder:
             "compaction_write_bps": acc.compaction_write_bytes / length,
             **samples,
         }
-        for key, value in row.items():
-            self.columns.setdefault(key, []).append(value)
+        columns = self.columns
+        if list(columns) == list(row):  # the usual case: the columns of every earlier row
+            for column, value in zip(columns.values(), row.values()):
+                column.append(value)
+        else:
+            for key, value in row.items():
+                columns.setdefault(key, []).append(value)
         self.current = IntervalAccumulator()

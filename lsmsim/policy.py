@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 # RocksDB's Env::IOPriority names, lowest first (include/rocksdb/env.h).
 IO_LOW, IO_HIGH, IO_USER = "low", "high", "user"
+# GenericRateLimiter's service order as fluid weights (see Policy.job_weights).
+RATE_LIMITER_WEIGHTS = {IO_USER: 100.0, IO_HIGH: 9.0, IO_LOW: 1.0}
 
 
 class PolicyError(ValueError):
@@ -134,8 +136,7 @@ class Policy:
         RocksDB's GenericRateLimiter serves IO_USER, then IO_HIGH, then IO_LOW, with HIGH
         served last one time in `fairness` (10): modelled as weights 100 / 9 / 1. The
         device and CPU are shared equally (the OS schedules threads and I/O fairly)."""
-        priority = self.io_priority(db, job)
-        return {"rate_limiter": {IO_USER: 100.0, IO_HIGH: 9.0, IO_LOW: 1.0}[priority]}
+        return {"rate_limiter": RATE_LIMITER_WEIGHTS[self.io_priority(db, job)]}
 
     def write_rate_cap_ops(self, db: "DB") -> float | None:
         """Admission control: a cap on client writes per second, or None for no cap."""
