@@ -50,13 +50,14 @@ MAIN_JOB = ["run", "fillrandom", "--device", "nvme", "--duration", "3600"]
 
 PHASES = """
 import sys, time
+from pathlib import Path
 w0, c0 = time.perf_counter(), time.process_time()
 from lsmsim.cli import format_summary
 from lsmsim.plot_process import TimelinePlotter
 from lsmsim.simulation import simulate
 w1, c1 = time.perf_counter(), time.process_time()
-plotter = TimelinePlotter()
-result = simulate("fillrandom", device="nvme", duration_s=3600)
+plotter = TimelinePlotter(Path(sys.argv[1]))
+result = simulate("fillrandom", device="nvme", duration_s=3600, on_timeseries=plotter.draw)
 w2, c2 = time.perf_counter(), time.process_time()
 format_summary(result.summary, result.config)
 result.write(sys.argv[1], plotter=plotter)

@@ -105,7 +105,8 @@ def _run(args: argparse.Namespace) -> int:
     def pick(flag: Any, value: Any) -> Any:
         return value if flag is None else flag
 
-    plotter = TimelinePlotter() if args.out and not args.no_plot else None  # imports meanwhile
+    # The plotter process imports matplotlib while the run is simulated.
+    plotter = TimelinePlotter(args.out) if args.out and not args.no_plot else None
     try:
         result = simulate(
             workload, device=pick(args.device, scenario.device),
@@ -114,7 +115,8 @@ def _run(args: argparse.Namespace) -> int:
             policy=pick(args.policy, scenario.policy), interval_s=pick(args.interval,
                                                                        scenario.interval_s),
             seed=pick(args.seed, scenario.seed),
-            key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS))
+            key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS),
+            on_timeseries=plotter.draw if plotter is not None else None)
         print(format_summary(result.summary, result.config))
         print(f"\n{result.summary['duration_s']:.0f} simulated s in {result.wall_s:.2f} s wall "
               f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")

@@ -3,28 +3,32 @@
 Importing matplotlib and drawing the figure take about as long as simulating an hour, and
 the machine usually has a second core: `lsmsim run` forks a plotter before it simulates,
 the child imports matplotlib, makes the empty figure and warms matplotlib's caches
-(`plot.warm_up`) meanwhile, and draws once it is sent the timeseries, while the parent
-writes the other files; the parent never imports matplotlib. Without fork the figures are
-drawn in-process.
+(`plot.warm_up`) meanwhile, and draws once it is sent the timeseries (by `simulate`'s
+`on_timeseries`, before the summary is computed), while the parent summarises and writes
+the other files; the parent never imports matplotlib. Without fork the figures are drawn
+in-process.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from lsmsim.result import SimulationResult
+import numpy as np
+
+from lsmsim.trace import Trace
 
 
 class TimelinePlotter:
-    """A child process that draws one timeline figure; `draw` sends it the work and
-    `wait` returns when the file is written (or raises with the child's error)."""
+    """A child process that draws one run's figures into folder `out`; `draw` sends it the
+    run's rows and `wait` returns when the files are written (or raises with the child's
+    error)."""
 
-    def __init__(self) -> None:
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self._drawing = False
         self._conn: Connection | None = None
         self._process: multiprocessing.process.BaseProcess | None = None
         if "fork" in multiprocessing.get_all_start_methods():
@@ -34,21 +38,25 @@ class TimelinePlotter:
             self._process.start()
             child_conn.close()
 
-    def draw(self, result: "SimulationResult", out: Path) -> None:
-        """Start drawing `result`'s figures into folder `out` (`plot.save_figures`; only its
-        rows and config are sent)."""
-        light = dataclasses.replace(result, events=[], stall_episodes=[])
+    def draw(self, config: dict[str, Any], timeseries: dict[str, np.ndarray]) -> None:
+        """Start drawing the run's figures (`plot.save_figures`, which reads only the
+        configuration and the rows); `simulate(..., on_timeseries=plotter.draw)` calls it."""
+        trace = Trace(config, {}, timeseries, [], [])
+        self.out.mkdir(parents=True, exist_ok=True)
+        self._drawing = True
         if self._conn is None:
             from lsmsim.plot import save_figures
-            save_figures(light, out)
+            save_figures(trace, self.out)
         else:
             try:
-                self._conn.send((light, out))
+                self._conn.send((trace, self.out))
             except OSError:  # the child already failed: `wait` reports its error
                 pass
 
     def wait(self) -> None:
         """Block until the figures are written; a failure in the child is raised here."""
+        if not self._drawing:
+            raise RuntimeError("TimelinePlotter.wait before draw: nothing is being drawn")
         if self._conn is None:
             return
         try:

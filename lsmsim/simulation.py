@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import simpy
@@ -24,13 +24,18 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
              machine: str | MachineProfile = "server", duration_s: float | None = 3600.0,
              options: LsmOptions | Mapping[str, Any] | None = None,
              policy: str | Policy = "rocksdb", interval_s: float = 1.0, seed: int = 0,
-             key_buckets: int = DEFAULT_BUCKETS, **workload_fields: Any) -> SimulationResult:
+             key_buckets: int = DEFAULT_BUCKETS,
+             on_timeseries: Callable[[dict[str, Any], dict[str, np.ndarray]], None] | None = None,
+             **workload_fields: Any) -> SimulationResult:
     """Run one simulation. Names are resolved here: devices from `device_models`, machine
     profiles from `lsmsim/machine_profiles`, policies from `policies`.
 
     The run ends at `duration_s` or when the workload's `max_ops` puts are done or its last
     phase ends, whichever comes first (db_bench's --duration and --num); `duration_s=None`
-    needs a workload that ends by itself."""
+    needs a workload that ends by itself.
+
+    `on_timeseries(config, timeseries)` is called as soon as the run's rows are complete,
+    before the summary is computed: `lsmsim run` hands them to its plotting process there."""
     if isinstance(workload, str):
         workload = make_workload(workload, **workload_fields)
     elif workload_fields:
@@ -73,6 +78,8 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
         "key_buckets": key_buckets,
     }
     timeseries = {name: np.asarray(values) for name, values in db.recorder.columns.items()}
+    if on_timeseries is not None:
+        on_timeseries(config, timeseries)
     return SimulationResult(config=config, summary=summarize(db, duration_s),
                             timeseries=timeseries, events=db.events.events,
                             stall_episodes=[e.as_dict() for e in db.stalls.episodes],

@@ -70,12 +70,11 @@ class Trace:
     def write(self, out_dir: str | Path, plot: bool = True,
               plotter: "TimelinePlotter | None" = None) -> Path:
         """timeseries.csv, events.jsonl, stalls.jsonl, summary.json (+ config), timeline.png
-        (+ policy.png); a `plotter` process draws the figures while the other files are
-        written, so matplotlib is never imported here then."""
+        (+ policy.png); a `plotter` already drawing this run's figures into `out_dir`
+        (`TimelinePlotter.draw`) is waited for after the other files are written, so
+        matplotlib is never imported here then."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        if plot and plotter is not None:
-            plotter.draw(self, out)
         names = list(self.timeseries)
         with open(out / "timeseries.csv", "w", newline="") as handle:
             writer = csv.writer(handle)

@@ -162,3 +162,20 @@ def test_cli_run_draws_the_policy_view_beside_the_timeline(tmp_path):
                  "--set", "write_buffer_size=8MB", "--policy", "two-stage",
                  "--out", str(tmp_path)]) == 0
     assert (tmp_path / "timeline.png").exists() and (tmp_path / "policy.png").exists()
+
+
+def test_on_timeseries_gets_the_runs_rows_before_the_summary(tmp_path):
+    """`simulate(on_timeseries=...)` hands over the finished rows and configuration (what
+    `lsmsim run` sends its plotter early); a plotter waited on before it draws says so."""
+    from lsmsim.plot_process import TimelinePlotter
+
+    seen = []
+    result = run_small(duration_s=5, on_timeseries=lambda config, rows: seen.append((config, rows)))
+    [(config, rows)] = seen
+    assert config is result.config and rows is result.timeseries
+    plotter = TimelinePlotter(tmp_path)
+    try:
+        with pytest.raises(RuntimeError, match="before draw"):
+            plotter.wait()
+    finally:
+        plotter.close()
