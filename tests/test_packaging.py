@@ -1,6 +1,7 @@
 """A plain `pip install .` (README's set-up) ships every file the code reads: each data file
-inside an installed package matches setup.cfg's package_data, and each folder of Python
-modules is a package that `packages = find:` picks up."""
+inside an installed package matches setup.cfg's package_data (`packages = find_namespace:`
+installs every folder of the listed packages, data folders included, but of a folder's
+files only modules and package data)."""
 
 from __future__ import annotations
 
@@ -38,9 +39,3 @@ def test_every_data_file_is_package_data():
                 missing.append(f"{package}/{relative}")
     assert not missing, f"not in setup.cfg [options.package_data]: {missing}"
 
-
-def test_every_module_folder_is_a_package():
-    missing = sorted({path.parent.relative_to(ROOT).as_posix()
-                      for package in _installed_packages() for path in _files(package)
-                      if path.suffix == ".py" and not (path.parent / "__init__.py").exists()})
-    assert not missing, f"folders of modules without __init__.py (not installed): {missing}"
