@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -179,3 +182,27 @@ def test_on_timeseries_gets_the_runs_rows_before_the_summary(tmp_path):
             plotter.wait()
     finally:
         plotter.close()
+
+
+def _console(*args: str, stdout: int | None = None) -> subprocess.CompletedProcess:
+    """The `lsmsim` console entry point in a child Python, as the installed command runs."""
+    code = (f"import sys; sys.argv = ['lsmsim', *{list(args)!r}]; "
+            "from lsmsim.cli import console_main; console_main()")
+    return subprocess.run([sys.executable, "-c", code], stdout=stdout or subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=60)
+
+
+def test_console_command_exits_with_mains_status():
+    assert _console("list", "devices").returncode == 0
+    failed = _console("run", "no_such_workload")
+    assert failed.returncode == 2 and "unknown workload" in failed.stderr
+
+
+def test_console_command_ends_quietly_when_its_reader_goes_away():
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `lsmsim list options | head` after head has exited
+    try:
+        closed = _console("list", "options", stdout=write_end)
+    finally:
+        os.close(write_end)
+    assert closed.returncode == 1 and "Traceback" not in closed.stderr
