@@ -107,12 +107,14 @@ def _run(args: argparse.Namespace) -> int:
         return value if flag is None else flag
 
     # The plotter process imports matplotlib while the run is simulated.
-    plotter = TimelinePlotter(args.out) if args.out and not args.no_plot else None
+    duration_s = pick(args.duration, scenario.duration_s)
+    plotter = (TimelinePlotter(args.out, duration_s) if args.out and not args.no_plot
+               else None)
     try:
         result = simulate(
             workload, device=pick(args.device, scenario.device),
             machine=pick(args.machine, scenario.machine),
-            duration_s=pick(args.duration, scenario.duration_s), options=options,
+            duration_s=duration_s, options=options,
             policy=pick(args.policy, scenario.policy), interval_s=pick(args.interval,
                                                                        scenario.interval_s),
             seed=pick(args.seed, scenario.seed),

@@ -24,9 +24,10 @@ from lsmsim.trace import Trace
 class TimelinePlotter:
     """A child process that draws one run's figures into folder `out`; `draw` sends it the
     run's rows and `wait` returns when the files are written (or raises with the child's
-    error)."""
+    error). `duration_s`, the run's simulated length when known, lets the child warm up on
+    the same time axis."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, duration_s: float | None = None) -> None:
         self.out = out
         self._drawing = False
         self._conn: Connection | None = None
@@ -34,7 +35,8 @@ class TimelinePlotter:
         if "fork" in multiprocessing.get_all_start_methods():
             context = multiprocessing.get_context("fork")
             self._conn, child_conn = context.Pipe()
-            self._process = context.Process(target=_serve, args=(child_conn,), daemon=True)
+            self._process = context.Process(target=_serve, args=(child_conn, duration_s),
+                                            daemon=True)
             self._process.start()
             child_conn.close()
 
@@ -77,13 +79,13 @@ class TimelinePlotter:
             self._process = None
 
 
-def _serve(conn: Connection) -> None:
+def _serve(conn: Connection, duration_s: float | None) -> None:
     """Child: import the plotting code, make the empty figure and warm matplotlib's caches
     at once, then draw what the parent sends."""
     try:
         from lsmsim.plot import save_figures, timeline_axes, warm_up
         prepared = timeline_axes()
-        warm_up(prepared)
+        warm_up(prepared, duration_s)
         result, out = conn.recv()
         save_figures(result, out, prepared)
         conn.send("")
