@@ -56,7 +56,7 @@ from lsmsim.cli import format_summary
 from lsmsim.plot_process import TimelinePlotter
 from lsmsim.simulation import simulate
 w1, c1 = time.perf_counter(), time.process_time()
-plotter = TimelinePlotter(Path(sys.argv[1]))
+plotter = TimelinePlotter(Path(sys.argv[1]), duration_s=3600)
 result = simulate("fillrandom", device="nvme", duration_s=3600, on_timeseries=plotter.draw)
 w2, c2 = time.perf_counter(), time.process_time()
 format_summary(result.summary, result.config)
