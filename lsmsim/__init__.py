@@ -4,12 +4,12 @@ write stalls. Start with `simulate()`; see README.md."""
 from lsmsim.options import LsmOptions, OptionError
 from lsmsim.policy import Policy
 from lsmsim.result import SimulationResult
-from lsmsim.simulation import simulate
+from lsmsim.simulation import RunParameterError, simulate
 from lsmsim.trace import Trace
 from lsmsim.workload import Workload, make_workload
 
-__all__ = ["LsmOptions", "OptionError", "Policy", "SimulationResult", "Trace", "Workload",
-           "import_trace", "make_workload", "simulate"]
+__all__ = ["LsmOptions", "OptionError", "Policy", "RunParameterError", "SimulationResult",
+           "Trace", "Workload", "import_trace", "make_workload", "simulate"]
 __version__ = "0.1.0"
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from lsmsim import compare, fidelity_cli, reproduce, trace_cli
+from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
@@ -24,8 +25,9 @@ from lsmsim.workload import WORKLOADS, WorkloadError
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors printed as one line with status 2 (the subcommands' own are imported on an
     error only, so that `lsmsim run` does not load the LOG reader or the calibration)."""
+    from lsmsim.simulation import RunParameterError
     from policies import PolicyError
-    return (OptionError, DataFileError, WorkloadError, UnitError, PolicyError,
+    return (OptionError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
             *trace_cli.user_errors(), *fidelity_cli.user_errors(), reproduce.ExperimentError)
 
 
@@ -39,8 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--device",
                      help="device preset (pm, nvme, sata-ssd, hdd) or a device .toml file")
     run.add_argument("--machine", help="machine profile name or .toml file (default: server)")
-    run.add_argument("--duration", type=float, help="simulated seconds (default 3600)")
-    run.add_argument("--interval", type=float, help="seconds per timeseries row (default 1)")
+    run.add_argument("--duration", type=positive_number, help="simulated seconds (default 3600)")
+    run.add_argument("--interval", type=positive_number, help="seconds per timeseries row (default 1)")
     run.add_argument("--out", type=Path, help="folder for timeseries.csv, events.jsonl, ...")
     run.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
                      help="a RocksDB option by its own name, e.g. write_buffer_size=64MB")
@@ -61,8 +63,8 @@ def _parser() -> argparse.ArgumentParser:
                                                 "(db_bench --benchmark_write_rate_limit)")
     run.add_argument("--open-loop-ops", type=float,
                      help="open-loop arrival rate in ops/s (excess queues)")
-    run.add_argument("--seed", type=int, help="random seed (default 0)")
-    run.add_argument("--buckets", type=int,
+    run.add_argument("--seed", type=non_negative_int, help="random seed (default 0)")
+    run.add_argument("--buckets", type=positive_int,
                      help=f"key-space buckets, the resolution of key overlap ({DEFAULT_BUCKETS})")
     run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     run.set_defaults(handler=_run)

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
+
 STALL_FAMILIES = {  # the ADOC paper's MT / L0 / PS stalls, from RocksDB's cause names
     "MT": ("memtable_compaction", "memtable_slowdown"),
     "L0": ("level0_numfiles", "level0_slowdown"),
@@ -189,11 +191,11 @@ def register(commands: Any) -> None:
     parser.add_argument("workload")
     parser.add_argument("--policies", required=True, help="comma-separated policy specs")
     parser.add_argument("--devices", required=True, help="comma-separated device presets/files")
-    parser.add_argument("--duration", type=float, default=3600.0, help="simulated seconds")
+    parser.add_argument("--duration", type=positive_number, default=3600.0, help="simulated seconds")
     parser.add_argument("--machine", default="server")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
+    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--workers", type=positive_int, default=min(2, os.cpu_count() or 1),
                         help="processes (default: 2 or the CPU count if lower)")
     parser.add_argument("--out", type=Path, help="folder for compare.csv and figures")
     parser.set_defaults(handler=_compare)

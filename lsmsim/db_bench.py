@@ -133,6 +133,9 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
             value_size=_integer(get["value_size"], "value_size", source), threads=threads,
             max_ops=threads * per_thread, write_rate_limit_bps=rate)
         seed = _integer(get["seed"], "seed", source)
+        if seed < 0:
+            raise DbBenchError(f"{source}: --seed must be >= 0 (it seeds lsmsim's generator), "
+                               f"got {seed}")
         run_s = float(get["duration"])
     except (UnitError, ValueError) as exc:
         if isinstance(exc, DbBenchError):

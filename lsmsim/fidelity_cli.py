@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsmsim.cli_numbers import positive_int, positive_number
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def register(commands: Any) -> None:
                                 "DIR/<preset>.toml where identified, and simulate on it")
     calibrate.add_argument("--holdout", type=Path, nargs="+", default=[], metavar="DIR",
                            help="runs to validate the fitted profile on (not fitted)")
-    calibrate.add_argument("--max-evaluations", type=int, default=40,
+    calibrate.add_argument("--max-evaluations", type=positive_int, default=40,
                            help="bound on loss evaluations of the optimizer (default 40)")
     calibrate.set_defaults(handler=_calibrate)
 
@@ -63,9 +64,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folders", type=Path, nargs="+", metavar="DIR", help="real run folders")
     parser.add_argument("--device", help="device preset or .toml for every run (default: from "
                                          "the folder's StorageMaterial.<name>, else nvme)")
-    parser.add_argument("--max-seconds", type=float,
+    parser.add_argument("--max-seconds", type=positive_number,
                         help="compare only each run's first seconds (faster on long runs)")
-    parser.add_argument("--workers", type=int, default=2, help="simulation processes (default 2)")
+    parser.add_argument("--workers", type=positive_int, default=2, help="simulation processes (default 2)")
 
 
 def _validate(args: argparse.Namespace) -> int:

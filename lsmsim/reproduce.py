@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 import scenarios.experiments
+from lsmsim.cli_numbers import positive_int, positive_number
 from lsmsim.compare import Cell, run_cells
 
 EXPERIMENTS_DIR = Path(scenarios.experiments.__file__).parent  # in the checkout or installed
@@ -390,9 +391,9 @@ def register(commands: Any) -> None:
     parser.add_argument("--list", action="store_true", help="list the experiments")
     parser.add_argument("--out", type=Path, default=Path("reproduce-out"),
                         help="folder for each experiment's CSV and PNG (reproduce-out)")
-    parser.add_argument("--duration-scale", type=float, default=1.0,
+    parser.add_argument("--duration-scale", type=positive_number, default=1.0,
                         help="multiply every run's simulated duration")
-    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--workers", type=positive_int, default=min(2, os.cpu_count() or 1))
     parser.set_defaults(handler=_reproduce)
 
 
@@ -405,8 +406,6 @@ def _reproduce(args: argparse.Namespace) -> int:
     if not names:
         raise ExperimentError("name experiments or give --all; valid experiments: "
                               f"{', '.join(experiment_names())}")
-    if args.duration_scale <= 0:
-        raise ExperimentError(f"--duration-scale must be positive, got {args.duration_scale}")
     experiments = [load_experiment(name) for name in names]
     started = time.perf_counter()
     results, rows = run_experiments(experiments, args.duration_scale, args.workers)

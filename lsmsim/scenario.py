@@ -20,6 +20,7 @@ Errors name the file, the line, the table and the field with its value.
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,8 +169,10 @@ def load_scenario(path: str | Path) -> Scenario:
             setattr(scenario, key, data[key])
     for key in ("duration_s", "interval_s", "key_buckets"):
         value = data.get(key)
-        if value is not None and value <= 0:
-            fail("", key, value, "must be positive")
+        if value is not None and not (value > 0 and math.isfinite(value)):
+            fail("", key, value, "must be positive and finite")
+    if data.get("seed", 0) < 0:
+        fail("", "seed", data["seed"], "must not be negative")
     for key, value in scenario.options.items():
         try:
             parse_option(key, value, source="")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from typing import Any, Callable, Mapping
 
@@ -18,6 +19,10 @@ from lsmsim.result import SimulationResult
 from lsmsim.storage_device import StorageDevice
 from lsmsim.summary import summarize
 from lsmsim.workload import Workload, make_workload
+
+
+class RunParameterError(ValueError):
+    """A run parameter of `simulate` out of its range, named with its value."""
 
 
 def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDevice = "nvme",
@@ -43,9 +48,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     if duration_s is None and not workload.ends_by_itself:
         raise ValueError("duration_s=None needs a workload that ends by itself (max_ops, or "
                          "phases that all end)")
-    if (duration_s is not None and duration_s <= 0) or interval_s <= 0:
-        raise ValueError(f"duration_s and interval_s must be positive, got {duration_s}, "
-                         f"{interval_s}")
+    _check_run_parameters(duration_s, interval_s, seed, key_buckets)
     if isinstance(device, str):
         from device_models import load_device
         device = load_device(device)
@@ -84,3 +87,17 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
                             timeseries=timeseries, events=db.events.events,
                             stall_episodes=[e.as_dict() for e in db.stalls.episodes],
                             wall_s=wall_s)
+
+
+def _check_run_parameters(duration_s: float | None, interval_s: float, seed: int,
+                          key_buckets: int) -> None:
+    """Refuse what would run forever, divide by zero, fail deep in numpy's seeding or
+    quietly mean something else (a key space of no buckets)."""
+    for name, value in (("duration_s", duration_s), ("interval_s", interval_s)):
+        if value is not None and not (value > 0 and math.isfinite(value)):
+            raise RunParameterError(f"{name} must be a positive, finite number of seconds, "
+                                    f"got {value!r}")
+    for name, value, minimum in (("seed", seed, 0), ("key_buckets", key_buckets, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+            raise RunParameterError(f"{name} must be an integer of at least {minimum}, "
+                                    f"got {value!r}")

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lsmsim.cli_numbers import positive_number
+
 SHOWN_WARNINGS = 10
 
 
@@ -34,7 +36,7 @@ def register(commands: Any) -> None:
     capture = actions.add_parser("capture", help="run the real db_bench for a bounded time "
                                                  "and keep its trace files")
     capture.add_argument("--out", type=Path, required=True, help="run folder to create")
-    capture.add_argument("--seconds", type=float, default=30.0,
+    capture.add_argument("--seconds", type=positive_number, default=30.0,
                          help="stop db_bench (SIGINT) after this many seconds (default 30)")
     capture.add_argument("--keep-db", action="store_true", help="keep the database files")
     capture.add_argument("flags", nargs=argparse.REMAINDER,

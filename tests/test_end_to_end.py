@@ -99,11 +99,45 @@ def test_write_buffer_size_changes_at_run_time_like_setoptions():
     (["run", "fillrandom", "--machine", "laptop"], "Valid machine profiles"),
     (["run", "fillrandom", "--policy", "adocc"], "Valid policies"),
     (["run", "fillrandom", "--value-size", "-1"], "value_size"),
+    (["db_bench", "--benchmarks=fillrandom", "--seed=-1"], "--seed must be >= 0"),
 ])
 def test_cli_errors_are_one_clear_line(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "fillrandom", "--duration", "-5"], "argument --duration: must be a positive, finite"),
+    (["run", "fillrandom", "--duration", "inf"], "argument --duration: must be a positive, finite"),
+    (["run", "fillrandom", "--interval", "nan"], "argument --interval: must be a positive, finite"),
+    (["run", "fillrandom", "--duration", "an hour"], "argument --duration: expected a number"),
+    (["run", "fillrandom", "--seed", "-1"], "argument --seed: must be at least 0, got '-1'"),
+    (["run", "fillrandom", "--buckets", "0"], "argument --buckets: must be at least 1"),
+    (["compare", "fillrandom", "--policies", "rocksdb", "--devices", "nvme", "--workers", "0"],
+     "argument --workers: must be at least 1"),
+    (["reproduce", "--duration-scale", "0", "adoc_fig3"], "argument --duration-scale: must be"),
+    (["validate", "run/", "--max-seconds", "-3"], "argument --max-seconds: must be a positive"),
+    (["trace", "capture", "--out", "x", "--seconds", "0"], "argument --seconds: must be"),
+])
+def test_cli_refuses_bad_numbers_naming_the_flag(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(duration_s=float("nan")), "duration_s must be a positive, finite number"),
+    (dict(duration_s=0), "duration_s must be"),
+    (dict(interval_s=-1.0), "interval_s must be"),
+    (dict(seed=-1), "seed must be an integer of at least 0, got -1"),
+    (dict(seed=1.5), "seed must be an integer"),
+    (dict(key_buckets=0), "key_buckets must be an integer of at least 1, got 0"),
+])
+def test_simulate_refuses_bad_run_parameters(fields, message):
+    with pytest.raises(lsmsim.RunParameterError, match=message):
+        lsmsim.simulate("fillrandom", **{"duration_s": 10, **fields})
 
 
 def test_cli_run_prints_summary_and_writes(tmp_path, capsys):

@@ -176,6 +176,9 @@ def _write(tmp_path: Path, text: str) -> Path:
      "line 3: [workload.phases] phase 'run': shares"),
     ('policy = "adocc"\n[workload]\nname = "ycsb_a"\n', "Valid policies"),
     ('duration_s = -1\n[workload]\nname = "ycsb_a"\n', "line 1: duration_s = -1"),
+    ('interval_s = nan\n[workload]\nname = "ycsb_a"\n', "line 1: interval_s = nan: must be"),
+    ('duration_s = inf\n[workload]\nname = "ycsb_a"\n', "duration_s = inf: must be positive"),
+    ('seed = -3\n[workload]\nname = "ycsb_a"\n', "line 1: seed = -3: must not be negative"),
 ])
 def test_scenario_errors_name_file_line_and_field(tmp_path, text, message):
     path = _write(tmp_path, text)

@@ -1,0 +1,39 @@
+"""Argument types for the command line's numeric flags: a bad value (`--duration -5`,
+`--workers 0`, `--interval nan`) is refused by argparse with the flag and the value named,
+before any simulation starts."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def positive_number(text: str) -> float:
+    """A finite number above zero (durations, intervals, scales)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer of at least 1 (worker processes, evaluations, buckets)."""
+    return _integer(text, minimum=1)
+
+
+def non_negative_int(text: str) -> int:
+    """An integer of at least 0 (random seeds)."""
+    return _integer(text, minimum=0)
+
+
+def _integer(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
+    return value
