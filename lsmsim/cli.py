@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from lsmsim import compare, fidelity_cli, reproduce, trace_cli
-from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
+from lsmsim.cli_numbers import byte_rate_bps, non_negative_int, positive_int, positive_number
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.plot_process import TimelinePlotter
-from lsmsim.units import UnitError, format_bytes, parse_rate_bps
+from lsmsim.units import UnitError, format_bytes
 from lsmsim.workload import WORKLOADS, WorkloadError
 
 
@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="keys a load writes before inserts append (YCSB recordcount)")
     run.add_argument("--readwritepercent", type=int,
                      help="reads per 100 operations of readrandomwriterandom (default 90)")
-    run.add_argument("--write-rate-limit", help="cap on client bytes/s, e.g. 30MB/s "
+    run.add_argument("--write-rate-limit", type=byte_rate_bps, help="cap on client bytes/s, e.g. 30MB/s "
                                                 "(db_bench --benchmark_write_rate_limit)")
     run.add_argument("--open-loop-ops", type=float,
                      help="open-loop arrival rate in ops/s (excess queues)")
@@ -102,8 +102,7 @@ def _run(args: argparse.Namespace) -> int:
         num_keys=args.num, record_count=args.record_count,
         key_distribution=args.key_distribution,
         readwritepercent=args.readwritepercent, open_loop_ops_per_s=args.open_loop_ops,
-        write_rate_limit_bps=parse_rate_bps(args.write_rate_limit) if args.write_rate_limit
-        else None)
+        write_rate_limit_bps=args.write_rate_limit)
 
     def pick(flag: Any, value: Any) -> Any:
         return value if flag is None else flag

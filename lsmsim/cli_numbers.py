@@ -1,11 +1,13 @@
 """Argument types for the command line's numeric flags: a bad value (`--duration -5`,
-`--workers 0`, `--interval nan`) is refused by argparse with the flag and the value named,
+`--workers 0`, `--interval nan`, `--write-rate-limit fast`) is refused by argparse with the flag and the value named,
 before any simulation starts."""
 
 from __future__ import annotations
 
 import argparse
 import math
+
+from lsmsim.units import UnitError, parse_rate_bps
 
 
 def positive_number(text: str) -> float:
@@ -17,6 +19,15 @@ def positive_number(text: str) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"must be a positive, finite number, got {text!r}")
     return value
+
+
+def byte_rate_bps(text: str) -> float:
+    """A byte rate such as `30MB/s` (binary units, as RocksDB) or plain bytes per second."""
+    try:
+        return parse_rate_bps(text)
+    except UnitError:
+        raise argparse.ArgumentTypeError(f"expected a rate such as 30MB/s or a number of "
+                                         f"bytes per second, got {text!r}") from None
 
 
 def positive_int(text: str) -> int:

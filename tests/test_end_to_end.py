@@ -114,6 +114,8 @@ def test_cli_errors_are_one_clear_line(argv, message, capsys):
     (["run", "fillrandom", "--duration", "an hour"], "argument --duration: expected a number"),
     (["run", "fillrandom", "--seed", "-1"], "argument --seed: must be at least 0, got '-1'"),
     (["run", "fillrandom", "--buckets", "0"], "argument --buckets: must be at least 1"),
+    (["run", "fillrandom", "--write-rate-limit", "fast"],
+     "argument --write-rate-limit: expected a rate such as 30MB/s"),
     (["compare", "fillrandom", "--policies", "rocksdb", "--devices", "nvme", "--workers", "0"],
      "argument --workers: must be at least 1"),
     (["reproduce", "--duration-scale", "0", "adoc_fig3"], "argument --duration-scale: must be"),
