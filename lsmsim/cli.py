@@ -18,7 +18,7 @@ from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.plot_process import TimelinePlotter
-from lsmsim.units import UnitError, format_bytes
+from lsmsim.units import UnitError, format_bytes, format_seconds
 from lsmsim.workload import WORKLOADS, WorkloadError
 
 
@@ -122,7 +122,7 @@ def _run(args: argparse.Namespace) -> int:
             key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS),
             on_timeseries=plotter.draw if plotter is not None else None)
         print(format_summary(result.summary, result.config))
-        print(f"\n{result.summary['duration_s']:.0f} simulated s in {result.wall_s:.2f} s wall "
+        print(f"\n{format_seconds(result.summary['duration_s'])} simulated s in {result.wall_s:.2f} s wall "
               f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")
         if args.out:
             out = result.write(args.out, plot=not args.no_plot, plotter=plotter)

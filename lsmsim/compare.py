@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
+from lsmsim.units import format_seconds
 
 STALL_FAMILIES = {  # the ADOC paper's MT / L0 / PS stalls, from RocksDB's cause names
     "MT": ("memtable_compaction", "memtable_slowdown"),
@@ -223,7 +224,7 @@ def _compare(args: argparse.Namespace) -> int:
     wall_s = time.perf_counter() - started
     print(format_table(cells))
     cpu = [c.cpu_s for c in cells]
-    print(f"\n{len(cells)} runs of {args.duration:.0f} simulated s in {wall_s:.1f} s wall on "
+    print(f"\n{len(cells)} runs of {format_seconds(args.duration)} simulated s in {wall_s:.1f} s wall on "
           f"{args.workers} workers; CPU per run mean {np.mean(cpu):.1f} s, max {max(cpu):.1f} s")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -50,3 +50,9 @@ def format_bytes(value: float) -> str:
         if magnitude >= scale:
             return f"{value / scale:.1f} {unit}"
     return f"{value:.0f} B"
+
+
+def format_seconds(value: float) -> str:
+    """Seconds with thousands separators and no needless decimals: 3600 -> '3,600',
+    0.5 -> '0.5' (a run shorter than a second is not 'zero seconds')."""
+    return f"{value:,.3f}".rstrip("0").rstrip(".")

@@ -8,13 +8,18 @@ from device_models import load_device
 from lsmsim.data_file import DataFileError
 from lsmsim.machine import load_machine
 from lsmsim.options import GIB, MIB, LsmOptions, OptionError
-from lsmsim.units import parse_size_bytes
+from lsmsim.units import format_seconds, parse_size_bytes
 
 
 def test_sizes_are_binary_like_rocksdb():
     assert parse_size_bytes("64MB") == 64 * MIB == parse_size_bytes("64M")
     assert parse_size_bytes("1.5GiB") == 1.5 * GIB
     assert parse_size_bytes(4096) == 4096
+
+
+def test_seconds_read_as_written():
+    assert [format_seconds(s) for s in (3600.0, 0.5, 86400, 12.25)] == \
+        ["3,600", "0.5", "86,400", "12.25"]
 
 
 def test_defaults_and_derived_values():
