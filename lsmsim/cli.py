@@ -32,7 +32,14 @@ def _user_errors() -> tuple[type[Exception], ...]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lsmsim", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="lsmsim", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Simulate RocksDB-style LSM stores and their write stalls.",
+        epilog="examples:\n"
+               "  lsmsim run fillrandom --device nvme --duration 3600 --out results/\n"
+               "  lsmsim run fillrandom --device hdd --set max_background_jobs=8 --policy adoc\n"
+               "  lsmsim list options\n"
+               "  lsmsim <command> --help")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="simulate one workload or scenario file and write "
                                           "its results (flags override the file's fields)")
