@@ -359,14 +359,12 @@ class DB:
 
     def _process_due(self) -> None:
         changed = False
-        for job in list(self.flush_jobs):
-            if job.remaining <= DONE_EPSILON:
-                self._finish_flush(job)
-                changed = True
-        for job in list(self.compaction_jobs):
-            if job.remaining <= DONE_EPSILON:
-                self._finish_compaction(job)
-                changed = True
+        for job in [job for job in self.flush_jobs if job.remaining <= DONE_EPSILON]:
+            self._finish_flush(job)
+            changed = True
+        for job in [job for job in self.compaction_jobs if job.remaining <= DONE_EPSILON]:
+            self._finish_compaction(job)
+            changed = True
         if self.memtables.ops_until_full(self.options.write_buffer_size) <= FULL_EPSILON_OPS:
             self._switch_memtable()
             changed = True
@@ -395,6 +393,8 @@ class DB:
             wc = self.write_controller
             wc.set_delayed_write_rate(self.policy.delayed_write_rate_bps(
                 self, wc.delayed_write_rate_bps))
+        if self.stall_state.condition is NORMAL and not self.stalls.in_episode:
+            return  # nothing to record: skip building observe's context
         ended = self.stalls.observe(
             self.env.now, self.stall_state.condition, self.stall_state.cause,
             self.write_controller.delayed_write_rate_bps,
@@ -448,8 +448,10 @@ class DB:
     def _schedule_compactions(self, compaction_limit: int, held_level: int | None) -> None:
         if self.options.disable_auto_compactions:
             return
-        if (not any(job.high_pool for job in self.compaction_jobs)
-                and self.policy.high_pool_compaction_allowed(self)):
+        # The policy's check first: it reads state only and is mostly False, while the
+        # any() walks every running compaction at every event.
+        if (self.policy.high_pool_compaction_allowed(self)
+                and not any(job.high_pool for job in self.compaction_jobs)):
             self._schedule_compaction(high_pool=True)
         if self.compaction_paused:
             return
