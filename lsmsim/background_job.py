@@ -86,11 +86,14 @@ def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
                           at_s: float, write_position_bytes: float) -> SstFile | None:
     """An SST holding `keys` (full key-space vector), trimmed to its non-empty range; it
     keeps a view of `keys` (no copy): pass a vector built for it alone."""
-    held = keys > 0
-    lo = int(held.argmax())  # the first True, or 0 when there is none
-    if not held[lo]:
-        return None
-    hi = len(keys) - int(held[::-1].argmax())
+    if keys[0] > 0 and keys[-1] > 0:  # the usual flush of random keys: nothing to trim
+        lo, hi = 0, len(keys)
+    else:
+        held = keys > 0
+        lo = int(held.argmax())  # the first True, or 0 when there is none
+        if not held[lo]:
+            return None
+        hi = len(keys) - int(held[::-1].argmax())
     return SstFile(number, lo, hi, keys[lo:hi], entry_bytes, at_s, write_position_bytes)
 
 

@@ -174,7 +174,10 @@ def memtable_keys(distribution: KeyDistribution, space: KeySpace,
     of_bucket = None
     if distribution.size_only:
         space, of_bucket = space.by_size
-    writes = sum(distribution.bucket_writes(space, first_op, n_ops) for first_op, n_ops in spans)
+    writes = None  # the spans' writes added in order (sum() would start from 0 + ...)
+    for first_op, n_ops in spans:
+        part = distribution.bucket_writes(space, first_op, n_ops)
+        writes = part if writes is None else writes + part
     keys = distribution.distinct_keys(space, writes)
     return keys if of_bucket is None else keys.take(of_bucket)
 
@@ -186,12 +189,13 @@ def random_distinct(space_keys: np.ndarray, writes: np.ndarray,
     if log_miss_per_write is None:
         with np.errstate(divide="ignore"):
             log_miss_per_write = np.log1p(-1.0 / space_keys)  # -inf where a bucket has one key
-    written = writes > 0
-    if written.all():  # every bucket written (a uniform flush): the where would keep all
+    # Every bucket written (a uniform flush): the where would keep all. The ufunc's own
+    # reduce, as ndarray.all() goes through a Python wrapper that costs more on a few buckets.
+    if np.minimum.reduce(writes) > 0:
         distinct = np.expm1(writes * log_miss_per_write)
     else:
         with np.errstate(invalid="ignore"):  # 0 writes * -inf, replaced by the where
-            distinct = np.expm1(np.where(written, writes * log_miss_per_write, 0.0))
+            distinct = np.expm1(np.where(writes > 0, writes * log_miss_per_write, 0.0))
     np.negative(distinct, out=distinct)
     distinct *= space_keys
     return distinct

@@ -58,7 +58,12 @@ class MemtableList:
         return len(self.immutables)
 
     def num_flush_pending(self) -> int:
-        return sum(1 for m in self.immutables if not m.being_flushed)
+        """Immutables not yet picked by a flush (a plain loop: asked at every event)."""
+        pending = 0
+        for memtable in self.immutables:
+            if not memtable.being_flushed:
+                pending += 1
+        return pending
 
     def is_flush_pending(self, min_write_buffer_number_to_merge: int) -> bool:
         return self.num_flush_pending() >= min_write_buffer_number_to_merge

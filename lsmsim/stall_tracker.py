@@ -58,6 +58,11 @@ class StallTracker:
         self.episodes: list[StallEpisode] = []
         self.current: StallEpisode | None = None
 
+    @property
+    def in_episode(self) -> bool:
+        """Whether a stall episode is open (observing NORMAL outside one records nothing)."""
+        return self.current is not None
+
     def observe(self, at_s: float, condition: WriteStallCondition, cause: WriteStallCause,
                 rate_bps: float, context: dict[str, Any]) -> StallEpisode | None:
         """Record the outcome of one RecalculateWriteStallConditions; returns an episode
