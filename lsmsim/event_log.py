@@ -16,5 +16,4 @@ class EventLog:
         self.events: list[dict[str, Any]] = []
 
     def emit(self, at_s: float, event: str, **fields: Any) -> None:
-        # round() of a float is already an int (int(round(...)) only paid for a call).
-        self.events.append({"time_micros": round(at_s * 1e6), "event": event, **fields})
+        self.events.append({"time_micros": int(round(at_s * 1e6)), "event": event, **fields})
