@@ -29,7 +29,7 @@ from lsmsim.machine import MachineProfile
 from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
-from lsmsim.policy import Policy
+from lsmsim.policy import Policy, weight_tuple
 from lsmsim.rate_limiter import GenericRateLimiter
 from lsmsim.sst_file import SstFile
 from lsmsim.stall_tracker import StallTracker, cause_name
@@ -263,7 +263,7 @@ class DB:
         if self.clients is None:
             writer = self.writer.demand(self.write_controller, self.memtables.active.ops,
                                         write_bps, self.device.write_latency_s, cap_ops)
-            writer.weights = _weight_tuple(policy.writer_weights(self))
+            writer.weights = weight_tuple(policy.writer_weights(self))
             demands = [writer]
         else:
             demands = self.clients.demands(read_bps, write_bps, cap_ops)
@@ -277,11 +277,11 @@ class DB:
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
         threads = [job.thread_timing(one_read_bps, one_write_bps) for job in jobs]
         runnable = runnable_fractions(cores, foreground, [work for work, _ in threads])
-        for job, (_, thread_cap), fraction in zip(jobs, threads, runnable):
+        weights = policy.job_weight_tuples(self, jobs)
+        for job, (_, thread_cap), fraction, (cpu_weight, device_weight, limiter_weight) in zip(
+                jobs, threads, runnable, weights):
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
-            cpu_weight, device_weight, limiter_weight = _weight_tuple(
-                policy.job_weights(self, job))
             demands.append(Demand(per_unit, thread_cap,
                                   (cpu_weight * fraction, device_weight, limiter_weight)))
         capacities = [cores, 1.0, float(limiter_bps) if limiter_bps else None]
@@ -684,7 +684,3 @@ class DB:
             return 0.0
         return float(merge_inputs(self._bucket_keys, files, 0, self.keyspace.buckets).sum())
 
-
-def _weight_tuple(weights: dict[str, float]) -> tuple[float, float, float]:
-    """A policy's {"cpu", "device", "rate_limiter"} weights in fluid_share's order."""
-    return (weights.get("cpu", 1.0), weights.get("device", 1.0), weights.get("rate_limiter", 1.0))

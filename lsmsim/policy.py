@@ -126,9 +126,7 @@ class Policy:
     def io_priority(self, db: "DB", job: "BackgroundJob") -> str:
         """The rate-limiter priority of a job's writes (DBImpl::BackgroundFlush/Compaction):
         flush IO_HIGH, compaction IO_LOW, both IO_USER while writes are stopped or delayed."""
-        if db.write_controller.is_stopped() or db.write_controller.needs_delay():
-            return IO_USER
-        return IO_HIGH if job.kind == "flush" else IO_LOW
+        return _rocksdb_io_priority(_writes_held(db), job.kind)
 
     def job_weights(self, db: "DB", job: "BackgroundJob") -> dict[str, float]:
         """Weights of the job's share of each resource ("cpu", "device", "rate_limiter").
@@ -137,6 +135,18 @@ class Policy:
         served last one time in `fairness` (10): modelled as weights 100 / 9 / 1. The
         device and CPU are shared equally (the OS schedules threads and I/O fairly)."""
         return {"rate_limiter": RATE_LIMITER_WEIGHTS[self.io_priority(db, job)]}
+
+    def job_weight_tuples(self, db: "DB",
+                          jobs: "list[BackgroundJob]") -> list[tuple[float, float, float]]:
+        """Every job's `job_weights` as a `weight_tuple`; the DB asks at every event. RocksDB's
+        own weights depend only on the job's kind and whether writes are held, so while a
+        policy keeps `job_weights` and `io_priority` as they are here, the write controller
+        is asked once for all jobs."""
+        cls = type(self)
+        if cls.job_weights is Policy.job_weights and cls.io_priority is Policy.io_priority:
+            held = _writes_held(db)
+            return [ROCKSDB_WEIGHT_TUPLES[_rocksdb_io_priority(held, job.kind)] for job in jobs]
+        return [weight_tuple(self.job_weights(db, job)) for job in jobs]
 
     def write_rate_cap_ops(self, db: "DB") -> float | None:
         """Admission control: a cap on client writes per second, or None for no cap."""
@@ -195,3 +205,25 @@ class Policy:
     def describe(self) -> dict[str, Any]:
         """The policy's name and parameters, saved with the results."""
         return {"name": self.name, **self.params}
+
+
+def weight_tuple(weights: dict[str, float]) -> tuple[float, float, float]:
+    """A policy's {"cpu", "device", "rate_limiter"} weights in fluid_share's order."""
+    return (weights.get("cpu", 1.0), weights.get("device", 1.0), weights.get("rate_limiter", 1.0))
+
+
+# Policy.job_weights for each priority, as weight tuples.
+ROCKSDB_WEIGHT_TUPLES = {priority: weight_tuple({"rate_limiter": weight})
+                         for priority, weight in RATE_LIMITER_WEIGHTS.items()}
+
+
+def _writes_held(db: "DB") -> bool:
+    """Whether the write controller stops or delays writes."""
+    return db.write_controller.is_stopped() or db.write_controller.needs_delay()
+
+
+def _rocksdb_io_priority(writes_held: bool, kind: str) -> str:
+    """`Policy.io_priority` of a job of this kind ("flush" or "compaction")."""
+    if writes_held:
+        return IO_USER
+    return IO_HIGH if kind == "flush" else IO_LOW
