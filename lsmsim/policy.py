@@ -145,7 +145,7 @@ class Policy:
         cls = type(self)
         if cls.job_weights is Policy.job_weights and cls.io_priority is Policy.io_priority:
             held = _writes_held(db)
-            return [ROCKSDB_WEIGHT_TUPLES[_rocksdb_io_priority(held, job.kind)] for job in jobs]
+            return [_ROCKSDB_WEIGHT_TUPLES[_rocksdb_io_priority(held, job.kind)] for job in jobs]
         return [weight_tuple(self.job_weights(db, job)) for job in jobs]
 
     def write_rate_cap_ops(self, db: "DB") -> float | None:
@@ -213,8 +213,8 @@ def weight_tuple(weights: dict[str, float]) -> tuple[float, float, float]:
 
 
 # Policy.job_weights for each priority, as weight tuples.
-ROCKSDB_WEIGHT_TUPLES = {priority: weight_tuple({"rate_limiter": weight})
-                         for priority, weight in RATE_LIMITER_WEIGHTS.items()}
+_ROCKSDB_WEIGHT_TUPLES = {priority: weight_tuple({"rate_limiter": weight})
+                          for priority, weight in RATE_LIMITER_WEIGHTS.items()}
 
 
 def _writes_held(db: "DB") -> bool:
