@@ -275,11 +275,16 @@ class DB:
         cores = float(self.machine.cores)
         one_read_bps, one_write_bps = self._one_stream_bps
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
-        threads = [job.thread_timing(one_read_bps, one_write_bps) for job in jobs]
-        runnable = runnable_fractions(cores, foreground, [work for work, _ in threads])
+        work: list[tuple[float, float]] = []
+        thread_caps: list[float] = []
+        for job in jobs:  # one loop, not two comprehensions: most events have one or two jobs
+            job_work, thread_cap = job.thread_timing(one_read_bps, one_write_bps)
+            work.append(job_work)
+            thread_caps.append(thread_cap)
+        runnable = runnable_fractions(cores, foreground, work)
         weights = policy.job_weight_tuples(self, jobs)
-        for job, (_, thread_cap), fraction, (cpu_weight, device_weight, limiter_weight) in zip(
-                jobs, threads, runnable, weights):
+        for job, thread_cap, fraction, (cpu_weight, device_weight, limiter_weight) in zip(
+                jobs, thread_caps, runnable, weights):
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
             demands.append(Demand(per_unit, thread_cap,
