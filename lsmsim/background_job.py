@@ -21,6 +21,9 @@ from lsmsim.keyspace import SMALL_VECTOR, merge_distinct
 from lsmsim.memtable import Memtable
 from lsmsim.sst_file import SstFile
 
+# A job thread's ((CPU s, own wait s) per unit of progress, progress-rate cap).
+ThreadTiming = tuple[tuple[float, float], float]
+
 
 @dataclass(eq=False)
 class BackgroundJob:
@@ -34,6 +37,7 @@ class BackgroundJob:
     outputs: list[SstFile]
     remaining: float = 1.0
     rate: float = 0.0
+    _thread_timing: ThreadTiming | None = field(default=None, init=False, repr=False)
 
     kind: ClassVar[str] = "job"
 
@@ -51,6 +55,16 @@ class BackgroundJob:
     def own_wait_s(self, read_bps: float, write_bps: float) -> float:
         """Seconds the job's thread blocks on its own reads and output Syncs (not runnable)."""
         return self.read_bytes / read_bps + self.write_bytes / write_bps
+
+    def thread_timing(self, read_bps: float, write_bps: float) -> ThreadTiming:
+        """((CPU s, `own_wait_s`) per unit, `thread_cap`) of the job's thread at the device's
+        one-stream bandwidths, the first for `lsmsim.fluid_share.runnable_fractions`.
+        Computed on the first call and kept: the job's work is fixed when it starts and so
+        is the device, while the DB asks at every event. Pass the same bandwidths each time."""
+        if self._thread_timing is None:
+            self._thread_timing = ((self.cpu_s, self.own_wait_s(read_bps, write_bps)),
+                                   self.thread_cap(read_bps, write_bps))
+        return self._thread_timing
 
 
 @dataclass(eq=False)

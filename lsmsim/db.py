@@ -281,14 +281,19 @@ class DB:
         cores = float(self.machine.cores)
         one_read_bps, one_write_bps = self._one_stream_bps
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
-        runnable = runnable_fractions(cores, foreground, [
-            (job.cpu_s, job.own_wait_s(one_read_bps, one_write_bps)) for job in jobs])
-        for job, fraction in zip(jobs, runnable):
+        work: list[tuple[float, float]] = []
+        thread_caps: list[float] = []
+        for job in jobs:  # one loop, not two comprehensions: most events have one or two jobs
+            job_work, thread_cap = job.thread_timing(one_read_bps, one_write_bps)
+            work.append(job_work)
+            thread_caps.append(thread_cap)
+        runnable = runnable_fractions(cores, foreground, work)
+        for job, thread_cap, fraction in zip(jobs, thread_caps, runnable):
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
                 policy.job_weights(self, job))
-            demands.append(Demand(per_unit, job.thread_cap(one_read_bps, one_write_bps),
+            demands.append(Demand(per_unit, thread_cap,
                                   (cpu_weight * fraction, device_weight, limiter_weight)))
         capacities = [cores, 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)

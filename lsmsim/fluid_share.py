@@ -32,12 +32,20 @@ def water_fill(capacity: float, wants: list[float], weights: list[float]) -> lis
     """Weighted max-min fair shares of `capacity` among requests `wants`."""
     if sum(wants) <= capacity:
         return wants
+    return _water_fill_over(capacity, wants, weights)
+
+
+def _water_fill_over(capacity: float, wants: list[float], weights: list[float]) -> list[float]:
+    """`water_fill` when the wants exceed the capacity: requests are met in order of want
+    per weight, each up to its weighted part of what is left."""
     shares = [0.0] * len(wants)
     order = sorted(range(len(wants)), key=[w / v for w, v in zip(wants, weights)].__getitem__)
     remaining = capacity
     weight_left = sum(weights)
     for i in order:
-        share = min(wants[i], remaining * weights[i] / weight_left)
+        want = wants[i]
+        part = remaining * weights[i] / weight_left
+        share = part if part < want else want  # min(want, part), without the call
         shares[i] = share
         remaining -= share
         weight_left -= weights[i]
@@ -75,7 +83,8 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
     """Progress rate (units/s) of every activity; `capacities[r]` None means resource r is
     not modelled (no rate limiter). A resource whose users all fit sets no limit."""
     caps = [d.cap for d in demands]
-    if _all_fit(capacities, demands, caps):
+    misfit = _first_misfit(capacities, demands, caps)
+    if misfit is None:
         return caps
     count = len(demands)
     active = [r for r, c in enumerate(capacities) if c is not None]
@@ -83,14 +92,25 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
     # Per resource: its users, their amounts and weights, and the other resources' limits.
     plans = []
     for r in active:
-        members = [i for i in range(count) if demands[i].per_unit[r] > 0.0]
+        members: list[int] = []
+        amounts: list[float] = []
+        weights: list[float] = []
+        bounds: list[float] = []
+        for i, (demand, cap) in enumerate(zip(demands, caps)):  # one loop: four lists
+            amount = demand.per_unit[r]
+            if amount > 0.0:
+                members.append(i)
+                amounts.append(amount)
+                weights.append(demand.weights[r])
+                bounds.append(cap)
         if members:
-            plans.append((r, members, [demands[i].per_unit[r] for i in members],
-                          [demands[i].weights[r] for i in members], capacities[r], limits[r],
-                          [s for s in active if s != r], [caps[i] for i in members]))
+            plans.append((r, members, amounts, weights, capacities[r], limits[r],
+                          [s for s in active if s != r], bounds))
     # A resource's shares depend only on the other resources' limits: while none of those
-    # changed since its last water-filling, filling it again would change nothing.
-    stale = [True] * len(plans)
+    # changed since its last water-filling, filling it again would change nothing. Before
+    # the first round none limits anyone, so a resource found to fit at the caps would set
+    # no limit: it is filled only once another's limits change.
+    stale = [r >= misfit for r, *_ in plans]
     limiting = dict.fromkeys(active, False)  # whether a resource limits anyone (else all inf)
     for _ in range(MAX_ROUNDS):
         changed = False
@@ -108,14 +128,15 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
                 raise ValueError(f"an activity uses {RESOURCES[r]!r} without any bound")
             wants = [bound * amount for bound, amount in zip(bounds, amounts)]
             if sum(wants) <= capacity:
-                for i in members:
-                    if own[i] != INFINITE:
-                        own[i] = INFINITE
-                        own_changed = True
-                limiting[r] = False
+                if limiting[r]:  # else its limits are all infinite already
+                    for i in members:
+                        if own[i] != INFINITE:
+                            own[i] = INFINITE
+                            own_changed = True
+                    limiting[r] = False
             else:
                 limiting[r] = True
-                shares = water_fill(capacity, wants, weights)
+                shares = _water_fill_over(capacity, wants, weights)
                 for i, share, amount in zip(members, shares, amounts):
                     limit = share / amount
                     if limit != own[i]:
@@ -134,10 +155,13 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
     return rates
 
 
-def _all_fit(capacities: list[float | None], demands: list[Demand], caps: list[float]) -> bool:
-    """Whether every resource fits all its users at their caps: then none limits anyone
-    and the rates are the caps, as `allocate`'s first round finds (same sums, same order),
-    without building its plans. The usual case (a write-only run on a fast device)."""
+def _first_misfit(capacities: list[float | None], demands: list[Demand],
+                  caps: list[float]) -> int | None:
+    """The first resource that does not fit all its users at their caps, or None. One that
+    fits limits no one while no other does, as `allocate`'s first round finds (same sums,
+    same order); when all fit, the rates are the caps, found without building the rounds'
+    plans (the usual case: a write-only run on a fast device). A user without a cap makes
+    its resource not fit: the rounds report it."""
     for r, capacity in enumerate(capacities):
         if capacity is None:  # not modelled
             continue
@@ -145,9 +169,9 @@ def _all_fit(capacities: list[float | None], demands: list[Demand], caps: list[f
         for demand, cap in zip(demands, caps):
             amount = demand.per_unit[r]
             if amount > 0.0:
-                if cap == INFINITE:  # unbounded: the rounds report it
-                    return False
+                if cap == INFINITE:  # unbounded
+                    return r
                 wants.append(cap * amount)
         if sum(wants) > capacity:
-            return False
-    return True
+            return r
+    return None
