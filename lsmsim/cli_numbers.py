@@ -1,6 +1,6 @@
 """Argument types for the command line's numeric flags: a bad value (`--duration -5`,
-`--workers 0`, `--interval nan`, `--write-rate-limit fast`) is refused by argparse with the flag and the value named,
-before any simulation starts."""
+`--workers 0`, `--interval nan`, `--write-rate-limit fast`) is refused by argparse, with
+the flag and the value named, before any simulation starts."""
 
 from __future__ import annotations
 

@@ -46,8 +46,8 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     elif workload_fields:
         workload = dataclasses.replace(workload, **workload_fields)
     if duration_s is None and not workload.ends_by_itself:
-        raise ValueError("duration_s=None needs a workload that ends by itself (max_ops, or "
-                         "phases that all end)")
+        raise RunParameterError("duration_s=None needs a workload that ends by itself "
+                                "(max_ops, or phases that all end)")
     _check_run_parameters(duration_s, interval_s, seed, key_buckets)
     if isinstance(device, str):
         from device_models import load_device
