@@ -49,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="device preset (pm, nvme, sata-ssd, hdd) or a device .toml file")
     run.add_argument("--machine", help="machine profile name or .toml file (default: server)")
     run.add_argument("--duration", type=positive_number, help="simulated seconds (default 3600)")
-    run.add_argument("--interval", type=positive_number, help="seconds per timeseries row (default 1)")
+    run.add_argument("--interval", type=positive_number,
+                     help="seconds per timeseries row (default 1)")
     run.add_argument("--out", type=Path, help="folder for timeseries.csv, events.jsonl, ...")
     run.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
                      help="a RocksDB option by its own name, e.g. write_buffer_size=64MB")
@@ -66,8 +67,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="keys a load writes before inserts append (YCSB recordcount)")
     run.add_argument("--readwritepercent", type=int,
                      help="reads per 100 operations of readrandomwriterandom (default 90)")
-    run.add_argument("--write-rate-limit", type=byte_rate_bps, help="cap on client bytes/s, e.g. 30MB/s "
-                                                "(db_bench --benchmark_write_rate_limit)")
+    run.add_argument("--write-rate-limit", type=byte_rate_bps,
+                     help="cap on client bytes/s, e.g. 30MB/s "
+                          "(db_bench --benchmark_write_rate_limit)")
     run.add_argument("--open-loop-ops", type=float,
                      help="open-loop arrival rate in ops/s (excess queues)")
     run.add_argument("--seed", type=non_negative_int, help="random seed (default 0)")
@@ -129,7 +131,8 @@ def _run(args: argparse.Namespace) -> int:
             key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS),
             on_timeseries=plotter.draw if plotter is not None else None)
         print(format_summary(result.summary, result.config))
-        print(f"\n{format_seconds(result.summary['duration_s'])} simulated s in {result.wall_s:.2f} s wall "
+        print(f"\n{format_seconds(result.summary['duration_s'])} simulated s in "
+              f"{result.wall_s:.2f} s wall "
               f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")
         if args.out:
             out = result.write(args.out, plot=not args.no_plot, plotter=plotter)

@@ -192,7 +192,8 @@ def register(commands: Any) -> None:
     parser.add_argument("workload")
     parser.add_argument("--policies", required=True, help="comma-separated policy specs")
     parser.add_argument("--devices", required=True, help="comma-separated device presets/files")
-    parser.add_argument("--duration", type=positive_number, default=3600.0, help="simulated seconds")
+    parser.add_argument("--duration", type=positive_number, default=3600.0,
+                        help="simulated seconds")
     parser.add_argument("--machine", default="server")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE")
     parser.add_argument("--seed", type=non_negative_int, default=0)
@@ -224,7 +225,8 @@ def _compare(args: argparse.Namespace) -> int:
     wall_s = time.perf_counter() - started
     print(format_table(cells))
     cpu = [c.cpu_s for c in cells]
-    print(f"\n{len(cells)} runs of {format_seconds(args.duration)} simulated s in {wall_s:.1f} s wall on "
+    print(f"\n{len(cells)} runs of {format_seconds(args.duration)} simulated s in "
+          f"{wall_s:.1f} s wall on "
           f"{args.workers} workers; CPU per run mean {np.mean(cpu):.1f} s, max {max(cpu):.1f} s")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

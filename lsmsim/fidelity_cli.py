@@ -66,7 +66,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
                                          "the folder's StorageMaterial.<name>, else nvme)")
     parser.add_argument("--max-seconds", type=positive_number,
                         help="compare only each run's first seconds (faster on long runs)")
-    parser.add_argument("--workers", type=positive_int, default=2, help="simulation processes (default 2)")
+    parser.add_argument("--workers", type=positive_int, default=2,
+                        help="simulation processes (default 2)")
 
 
 def _validate(args: argparse.Namespace) -> int:
