@@ -398,8 +398,6 @@ class DB:
             wc = self.write_controller
             wc.set_delayed_write_rate(self.policy.delayed_write_rate_bps(
                 self, wc.delayed_write_rate_bps))
-        if self.stall_state.condition is NORMAL and not self.stalls.in_episode:
-            return  # nothing to record: skip building observe's context
         ended = self.stalls.observe(
             self.env.now, self.stall_state.condition, self.stall_state.cause,
             self.write_controller.delayed_write_rate_bps,

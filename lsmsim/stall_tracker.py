@@ -58,15 +58,13 @@ class StallTracker:
         self.episodes: list[StallEpisode] = []
         self.current: StallEpisode | None = None
 
-    @property
-    def in_episode(self) -> bool:
-        """Whether a stall episode is open (observing NORMAL outside one records nothing)."""
-        return self.current is not None
-
     def observe(self, at_s: float, condition: WriteStallCondition, cause: WriteStallCause,
                 rate_bps: float, context: dict[str, Any]) -> StallEpisode | None:
         """Record the outcome of one RecalculateWriteStallConditions; returns an episode
-        that just ended, if any."""
+        that just ended, if any. Most recalculations find writes unstalled outside any
+        episode: nothing to record, answered first."""
+        if condition is WriteStallCondition.NORMAL and self.current is None:
+            return None
         name = cause_name(condition, cause)
         ended = None
         if self.current is not None and self.current.cause != name:
