@@ -241,6 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args)
     except Exception as exc:
+        from lsmsim.db import SimulationStuckError
+        if isinstance(exc, SimulationStuckError):
+            print(f"lsmsim: internal error: {exc}", file=sys.stderr)
+            return 1
         if not isinstance(exc, _user_errors()):
             raise
         print(f"lsmsim: error: {exc}", file=sys.stderr)

@@ -21,6 +21,12 @@ from lsmsim.summary import summarize
 from lsmsim.workload import Workload, make_workload
 
 
+# A timeseries row is held as Python objects until the run ends, about 3 KiB of them with
+# every column (measured: 3.6 M rows took 11.7 GB); more rows than this is refused up front.
+MAX_TIMESERIES_ROWS = 500_000
+ROW_BYTES = 3 << 10
+
+
 class RunParameterError(ValueError):
     """A run parameter of `simulate` out of its range, named with its value."""
 
@@ -97,6 +103,13 @@ def _check_run_parameters(duration_s: float | None, interval_s: float, seed: int
         if value is not None and not (value > 0 and math.isfinite(value)):
             raise RunParameterError(f"{name} must be a positive, finite number of seconds, "
                                     f"got {value!r}")
+    if duration_s is not None and duration_s / interval_s > MAX_TIMESERIES_ROWS:
+        rows = duration_s / interval_s
+        raise RunParameterError(
+            f"interval_s={interval_s!r} over duration_s={duration_s!r} makes {rows:,.0f} "
+            f"timeseries rows (about {rows * ROW_BYTES / 1e9:.1f} GB of memory); at most "
+            f"{MAX_TIMESERIES_ROWS:,} are kept: use interval_s >= "
+            f"{duration_s / MAX_TIMESERIES_ROWS:.3g}")
     for name, value, minimum in (("seed", seed, 0), ("key_buckets", key_buckets, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
             raise RunParameterError(f"{name} must be an integer of at least {minimum}, "
