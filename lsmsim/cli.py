@@ -25,9 +25,11 @@ from lsmsim.workload import WORKLOADS, WorkloadError
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors printed as one line with status 2 (the subcommands' own are imported on an
     error only, so that `lsmsim run` does not load the LOG reader or the calibration)."""
+    from lsmsim.mechanisms import MechanismError
     from lsmsim.simulation import RunParameterError
     from policies import PolicyError
     return (OptionError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
+            MechanismError,
             *trace_cli.user_errors(), *fidelity_cli.user_errors(), reproduce.ExperimentError)
 
 
@@ -76,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--buckets", type=positive_int,
                      help=f"key-space buckets, the resolution of key overlap ({DEFAULT_BUCKETS})")
     run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
+    run.add_argument("--without", action="append", default=[], metavar="MECHANISM",
+                     help="switch a resource-model mechanism off to see what it changes "
+                          "(io_streams); repeatable")
     run.set_defaults(handler=_run)
     listing = commands.add_parser("list", help="list valid names")
     listing.add_argument("what", choices=["devices", "machines", "options", "workloads",
@@ -129,6 +134,7 @@ def _run(args: argparse.Namespace) -> int:
                                                                        scenario.interval_s),
             seed=pick(args.seed, scenario.seed),
             key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS),
+            without=args.without,
             on_timeseries=plotter.draw if plotter is not None else None)
         print(format_summary(result.summary, result.config))
         print(f"\n{format_seconds(result.summary['duration_s'])} simulated s in "

@@ -22,11 +22,13 @@ from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
 from lsmsim.compaction_picker import Compaction
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog
-from lsmsim.fluid_share import CPU, DEVICE, INFINITE, Demand, allocate, runnable_fractions
+from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_streams,
+                                runnable_fractions)
 from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace, memtable_keys
 from lsmsim.machine import MachineProfile
+from lsmsim.mechanisms import Mechanisms
 from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
@@ -35,6 +37,7 @@ from lsmsim.rate_limiter import GenericRateLimiter
 from lsmsim.sst_file import SstFile
 from lsmsim.stall_tracker import StallTracker, cause_name
 from lsmsim.storage_device import StorageDevice
+from lsmsim.subcompaction import plan_subcompactions
 from lsmsim.version_storage import VersionStorage
 from lsmsim.workload import Workload
 from lsmsim.write_controller import WriteController
@@ -79,8 +82,10 @@ class DB:
     def __init__(self, env: simpy.Environment, options: LsmOptions, machine: MachineProfile,
                  device: StorageDevice, workload: Workload, policy: Policy,
                  interval_s: float = 1.0, key_buckets: int = DEFAULT_BUCKETS,
-                 rng: np.random.Generator | None = None) -> None:
+                 rng: np.random.Generator | None = None,
+                 mechanisms: Mechanisms = Mechanisms()) -> None:
         self.env = env
+        self.mechanisms = mechanisms
         overrides = policy.open_options(options, device)
         if overrides:
             options = options.updated(overrides, source=f"policy {policy.name}")
@@ -276,14 +281,27 @@ class DB:
     def _allocate(self) -> None:
         """Set every activity's rate from the shared CPU, device and rate limiter."""
         jobs = self._jobs()
-        wal = self.writer.wal_synced
-        streams = len(jobs) + (1 if wal else 0)
+        one_read_bps, one_write_bps = self._one_stream_bps
+        work: list[tuple[float, float]] = []
+        thread_caps: list[float] = []
+        threads: list[float] = []
         reading = writing = False
-        for job in jobs:  # one loop: cheaper than two any() generators over one or two jobs
+        for job in jobs:  # one loop, not several comprehensions: most events have one or two jobs
+            job_work, thread_cap = job.thread_timing(one_read_bps, one_write_bps)
+            work.append(job_work)
+            thread_caps.append(thread_cap)
+            threads.append(job.threads)
             if job.read_bytes > 0:
                 reading = True
             if job.write_bytes:
                 writing = True
+        wal = self.writer.wal_synced
+        if self.mechanisms.io_streams:
+            streams: float = io_streams(work, threads)
+        else:
+            streams = len(jobs)
+        if wal:
+            streams += 1
         if self.clients is not None:
             readers = self.clients.device_streams()
             streams += readers
@@ -306,22 +324,15 @@ class DB:
             limiter.maybe_tune(self.env.now)   # Request() tunes an auto-tuned limiter
         limiter_bps = limiter.rate_bps
         cores = float(self.machine.cores)
-        one_read_bps, one_write_bps = self._one_stream_bps
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
-        work: list[tuple[float, float]] = []
-        thread_caps: list[float] = []
-        for job in jobs:  # one loop, not two comprehensions: most events have one or two jobs
-            job_work, thread_cap = job.thread_timing(one_read_bps, one_write_bps)
-            work.append(job_work)
-            thread_caps.append(thread_cap)
-        runnable = runnable_fractions(cores, foreground, work)
+        runnable, _ = runnable_fractions(cores, foreground, work, threads)
         for job, thread_cap, fraction in zip(jobs, thread_caps, runnable):
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
                 policy.job_weights(self, job))
-            demands.append(Demand(per_unit, thread_cap,
-                                  (cpu_weight * fraction, device_weight, limiter_weight)))
+            demands.append(Demand(per_unit, thread_cap, (cpu_weight * fraction * job.threads,
+                                                         device_weight, limiter_weight)))
         capacities = [cores, 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
         self._client_rates = rates[:clients]
@@ -631,8 +642,10 @@ class DB:
             target = float("inf")
         else:
             target = self.options.max_file_size_for_level(compaction.output_level)
+        plan = plan_subcompactions(compaction, self.options)
         outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
-                               self.env.now, self._sst_bytes_written, compaction.output_cuts,
+                               self.env.now, self._sst_bytes_written,
+                               compaction.output_cuts + plan.boundaries,
                                self._grandparent_bounds(compaction.output_level, lo, hi))
         self._next_file_number += max(1, len(outputs))
         written = sum([f.size_bytes for f in outputs])
@@ -645,6 +658,7 @@ class DB:
                                 file_bytes, file_bytes / self.entry.sst_bytes,
                                 compaction.sorted_runs),
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
+                            threads=plan.parallelism, subcompactions=plan.subcompactions,
                             compaction=compaction, input_bytes=sum(read), high_pool=high_pool)
         self.compaction_jobs.append(job)
         files = {f"files_L{compaction.start_level}": [f.number for f in compaction.inputs]}
@@ -686,6 +700,7 @@ class DB:
                          total_output_size=round(job.write_bytes),
                          num_input_records=round(compaction.input_entries),
                          num_output_records=round(sum([f.num_entries for f in job.outputs])),
+                         num_subcompactions=job.subcompactions,
                          output_compression="NoCompression", lsm_state=version.file_counts())
         self._install_super_version()
 

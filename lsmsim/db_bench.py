@@ -25,8 +25,10 @@ from lsmsim.workload import WRITE_ONLY, Workload, make_workload
 
 FLAGS_FILE = Path(__file__).parent / "data" / "db_bench_7.8.3_flags.txt"
 
-# db_bench flags that set an LsmOptions field of the same name.
-OPTION_FLAGS = frozenset(LsmOptions.names())
+# db_bench flags that set an LsmOptions field of another name (the option's, in the LOG).
+RENAMED_OPTION_FLAGS = {"subcompactions": "max_subcompactions"}
+# db_bench flags that set an LsmOptions field.
+OPTION_FLAGS = frozenset(LsmOptions.names()) | frozenset(RENAMED_OPTION_FLAGS)
 # db_bench flags that set the workload or the run.
 WORKLOAD_FLAGS = frozenset({"benchmarks", "num", "writes", "key_size", "value_size", "threads",
                             "duration", "benchmark_write_rate_limit", "seed",
@@ -141,7 +143,8 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
         if isinstance(exc, DbBenchError):
             raise
         raise DbBenchError(f"{source}: {exc}") from None
-    option_values = {name: value for name, value in flags.items() if name in OPTION_FLAGS}
+    option_values = {RENAMED_OPTION_FLAGS.get(name, name): value
+                     for name, value in flags.items() if name in OPTION_FLAGS}
     try:
         options = LsmOptions.from_mapping(DB_BENCH_DEFAULTS).updated(option_values, source=source)
     except OptionError as exc:

@@ -49,6 +49,8 @@ def register(commands: Any) -> None:
     bench.add_argument("--machine", default="server", help="machine profile or .toml file")
     bench.add_argument("--out", type=Path, help="folder for timeseries.csv, events.jsonl, ...")
     bench.add_argument("--no-plot", action="store_true", help="skip timeline.png")
+    bench.add_argument("--without", action="append", default=[], metavar="MECHANISM",
+                       help="switch a resource-model mechanism off (see lsmsim run --help)")
     bench.set_defaults(handler=_db_bench, takes_extra_flags=True)
 
 
@@ -103,7 +105,7 @@ def _db_bench(args: argparse.Namespace) -> int:
     if setup.unmodelled:
         print("lsmsim: warning: db_bench flags not modelled (ignored): "
               + ", ".join(setup.unmodelled), file=sys.stderr)
-    result = setup.simulate(device=args.device, machine=args.machine)
+    result = setup.simulate(device=args.device, machine=args.machine, without=args.without)
     print(format_summary(result.summary, result.config))
     by_duration = setup.duration_s is not None and \
         result.summary["duration_s"] >= setup.duration_s - 1e-9
