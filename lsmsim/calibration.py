@@ -55,7 +55,8 @@ from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineP
                             cost_values, with_costs)
 from lsmsim.trace import Trace
 from lsmsim.trace_import import ImportedTrace
-from lsmsim.trace_validation import check_run_folders, pool_map, run_devices, run_setup
+from lsmsim.trace_validation import check_run_folders, run_devices, run_setup
+from lsmsim.worker_pool import JobFailed, run_jobs
 
 W_STALL = 1.0
 W_WA = 0.25
@@ -220,7 +221,8 @@ def load_runs(folders: Sequence[Path], device: str | None,
     """The runs of the folders (imported in a process pool) and their real traces."""
     folders = check_run_folders(folders)
     devices = run_devices(folders, device)
-    pairs = pool_map(_load_run, [(f, max_seconds) for f in folders], workers)
+    pairs = every_result(run_jobs(_load_run, [(f, max_seconds) for f in folders], workers),
+                         [f"reading {f}" for f in folders])
     runs = []
     for folder, run_device, (real, setup) in zip(folders, devices, pairs):
         summary = real.summary
@@ -228,6 +230,15 @@ def load_runs(folders: Sequence[Path], device: str | None,
                         float(summary["throughput_ops_per_s"]), float(summary["stall_fraction"]),
                         float(summary["write_amplification"])))
     return runs, [real for real, _ in pairs]
+
+
+def every_result(results: list[Any], doing: Sequence[str]) -> list[Any]:
+    """The jobs' results, or a CalibrationError naming the first that failed (a fit needs
+    every run)."""
+    for result, what in zip(results, doing):
+        if isinstance(result, JobFailed):
+            raise CalibrationError(f"{what} failed: {result.error}")
+    return results
 
 
 def _load_run(job: tuple[Path, float | None]) -> tuple[Trace, DbBenchSetup]:
@@ -266,7 +277,9 @@ class Objective:
         self.evaluations += 1
         first = {key: self.runs[self.keys.index(key)] for key in self.distinct}
         jobs = [(first[k].setup, first[k].device, profile) for k in self.distinct]
-        figures = dict(zip(self.distinct, pool_map(_simulate_figures, jobs, self.workers)))
+        labels = [f"simulating {first[k].label}" for k in self.distinct]
+        figures = dict(zip(self.distinct, every_result(
+            run_jobs(_simulate_figures, jobs, self.workers), labels)))
         return float(sum(run_loss(run, figures[key]) for run, key in zip(self.runs, self.keys)))
 
 

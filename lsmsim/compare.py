@@ -6,7 +6,7 @@ runs it or when; cells come back in grid order. A cell that fails is a row with 
 error, not the end of the sweep (desmod's "a failure is data"). Workers are forked
 (`lsmsim.worker_pool`), so a policy registered at run time (`policies.register`) is known
 to them too. Ctrl-C or SIGTERM stops the workers at once; the cells that finished are
-printed and written, the others are rows with the error `NOT_RUN`.
+printed and written, the others are rows with the error `worker_pool.NOT_RUN`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ METRICS = [
     ("write_amplification", "WA", "{:.2f}", "write_amplification"),
     ("peak_memtable_MiB", "peak mem MiB", "{:,.0f}", None),
 ]
-NOT_RUN = "not run: interrupted"
 
 
 class CompareError(ValueError):
@@ -105,7 +104,7 @@ def run_cells(specs: list[tuple[Any, ...]], workers: int = 2, progress: str = ""
     """Cells given as `run_cell` argument tuples, in order, on `workers` processes
     (`progress`: see `worker_pool.run_jobs`). On Ctrl-C or SIGTERM, raises
     `worker_pool.Interrupted` carrying every cell: those not run have the error NOT_RUN."""
-    from lsmsim.worker_pool import Interrupted, JobFailed, run_jobs  # not for `lsmsim run`
+    from lsmsim.worker_pool import NOT_RUN, Interrupted, JobFailed, run_jobs  # not for `run`
 
     def cells(results: list[Any]) -> list[Cell]:
         return [Cell(spec[0], spec[1], error=NOT_RUN) if result is None
@@ -256,7 +255,7 @@ def _compare(args: argparse.Namespace) -> int:
     from lsmsim.cli import parse_sets
     from lsmsim.options import LsmOptions
     from lsmsim.workload import make_workload
-    from lsmsim.worker_pool import Interrupted
+    from lsmsim.worker_pool import NOT_RUN, Interrupted
     from policies import make_policy
 
     out = output_folder(args.out) if args.out else None

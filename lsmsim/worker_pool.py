@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence, TypeVar, Union
 
 T = TypeVar("T")
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+NOT_RUN = "not run: interrupted"  # the error of a job an interruption left undone
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -56,9 +57,12 @@ class Interrupted(KeyboardInterrupt):
         copy.args = (self.summary(),)
         return copy
 
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signum).name
+
     def summary(self) -> str:
-        return (f"interrupted by {signal.Signals(self.signum).name}: {self.finished} of "
-                f"{self.total} runs finished")
+        return f"interrupted by {self.signal_name}: {self.finished} of {self.total} runs finished"
 
 
 class _Stop(BaseException):
