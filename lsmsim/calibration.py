@@ -56,7 +56,7 @@ from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineP
 from lsmsim.trace import Trace
 from lsmsim.trace_import import ImportedTrace
 from lsmsim.trace_validation import check_run_folders, run_devices, run_setup
-from lsmsim.worker_pool import JobFailed, run_jobs
+from lsmsim.worker_pool import Interrupted, JobFailed, run_jobs
 
 W_STALL = 1.0
 W_WA = 0.25
@@ -263,7 +263,9 @@ def run_loss(run: Run, figures: tuple[float, float, float]) -> float:
 
 
 class Objective:
-    """The loss of a profile over the runs; repeats of one command are simulated once."""
+    """The loss of a profile over the runs; repeats of one command are simulated once. It
+    keeps the first loss and the best (loss, profile) seen; Ctrl-C or SIGTERM during an
+    evaluation raises `worker_pool.Interrupted` carrying this objective."""
 
     def __init__(self, runs: list[Run], workers: int) -> None:
         self.runs = runs
@@ -272,15 +274,39 @@ class Objective:
                            r.device)) for r in runs]
         self.distinct = list(dict.fromkeys(self.keys))
         self.evaluations = 0
+        self.first_loss = math.nan
+        self.best: tuple[float, MachineProfile] | None = None
 
     def __call__(self, profile: MachineProfile) -> float:
-        self.evaluations += 1
         first = {key: self.runs[self.keys.index(key)] for key in self.distinct}
         jobs = [(first[k].setup, first[k].device, profile) for k in self.distinct]
         labels = [f"simulating {first[k].label}" for k in self.distinct]
-        figures = dict(zip(self.distinct, every_result(
-            run_jobs(_simulate_figures, jobs, self.workers), labels)))
-        return float(sum(run_loss(run, figures[key]) for run, key in zip(self.runs, self.keys)))
+        try:
+            results = run_jobs(_simulate_figures, jobs, self.workers)
+        except Interrupted as stop:
+            raise stop.carrying(self) from None
+        figures = dict(zip(self.distinct, every_result(results, labels)))
+        loss = float(sum(run_loss(run, figures[key]) for run, key in zip(self.runs, self.keys)))
+        self.evaluations += 1
+        if self.best is None:
+            self.first_loss = loss
+        if self.best is None or loss < self.best[0]:
+            self.best = (loss, profile)
+        return loss
+
+    def best_so_far(self, fit: Sequence[str], wall_s: float) -> Calibration:
+        """The best profile of a fit cut short (an evaluation done at least), with a note
+        saying so; no sensitivity (it would take 2 evaluations per cost)."""
+        assert self.best is not None
+        loss, profile = self.best
+        profile = with_costs(profile, {k: float(cost_values(profile)[k]) for k in fit})
+        costs = cost_values(profile)
+        note = (f"interrupted after {self.evaluations} evaluations: the best profile seen, "
+                "not a finished fit; sensitivity not computed")
+        return Calibration(profile, loss, self.first_loss, {k: costs[k] for k in fit}, {},
+                           {k: v for k, v in costs.items() if k not in fit and k not in READ_COSTS},
+                           {}, [r.label for r in self.runs], self.evaluations, 0.0, wall_s,
+                           [note])
 
 
 def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] = FITTED_BY_DEFAULT,
@@ -289,7 +315,8 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
               measure: bool = True, device_out: Path | None = None) -> Calibration:
     """Fit `fit` (cost names of the profile TOML) to the runs in `folders`, after measuring
     what the LOGs measure (and, with `device_out`, fitting the devices); everything else
-    comes from `base`."""
+    comes from `base`. Ctrl-C or SIGTERM raises `worker_pool.Interrupted` carrying the best
+    profile seen as a Calibration (its notes say so), or None before the first evaluation."""
     check_fit_names(fit)
     started_cpu_s = _cpu_s()
     started_wall_s = time.perf_counter()
@@ -302,7 +329,14 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
     if device_out is not None:
         runs, device_fits, device_files = fit_run_devices(
             runs, traces, [str(Path(f)) for f in folders], start, device_out)
-    result = fit_costs(runs, start, fit, max_evaluations, workers)
+    stopped: Interrupted | None = None
+    try:
+        result = fit_costs(runs, start, fit, max_evaluations, workers)
+    except Interrupted as stop:
+        if not isinstance(stop.results, Objective) or stop.results.best is None:
+            raise stop.carrying(None) from None
+        result = stop.results.best_so_far(fit, time.perf_counter() - started_wall_s)
+        stopped = stop
     result.device_fits, result.device_files = device_fits, device_files
     result.measured = measured
     result.held = {k: v for k, v in result.held.items() if k not in measured}
@@ -312,6 +346,8 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
     result.runs = [str(Path(f)) for f in folders]
     result.cpu_s = _cpu_s() - started_cpu_s
     result.wall_s = time.perf_counter() - started_wall_s
+    if stopped is not None:
+        raise stopped.carrying(result)
     return result
 
 

@@ -109,8 +109,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    """Ctrl-C during the fit writes nothing (a fit cut short is not a profile)."""
-    from lsmsim.calibration import calibrate
+    """Ctrl-C during the fit writes the best profile seen so far, marked as such in its
+    [calibration] notes, and skips the reports on the runs."""
+    from lsmsim.calibration import Calibration, calibrate
     from lsmsim.worker_pool import Interrupted
 
     output_file(args.out)
@@ -124,18 +125,31 @@ def _calibrate(args: argparse.Namespace) -> int:
                            name=args.out.stem, measure=not args.no_measure,
                            device_out=args.device_out)
     except Interrupted as stop:
-        print(f"lsmsim: {stop.signal_name} during the fit: no profile written", file=sys.stderr)
+        if not isinstance(stop.results, Calibration):
+            print(f"lsmsim: {stop.signal_name} before the first loss evaluation finished: "
+                  "no profile written", file=sys.stderr)
+            return stop.exit_status
+        _write_profile(args.out, stop.results)
+        done = stop.results.evaluations
+        print(f"lsmsim: {stop.signal_name} after {done} loss evaluation{'s' * (done != 1)}: "
+              f"the best profile so far (loss {stop.results.loss:.4f}) written to {args.out}; "
+              "not a finished fit", file=sys.stderr)
         return stop.exit_status
-    _write_calibration(args, result)
+    _write_profile(args.out, result)
+    _print_calibration(args, result)
     return 0
 
 
-def _write_calibration(args: argparse.Namespace, result: Calibration) -> None:
-    """The fitted profile, then the report of the fitted (and held-out) runs on it."""
+def _write_profile(path: Path, result: Calibration) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(machine_toml(result.profile, result.record()))
+
+
+def _print_calibration(args: argparse.Namespace, result: Calibration) -> None:
+    """What was fitted and measured, then the report of the fitted (and held-out) runs on
+    the written profile."""
     from lsmsim.trace_validation import format_report, validate
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(machine_toml(result.profile, result.record()))
     print(f"fitted {', '.join(f'{k} = {v:g}' for k, v in result.fitted.items())}; measured from "
           f"the LOGs: {', '.join(f'{k} = {v:g}' for k, v in result.measured.items()) or 'none'}")
     print(f"loss {result.start_loss:.4f} -> {result.loss:.4f} in {result.evaluations} "

@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence, TypeVar, Union
 T = TypeVar("T")
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 NOT_RUN = "not run: interrupted"  # the error of a job an interruption left undone
+CHECK_S = 0.1  # how often the main process looks at a stop signal it could not raise
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -80,18 +81,19 @@ def run_jobs(function: Callable[[Any], T], jobs: Sequence[Any], workers: int,
     this process when one is enough). With `progress` (a noun such as "runs"), a line on
     stderr counts the finished jobs. Raises `Interrupted` on SIGINT or SIGTERM."""
     results: list[Any] = [None] * len(jobs)
-    previous = _catch_stop_signals()
+    stops = _StopSignals()
     try:
         if workers <= 1 or len(jobs) <= 1:
             for index, job in enumerate(jobs):
                 results[index] = _call(function, job)
                 _report(progress, results)
+                stops.check()
         else:
-            _run_on_workers(function, jobs, min(workers, len(jobs)), results, progress)
+            _run_on_workers(function, jobs, min(workers, len(jobs)), results, progress, stops)
     except _Stop as stop:
         raise Interrupted(results, stop.signum) from None
     finally:
-        _restore(previous)
+        stops.restore()
         _end_report(progress, results)
     return results
 
@@ -104,7 +106,7 @@ def _call(function: Callable[[Any], T], job: Any) -> Union[T, JobFailed]:
 
 
 def _run_on_workers(function: Callable[[Any], Any], jobs: Sequence[Any], workers: int,
-                    results: list[Any], progress: str) -> None:
+                    results: list[Any], progress: str, stops: "_StopSignals") -> None:
     context = multiprocessing.get_context("fork")
     busy: dict[Connection, tuple[Any, int]] = {}  # connection -> (process, job index)
     queue = iter(range(len(jobs)))
@@ -116,9 +118,16 @@ def _run_on_workers(function: Callable[[Any], Any], jobs: Sequence[Any], workers
             return
         ours, theirs = context.Pipe()
         process = context.Process(target=_worker, args=(theirs, function, jobs), daemon=True)
-        process.start()
+        # Blocked across fork: the child must not run this process's handler; a signal
+        # that came meanwhile is delivered when the mask is restored, once the child is
+        # in `processes` to be killed.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            process.start()
+            processes.append(process)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         theirs.close()
-        processes.append(process)
         ours.send(index)
         busy[ours] = (process, index)
 
@@ -126,7 +135,9 @@ def _run_on_workers(function: Callable[[Any], Any], jobs: Sequence[Any], workers
         for _ in range(workers):
             start()
         while busy:
-            for conn in wait(list(busy)):
+            ready = wait(list(busy), timeout=CHECK_S)
+            stops.check()
+            for conn in ready:
                 process, index = busy.pop(conn)  # type: ignore[index]
                 try:
                     results[index] = conn.recv()  # type: ignore[union-attr]
@@ -165,6 +176,7 @@ def _worker(conn: Connection, function: Callable[[Any], Any], jobs: Sequence[Any
     alone decides, and kills the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     _die_with_parent()
     while True:
         try:
@@ -186,25 +198,32 @@ def _die_with_parent() -> None:
             pass
 
 
-def _catch_stop_signals() -> dict[int, Any] | None:
-    """Make SIGINT and SIGTERM raise `_Stop` (main thread only: Python delivers signals
-    there), once: from then on both are ignored until the workers are reaped and the
-    previous handlers, returned here, are restored (a second Ctrl-C must not cut the
-    clean-up short)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
+class _StopSignals:
+    """SIGINT and SIGTERM while jobs run (main thread only: Python delivers signals there).
+    The first raises `_Stop` and is kept in `signum`, since Python swallows an exception
+    raised where it cannot propagate (a signal handled inside an at-fork hook or a
+    `__del__` prints "Exception ignored"): `check` raises it again. From then on both are
+    ignored until `restore` (a second Ctrl-C must not cut the clean-up short)."""
 
-    def stop(signum: int, _frame: Any) -> None:
+    def __init__(self) -> None:
+        self.signum = 0
+        self.previous: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            self.previous = {s: signal.signal(s, self._stop) for s in STOP_SIGNALS}
+
+    def _stop(self, signum: int, _frame: Any) -> None:
         for each in STOP_SIGNALS:
             signal.signal(each, signal.SIG_IGN)
+        self.signum = signum
         raise _Stop(signum)
 
-    return {s: signal.signal(s, stop) for s in STOP_SIGNALS}
+    def check(self) -> None:
+        if self.signum:
+            raise _Stop(self.signum)
 
-
-def _restore(previous: dict[int, Any] | None) -> None:
-    for signum, handler in (previous or {}).items():
-        signal.signal(signum, handler)
+    def restore(self) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
 
 
 def _report(progress: str, results: list[Any]) -> None:

@@ -212,3 +212,53 @@ def test_db_bench_bad_numbers_name_the_flag(flag, capsys):
     name, value = flag.split("=")
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and f"{name} must be" in err and repr(value) in err, err
+
+
+def _interrupting(function, at_call: int):
+    """`function`, but its `at_call`-th call (from 1) sends this process SIGINT first."""
+    calls = []
+
+    def wrapped(*args):
+        calls.append(1)
+        if len(calls) == at_call:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1.0)  # the handler raises here
+        return function(*args)
+    return wrapped
+
+
+def test_ctrl_c_in_reproduce_writes_the_finished_runs(tmp_path, monkeypatch, capsys):
+    from lsmsim import compare, reproduce
+    folder = tmp_path / "experiments"
+    folder.mkdir()
+    (folder / "tiny.py").write_text(
+        "from lsmsim.reproduce import Experiment, Run, ratio_claim\n"
+        "RUNS = tuple(Run(d, 'fillrandom', device=d, duration_s=5.0,\n"
+        "                 options={'write_buffer_size': '4MB'}) for d in ('nvme', 'hdd'))\n"
+        "EXPERIMENT = Experiment('tiny', 'tiny', RUNS, (ratio_claim('test', '0', 'nvme beats "
+        "hdd', 'throughput_ops_per_s', 'nvme', 'hdd'),), metrics=('throughput_ops_per_s',))\n")
+    monkeypatch.setattr(reproduce, "EXPERIMENTS_DIR", folder)
+    monkeypatch.setattr(compare, "run_cell", _interrupting(compare.run_cell, at_call=2))
+    assert main(["reproduce", "tiny", "--workers", "1", "--out", str(tmp_path / "out")]) == 130
+    captured = capsys.readouterr()
+    assert "NOT RUN: run hdd failed: not run: interrupted" in captured.out
+    assert captured.err.strip().endswith("lsmsim: interrupted by SIGINT: 1 of 2 runs finished")
+    rows = list(csv.DictReader(open(tmp_path / "out" / "tiny.csv")))
+    assert [(r["label"], r["error"]) for r in rows] == [("nvme", ""), ("hdd", NOT_RUN)]
+    assert float(rows[0]["throughput_ops_per_s"]) > 0
+    assert not (tmp_path / "out" / "tiny.png").exists()
+
+
+def test_ctrl_c_during_calibrate_writes_the_best_profile_so_far(tmp_path, monkeypatch, capsys):
+    from lsmsim import calibration
+    from lsmsim.machine import cost_values, load_machine
+    monkeypatch.setattr(calibration, "_simulate_figures",
+                        _interrupting(calibration._simulate_figures, at_call=3))
+    out = tmp_path / "m.toml"
+    assert main(["calibrate", str(LOCAL), "--machine", "local-2core", "--out", str(out),
+                 "--workers", "1", "--max-seconds", "5"]) == 130
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("lsmsim: SIGINT after 2 loss evaluations: the best profile so far")
+    profile = load_machine(str(out))
+    assert cost_values(profile)["write_ns_per_op"] > 0
+    assert "interrupted after 2 evaluations" in out.read_text()
