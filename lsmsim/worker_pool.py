@@ -185,7 +185,13 @@ def _worker(conn: Connection, function: Callable[[Any], Any], jobs: Sequence[Any
             return
         if index is None:
             return
-        conn.send(_call(function, jobs[index]))
+        result = _call(function, jobs[index])
+        try:
+            conn.send(result)
+        except OSError:  # the main process has gone
+            return
+        except Exception as exc:  # noqa: BLE001 - a result pickle refuses fails its job
+            conn.send(JobFailed(f"result not sent: {type(exc).__name__}: {exc}"))
 
 
 def _die_with_parent() -> None:

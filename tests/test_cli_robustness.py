@@ -93,19 +93,22 @@ def test_serial_jobs_stop_on_sigterm_with_the_finished_ones():
     assert signal.getsignal(signal.SIGTERM) is previous
 
 
-def _fails_or_dies(job: int) -> int:
+def _fails_or_dies(job: int) -> object:
     if job == 1:
         raise ValueError("bad input")
     if job == 2:
         os._exit(3)
+    if job == 4:
+        return lambda: None  # pickle refuses it
     return job
 
 
 def test_a_job_that_raises_or_whose_worker_dies_is_data():
-    results = run_jobs(_fails_or_dies, [0, 1, 2, 3], workers=2)
-    assert results[0] == 0 and results[3] == 3
+    results = run_jobs(_fails_or_dies, [0, 1, 2, 3, 4, 5], workers=2)
+    assert results[0] == 0 and results[3] == 3 and results[5] == 5
     assert results[1] == JobFailed("ValueError: bad input")
     assert results[2] == JobFailed("worker process died (exit code 3)")
+    assert results[4].error.startswith("result not sent: ")
 
 
 def test_validate_reports_the_good_run_and_names_the_bad_one(tmp_path, capsys):
