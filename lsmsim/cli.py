@@ -17,6 +17,7 @@ from lsmsim.cli_numbers import byte_rate_bps, non_negative_int, positive_int, po
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
+from lsmsim.output_path import OutputPathError, output_folder
 from lsmsim.plot_process import TimelinePlotter
 from lsmsim.units import UnitError, format_bytes, format_seconds
 from lsmsim.workload import WORKLOADS, WorkloadError
@@ -29,8 +30,8 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from lsmsim.simulation import RunParameterError
     from policies import PolicyError
     return (OptionError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
-            MechanismError,
-            *trace_cli.user_errors(), *fidelity_cli.user_errors(), reproduce.ExperimentError)
+            MechanismError, OutputPathError, compare.CompareError, *trace_cli.user_errors(),
+            *fidelity_cli.user_errors(), reproduce.ExperimentError)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -107,6 +108,8 @@ def _run(args: argparse.Namespace) -> int:
     from lsmsim.scenario import Scenario, is_scenario_path, load_scenario
     from lsmsim.simulation import simulate
 
+    if args.out:
+        output_folder(args.out)
     scenario = (load_scenario(args.workload) if is_scenario_path(args.workload)
                 else Scenario.for_workload(args.workload))
     scenario.db_bench_defaults = scenario.db_bench_defaults or args.db_bench_defaults
@@ -246,6 +249,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.extra_flags = extra
     try:
         return args.handler(args)
+    except KeyboardInterrupt as exc:
+        # A subcommand's own message (worker_pool.Interrupted) or a plain Ctrl-C; 130 is
+        # the shell's status for SIGINT (128 + 2), 143 for SIGTERM.
+        print(f"lsmsim: {str(exc) or 'interrupted'}", file=sys.stderr)
+        return getattr(exc, "exit_status", 130)
     except Exception as exc:
         from lsmsim.db import SimulationStuckError
         if isinstance(exc, SimulationStuckError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
 import shlex
 from dataclasses import dataclass
@@ -128,7 +129,10 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
         num = _integer(get["num"], "num", source)
         writes = _integer(get["writes"], "writes", source)
         threads = _integer(get["threads"], "threads", source)
-        per_thread = writes if writes > 0 else num
+        run_s = _number(get["duration"], "duration", source)
+        # db_bench's Duration counts ops only when max_seconds is 0: with --duration the
+        # run lasts that long, drawing keys from the --num key space (db_bench_tool.cc).
+        per_thread = 0 if run_s > 0 else writes if writes > 0 else num
         rate = parse_size_bytes(get["benchmark_write_rate_limit"])
         workload = make_workload(
             benchmarks[0], num_keys=max(num, 1), key_size=_integer(get["key_size"], "key_size", source),
@@ -138,7 +142,6 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
         if seed < 0:
             raise DbBenchError(f"{source}: --seed must be >= 0 (it seeds lsmsim's generator), "
                                f"got {seed}")
-        run_s = float(get["duration"])
     except (UnitError, ValueError) as exc:
         if isinstance(exc, DbBenchError):
             raise
@@ -161,10 +164,21 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
 
 
 def _integer(value: Any, name: str, source: str) -> int:
-    number = float(value)
+    number = _number(value, name, source)
     if number != int(number):
         raise DbBenchError(f"{source}: --{name} must be an integer, got {value!r}")
     return int(number)
+
+
+def _number(value: Any, name: str, source: str) -> float:
+    """A flag's finite number (gflags refuses `--num=abc` too)."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise DbBenchError(f"{source}: --{name} must be a number, got {value!r}")
+    return number
 
 
 def read_command_file(path: Path) -> tuple[list[str], float | None]:

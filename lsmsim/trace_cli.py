@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lsmsim.cli_numbers import positive_number
+from lsmsim.output_path import output_folder
 
 SHOWN_WARNINGS = 10
 
@@ -65,6 +66,8 @@ def _import(args: argparse.Namespace) -> int:
     from lsmsim.cli import format_summary
     from lsmsim.trace_import import import_trace
 
+    if args.out:
+        output_folder(args.out)
     trace = import_trace(args.path)
     _warn(trace.warnings)
     print(format_summary(trace.summary, trace.config))
@@ -87,6 +90,7 @@ def _import(args: argparse.Namespace) -> int:
 def _capture(args: argparse.Namespace) -> int:
     from lsmsim.trace_capture import CaptureError, capture
 
+    output_folder(args.out)
     flags = args.flags[1:] if args.flags[:1] == ["--"] else args.flags
     if not flags:
         raise CaptureError("give db_bench flags after --, e.g. lsmsim trace capture --out run/ "
@@ -101,6 +105,8 @@ def _db_bench(args: argparse.Namespace) -> int:
     from lsmsim.cli import format_summary
     from lsmsim.db_bench import setup_from_flags
 
+    if args.out:
+        output_folder(args.out)
     setup = setup_from_flags(args.extra_flags)
     if setup.unmodelled:
         print("lsmsim: warning: db_bench flags not modelled (ignored): "
