@@ -331,8 +331,10 @@ class DB:
                         job.write_bytes if limiter_bps else 0.0]
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
                 policy.job_weights(self, job))
+            # Each of a job's threads is a runnable thread to CFS and queues its own I/O.
             demands.append(Demand(per_unit, thread_cap, (cpu_weight * fraction * job.threads,
-                                                         device_weight, limiter_weight)))
+                                                         device_weight * job.threads,
+                                                         limiter_weight)))
         capacities = [cores, 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
         self._client_rates = rates[:clients]
