@@ -277,9 +277,10 @@ def setup_from_logged_options(files: "RunFiles", log: "RocksDBLog",
                        f"and {value_size} B values read from the LOG's table properties "
                        "(mean over the flushed files)")
     if defaulted:
-        assumed.append(f"{files.folder}: no command.txt, and stdout.txt does not say: "
-                       f"db_bench's defaults assumed for {', '.join(defaulted)} (the "
-                       "imported figures do not depend on them; a simulation of this run does)")
+        missing = "no stdout.txt" if files.stdout is None else "stdout.txt does not say"
+        assumed.append(f"{log.path}: no command.txt and {missing}: db_bench's defaults "
+                       f"assumed for {', '.join(defaulted)} (the imported figures do not "
+                       "depend on them; a simulation of this run does)")
     # A run ended by --num did its --num puts; one that did more or fewer was ended by
     # --duration (db_bench draws keys from the --num key space until time is up): no limit.
     has_rows = report is not None and report.ops.size > 0

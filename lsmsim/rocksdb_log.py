@@ -107,10 +107,13 @@ class MemtableSwitch:
 
 @dataclass(frozen=True)
 class EarlyEnd:
-    """Where a file's text stops short: after line `line_number`, and why."""
+    """Where a file's text stops short (the first line not read whole), and why. `garbled`:
+    the text before it may be damaged too (a gzip stream that fails its check decompresses
+    to garbage before the failure is seen)."""
 
     line_number: int
     why: str
+    garbled: bool = False
 
 
 @dataclass
@@ -187,15 +190,17 @@ class TextLines:
             with opener(self.path, "rt", errors="replace") as handle:
                 for raw in handle:
                     if not raw.endswith("\n"):
-                        self.early_end = EarlyEnd(number, f"line {number + 1} is cut mid-line")
+                        self.early_end = EarlyEnd(number + 1, "its last line is cut mid-line")
                         return
                     number += 1
                     yield number, raw[:-1]
-        except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        except EOFError:  # a gzip stream cut short: what came before is whole
+            self.early_end = EarlyEnd(number + 1, "its gzip data is cut short here")
+        except (OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
             if number == 0:
                 raise LogFormatError(f"{self.path}: cannot read: {exc}") from None
-            self.early_end = EarlyEnd(number, f"its gzip data is damaged or cut short "
-                                              f"after line {number} ({exc})")
+            self.early_end = EarlyEnd(number + 1, f"its gzip data is damaged ({exc})",
+                                      garbled=True)
 
 
 def finite(text: str) -> float:
@@ -217,8 +222,8 @@ class _Dates:
         key = parts[:6]
         if key not in self._cache:
             year, month, day, hour, minute, second = (int(p) for p in key)
-            valid = (1 <= month <= 12 and 1 <= day <= calendar.monthrange(year, month)[1]
-                     and hour <= 23 and minute <= 59 and second <= 60 and year >= 1970)
+            valid = (year >= 1970 and 1 <= month <= 12 and hour <= 23 and minute <= 59
+                     and second <= 60 and 1 <= day <= calendar.monthrange(year, month)[1])
             self._cache[key] = float(calendar.timegm((year, month, day, hour, minute, second,
                                                       0, 0, 0))) if valid else None
         whole = self._cache[key]
@@ -289,10 +294,12 @@ def parse_log(path: str | Path, max_warnings: int = 1000) -> RocksDBLog:
     at_s = 0.0
     lines = 0
     dates = _Dates()
+    first_skip: tuple[int, float] | None = None  # (line, time of the line read before it)
 
     def skip(line_number: int, why: str, text: str) -> None:
-        nonlocal skipped
+        nonlocal skipped, first_skip
         skipped += 1
+        first_skip = first_skip or (line_number, at_s)
         if len(skips) < max_warnings:
             skips.append((line_number, f"{path}:{line_number}: skipped {why}: {text[:80]!r}"))
 
@@ -369,8 +376,13 @@ def parse_log(path: str | Path, max_warnings: int = 1000) -> RocksDBLog:
         raise LogFormatError(f"{path}: not a RocksDB LOG: timestamped lines but no RocksDB "
                              "version, options, EVENT_LOG_v1 events, stall lines or stats")
     warnings = [warning for _, warning in sorted(skips, key=lambda s: s[0])]
+    early_end = text.early_end
+    if early_end is not None and early_end.garbled and first_skip is not None:
+        # Garbage before the failure shows as unreadable lines: trust the text up to the first.
+        early_end = EarlyEnd(first_skip[0], f"{early_end.why}, unreadable from here on", True)
+        at_s = min(at_s, first_skip[1])
     return RocksDBLog(path, version, options, events, event_threads, stall_lines, switches,
-                      dumps, at_s, lines, skipped, warnings, text.early_end)
+                      dumps, at_s, lines, skipped, warnings, early_end)
 
 
 def _event(text: str) -> dict[str, Any] | str:

@@ -164,8 +164,9 @@ def read_report_csv(path: Path) -> ReportCsv:
             carried = 0.0
             continue
         carried += ops
-        warnings.append(f"{path}:{number}: row time {at_s:g} s out of order with the rows "
-                        "around it: its ops are counted in the next row")
+        problem = ("has an unreadable time" if math.isnan(at_s) else
+                   f"time {at_s:g} s is out of order with the rows around it")
+        warnings.append(f"{path}:{number}: row {problem}: its ops are counted in the next row")
     if carried:
         warnings.append(f"{path}: the last rows' {carried:,.0f} ops are not counted (no row "
                         "with a readable time follows them)")
@@ -249,14 +250,14 @@ def import_trace(path: str | Path, interval_s: float = 1.0) -> ImportedTrace:
         setup = setup_from_run_files(files, log, report)
     except (LogFormatError, DbBenchError, OptionError, UnitError, WorkloadError) as exc:
         raise TraceError(str(exc)) from None
-    warnings = [*log.warnings, *(report.warnings if report else ()), *setup.assumed]
     if report is not None and report.ops.size:
         ends, ops, notes = _covered_rows(report, log)
     else:
-        if report is not None:
-            warnings.append(f"{report.path}: no readable rows: puts counted from the LOG")
         ends, ops, notes = _rows_from_flushes(log, interval_s)
-    warnings += notes
+        if report is not None:
+            notes.insert(0, f"{report.path}: no readable rows: puts counted from the LOG")
+    # What the summary covers and rests on first, then each skipped line.
+    warnings = [*notes, *setup.assumed, *log.warnings, *(report.warnings if report else ())]
     duration_s = float(ends[-1])
     source = report.path if report is not None and report.ops.size else log.path
     if not ops.sum() > 0:
@@ -333,8 +334,8 @@ def _rows_from_flushes(log: RocksDBLog,
     memtable (later puts sat in memtables never flushed)."""
     flushes = [e for e in log.events if e["event"] == "flush_started" and "num_entries" in e]
     if not flushes:
-        raise TraceError(f"{log.path}: no report.csv, and no flush_started event (num_entries)"
-                         " in the LOG: it records no puts to measure throughput by")
+        raise TraceError(f"{log.path}: no report.csv rows, and no flush_started event "
+                         "(num_entries) in the LOG: it records no puts to measure throughput by")
     switches = [0.0] + sorted(s.at_s for s in log.memtable_switches)
     times, puts = [0.0], [0.0]
     memtables = 0
@@ -345,12 +346,12 @@ def _rows_from_flushes(log: RocksDBLog,
         puts.append(puts[-1] + event["num_entries"])
     covered_s = times[-1]
     if not covered_s > 0:
-        raise TraceError(f"{log.path}: no report.csv, and the LOG's flushes all come at its "
-                         "first line: no span to measure throughput over")
+        raise TraceError(f"{log.path}: no report.csv rows, and the LOG's flushes all come at "
+                         "its first line: no span to measure throughput over")
     count = math.ceil(covered_s / interval_s)
     ends = np.minimum(np.arange(1, count + 1) * interval_s, covered_s)
     ops = np.diff(np.interp(ends, times, puts), prepend=0.0)
-    notes = [f"{log.path}: no report.csv: {puts[-1]:,.0f} puts counted from the LOG's "
+    notes = [f"{log.path}: without report.csv rows, {puts[-1]:,.0f} puts counted from the LOG's "
              f"{len(flushes)} flushes (flush_started num_entries), spread over each memtable's "
              f"fill time: summary covers {covered_s:.1f} s, to the last flushed memtable (the "
              f"LOG runs to {log.end_s:.1f} s); per-interval and tail throughput are estimates"]
