@@ -69,6 +69,9 @@ RECALCULATING_EVENTS = ("flush_finished", "compaction_finished", "trivial_move")
 # microseconds: a line more than this out of step with both neighbouring lines carries a
 # damaged date (a changed digit), not the time it was written.
 MAX_LINE_DISORDER_S = 1.0
+# A LOG writes at least every stats_dump_period_sec (600 s by default): a last line this
+# long after the one before carries a damaged date.
+MAX_LAST_LINE_GAP_S = 3600.0
 # EVENT_LOG_v1 fields lsmsim reads: each, where present, must be of its kind (a damaged
 # line is skipped, not read as 0); `_REQUIRED_FIELDS` must be present in their event.
 _INTEGER_FIELDS = ("job", "output_level", "immutable_memtables", "num_entries",
@@ -230,33 +233,42 @@ class _Dates:
         return None if whole is None else whole + int(parts[6]) * 1e-6
 
 
-def _dated_lines(lines: Iterator[tuple[int, str]], dates: _Dates,
-                 skip: Any) -> Iterator[tuple[int, str, re.Match[str] | None, float]]:
+def _dated_lines(lines: Iterator[tuple[int, str]], dates: _Dates, skip: Any,
+                 note: Any) -> Iterator[tuple[int, str, re.Match[str] | None, float]]:
     """`(number, line, match, seconds)` for each line: a LOG line's match of `_LINE` and
     its date in seconds since the epoch, or None and 0.0 for a line that is not one (a
     stats dump's text). A LOG line with an impossible date, or one more than
     MAX_LINE_DISORDER_S out of step with both neighbouring LOG lines, is skipped through
-    `skip` with the lines that follow it; at either end of the file (an excerpt may start or
-    stop anywhere) only a first line later than the second, or a last line earlier than
-    the one before, is. One LOG line is held back until the next one's date is known."""
+    `skip` with the lines that follow it. At the ends of the file, where a line has one
+    neighbour: the first line, when out of step with the second, is kept dated as the
+    second and named through `note` (its date would set every time's origin; RocksDB writes
+    its first lines within microseconds, an excerpt may start anywhere); the last is skipped when earlier than the
+    one before or more than MAX_LAST_LINE_GAP_S after it. One LOG line is held back until
+    the next one's date is known."""
     held: list[tuple[int, str, re.Match[str] | None, float]] = []
     previous: float | None = None
 
-    def out_of_step(at: float, following: float | None) -> bool:
-        if following is None:
-            return previous is not None and at < previous - MAX_LINE_DISORDER_S
-        if previous is None:
-            return at > following + MAX_LINE_DISORDER_S
-        return min(at - previous, at - following) > MAX_LINE_DISORDER_S or \
-            max(at - previous, at - following) < -MAX_LINE_DISORDER_S
-
     def release(following: float | None) -> Iterator[tuple[int, str, Any, float]]:
         nonlocal previous
-        if held and out_of_step(held[0][3], following):
-            skip(held[0][0], "line dated out of step with the lines around it", held[0][1])
-        elif held:
-            previous = held[0][3]
-            yield from held
+        if not held:
+            return
+        number, line, match, at = held[0]
+        if previous is None and following is not None:
+            if abs(at - following) > MAX_LINE_DISORDER_S:
+                held[0] = number, line, match, following
+                note(number, f"first line dated {at - following:+.1f} s from the next: "
+                             "dated as the next, which sets the times' origin")
+        elif following is None and previous is not None:
+            if not -MAX_LINE_DISORDER_S <= at - previous <= MAX_LAST_LINE_GAP_S:
+                skip(number, "last line dated out of step with the one before", line)
+                return
+        elif following is not None and previous is not None and (
+                min(at - previous, at - following) > MAX_LINE_DISORDER_S or
+                max(at - previous, at - following) < -MAX_LINE_DISORDER_S):
+            skip(number, "line dated out of step with the lines around it", line)
+            return
+        previous = held[0][3]
+        yield from held
 
     for number, line in lines:
         match = _LINE.match(line)
@@ -286,7 +298,7 @@ def parse_log(path: str | Path, max_warnings: int = 1000) -> RocksDBLog:
     stall_lines: list[StallLine] = []
     switches: list[MemtableSwitch] = []
     dumps: list[StatsDump] = []
-    skips: list[tuple[int, str]] = []
+    line_warnings: list[tuple[int, str]] = []
     skipped = 0
     dump_lines: list[str] | None = None
     dump: StatsDump | None = None
@@ -300,10 +312,14 @@ def parse_log(path: str | Path, max_warnings: int = 1000) -> RocksDBLog:
         nonlocal skipped, first_skip
         skipped += 1
         first_skip = first_skip or (line_number, at_s)
-        if len(skips) < max_warnings:
-            skips.append((line_number, f"{path}:{line_number}: skipped {why}: {text[:80]!r}"))
+        if len(line_warnings) < max_warnings:
+            line_warnings.append(
+                (line_number, f"{path}:{line_number}: skipped {why}: {text[:80]!r}"))
 
-    for number, line, match, seconds in _dated_lines(iter(text), dates, skip):
+    def note(line_number: int, message: str) -> None:
+        line_warnings.append((line_number, f"{path}:{line_number}: {message}"))
+
+    for number, line, match, seconds in _dated_lines(iter(text), dates, skip, note):
         lines = number
         if match is None:
             if origin is None:
@@ -375,7 +391,7 @@ def parse_log(path: str | Path, max_warnings: int = 1000) -> RocksDBLog:
     if version is None and not (options or events or stall_lines or dumps):
         raise LogFormatError(f"{path}: not a RocksDB LOG: timestamped lines but no RocksDB "
                              "version, options, EVENT_LOG_v1 events, stall lines or stats")
-    warnings = [warning for _, warning in sorted(skips, key=lambda s: s[0])]
+    warnings = [warning for _, warning in sorted(line_warnings, key=lambda s: s[0])]
     early_end = text.early_end
     if early_end is not None and early_end.garbled and first_skip is not None:
         # Garbage before the failure shows as unreadable lines: trust the text up to the first.

@@ -44,6 +44,9 @@ LOG_END_TOLERANCE_S = 1.0
 # this after its last row (complete runs: at most 1.0 s after, the last second's writes).
 REPORT_END_TOLERANCE_S = 2.0
 REPORT_HEADER = "secs_elapsed,interval_qps"
+# Rows of a run without report.csv are built over the LOG's span: bounded, so a date that
+# escaped the LOG reader's checks cannot ask for gigabytes (10^7 s is 116 days).
+MAX_LOG_ROWS = 10_000_000
 
 
 class TraceError(ValueError):
@@ -349,6 +352,9 @@ def _rows_from_flushes(log: RocksDBLog,
         raise TraceError(f"{log.path}: no report.csv rows, and the LOG's flushes all come at "
                          "its first line: no span to measure throughput over")
     count = math.ceil(covered_s / interval_s)
+    if count > MAX_LOG_ROWS:
+        raise TraceError(f"{log.path}: its flushes span {covered_s:,.0f} s, more than "
+                         f"{MAX_LOG_ROWS:,} rows of {interval_s:g} s (a damaged date?)")
     ends = np.minimum(np.arange(1, count + 1) * interval_s, covered_s)
     ops = np.diff(np.interp(ends, times, puts), prepend=0.0)
     notes = [f"{log.path}: without report.csv rows, {puts[-1]:,.0f} puts counted from the LOG's "
