@@ -242,9 +242,9 @@ def _dated_lines(lines: Iterator[tuple[int, str]], dates: _Dates, skip: Any,
     `skip` with the lines that follow it. At the ends of the file, where a line has one
     neighbour: the first line, when out of step with the second, is kept dated as the
     second and named through `note` (its date would set every time's origin; RocksDB writes
-    its first lines within microseconds, an excerpt may start anywhere); the last is skipped when earlier than the
-    one before or more than MAX_LAST_LINE_GAP_S after it. One LOG line is held back until
-    the next one's date is known."""
+    its first lines within microseconds, an excerpt may start anywhere); the last is
+    skipped when earlier than the one before or more than MAX_LAST_LINE_GAP_S after it.
+    One LOG line is held back until the next one's date is known."""
     held: list[tuple[int, str, re.Match[str] | None, float]] = []
     previous: float | None = None
 

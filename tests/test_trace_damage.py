@@ -294,6 +294,15 @@ def test_log_without_flushes_cannot_tell_sizes_or_throughput(tmp_path):
         import_trace(tmp_path)
 
 
+@pytest.mark.parametrize("command", [b'db_bench --benchmarks="fillrandom\n', b"\xff\xfe\x00db\n"])
+def test_damaged_command_txt_is_one_error_line(tmp_path, command):
+    folder = _local_copy(tmp_path)
+    (folder / "command.txt").write_bytes(command)
+    with pytest.raises(TraceError) as error:
+        import_trace(folder)
+    assert str(folder / "command.txt") in str(error.value) and "\n" not in str(error.value)
+
+
 def test_bad_run_folder_is_a_trace_error_naming_its_file(tmp_path):
     """What `validate` runs per folder raises TraceError, so a bad folder beside good ones
     is one error line (the multi-run commands catch it per cell)."""
@@ -332,7 +341,8 @@ def _damaged(draw) -> tuple[str, bytes]:
     return name, gzip.compress(joined, mtime=0) if name.endswith(".gz") else joined
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=50, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(damage=_damaged(), layout=st.sampled_from(["run folder", "no command.txt", "lone LOG"]))
 def test_damaged_input_gives_a_finite_trace_or_one_trace_error(tmp_path_factory, damage, layout):
     name, data = damage
