@@ -75,6 +75,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _validate(args: argparse.Namespace) -> int:
     """The report of the runs that worked, each failed run named on its own line; on
     Ctrl-C, the report (and validation.json) of the runs done, without overlay plots."""
+    from lsmsim.trace_cli import print_warnings
     from lsmsim.trace_validation import format_report, validate
     from lsmsim.worker_pool import Interrupted
 
@@ -88,6 +89,8 @@ def _validate(args: argparse.Namespace) -> int:
         report, stopped = stop.results, stop
     document = report.as_dict()
     print(json.dumps(document, indent=2) if args.json else format_report(report))
+    for result in report.results:  # what each real run's import skipped or cut
+        print_warnings(getattr(result.real, "warnings", []))
     if out:
         out.mkdir(parents=True, exist_ok=True)
         (out / "validation.json").write_text(json.dumps(document, indent=2) + "\n")

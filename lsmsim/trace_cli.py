@@ -55,7 +55,8 @@ def register(commands: Any) -> None:
     bench.set_defaults(handler=_db_bench, takes_extra_flags=True)
 
 
-def _warn(lines: list[str]) -> None:
+def print_warnings(lines: list[str]) -> None:
+    """`lines` on stderr as lsmsim warnings, the first SHOWN_WARNINGS of them."""
     for line in lines[:SHOWN_WARNINGS]:
         print(f"lsmsim: warning: {line}", file=sys.stderr)
     if len(lines) > SHOWN_WARNINGS:
@@ -69,7 +70,7 @@ def _import(args: argparse.Namespace) -> int:
     if args.out:
         output_folder(args.out)
     trace = import_trace(args.path)
-    _warn(trace.warnings)
+    print_warnings(trace.warnings)
     print(format_summary(trace.summary, trace.config))
     summary = trace.summary
     counts = ", ".join(f"{n} {c}" for c, n in summary["rocksdb_stall_counters"].items()) or "none"

@@ -109,6 +109,15 @@ def test_log_cut_mid_line_covers_what_is_there(tmp_path):
     _same_figures(trace, import_trace(same_span))
 
 
+def test_validate_says_what_a_cut_run_covers(tmp_path, capsys):
+    text = _log_text()
+    folder = _local_copy(tmp_path)
+    _write_log(folder, text[:text.index("\n", len(text) // 2) + 40])
+    assert main(["validate", str(folder), "--machine", "local-2core", "--workers", "1"]) == 0
+    error = capsys.readouterr().err
+    assert "lsmsim: warning: " in error and "LOG ends mid-run" in error
+
+
 def test_log_cut_at_a_line_end_is_still_seen_to_end_mid_run(tmp_path):
     text = _log_text()
     folder = _local_copy(tmp_path)
