@@ -208,7 +208,7 @@ def test_unreadable_ops_row_is_skipped_and_named(tmp_path, cell, capsys):
     rows[4] = f"4,{cell}"
     (folder / "report.csv").write_text("\n".join(rows) + "\n")
     trace = import_trace(folder)
-    assert "skipped unreadable row" in _one_warning(trace, f"report.csv:5: ")
+    assert "skipped unreadable row" in _one_warning(trace, "report.csv:5: ")
     assert trace.summary["ops"] == import_trace(LOCAL).summary["ops"] - lost
     _finite_figures(trace)
     assert main(["trace", "import", str(folder), "--no-plot"]) == 0
