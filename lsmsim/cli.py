@@ -227,8 +227,10 @@ def _list(what: str) -> int:
             print(f"{name:10} {load_device(name).description}")
     elif what == "machines":
         from lsmsim.machine import load_machine, profile_names
-        for name in profile_names():
-            print(f"{name:12} {load_machine(name).description}")
+        names = profile_names()
+        width = max(map(len, names))
+        for name in names:
+            print(f"{name:{width}} {load_machine(name).description}")
     elif what == "options":
         for name, default, scope, doc in LsmOptions.describe():
             print(f"{name:40} {default!s:>14}  {scope:2}  {doc}")
