@@ -82,20 +82,27 @@ class StepSeries:
 @dataclass(frozen=True)
 class CumulativeFlow:
     """An amount (bytes, or job-seconds) moved by spans that each move theirs at a steady
-    rate; the mean rate over any window is the difference of the cumulative amount at its
-    ends over its length, found by interpolation in O(log n)."""
+    rate (a span shorter than a microsecond moves its amount at once); the mean rate over any window is
+    the difference of the cumulative amount at its ends over its length, found by
+    interpolation in O(log n)."""
 
     times_s: np.ndarray
     cumulative: np.ndarray
+    step_times_s: np.ndarray  # spans of no length, and the running sum of their amounts
+    step_cumulative: np.ndarray
 
     @classmethod
     def from_spans(cls, starts_s: np.ndarray, ends_s: np.ndarray,
                    amounts: np.ndarray) -> "CumulativeFlow":
         starts = np.asarray(starts_s, dtype=float)
-        ends = np.maximum(np.asarray(ends_s, dtype=float), starts + 1e-9)
+        ends = np.maximum(np.asarray(ends_s, dtype=float), starts)
         amounts = np.asarray(amounts, dtype=float)
+        at_once = ends - starts < SAME_MOMENT_S  # shorter than the events' resolution
+        order = np.argsort(starts[at_once], kind="stable")
+        step_times, step_sums = starts[at_once][order], np.cumsum(amounts[at_once][order])
+        starts, ends, amounts = starts[~at_once], ends[~at_once], amounts[~at_once]
         if starts.size == 0:
-            return cls(np.zeros(1), np.zeros(1))
+            return cls(np.zeros(1), np.zeros(1), step_times, step_sums)
         times = np.unique(np.concatenate((starts, ends)))
         rate = amounts / (ends - starts)
         change = np.zeros(times.size)
@@ -103,10 +110,13 @@ class CumulativeFlow:
         np.add.at(change, np.searchsorted(times, ends), -rate)
         rate_after = np.cumsum(change)
         cumulative = np.concatenate(([0.0], np.cumsum(rate_after[:-1] * np.diff(times))))
-        return cls(times, cumulative)
+        return cls(times, cumulative, step_times, step_sums)
 
     def total(self, at_s: float) -> float:
-        return float(np.interp(at_s, self.times_s, self.cumulative))
+        """The amount moved by `at_s`."""
+        steps = int(np.searchsorted(self.step_times_s, at_s, side="right"))
+        return (float(np.interp(at_s, self.times_s, self.cumulative))
+                + (float(self.step_cumulative[steps - 1]) if steps else 0.0))
 
     def rate(self, start_s: float, end_s: float) -> float:
         """Mean amount per second over [start_s, end_s]."""

@@ -99,7 +99,10 @@ def account(flow: Dataflow, episodes: list[dict[str, Any]], index: int) -> Episo
     words_in, words_out = IN_OUT_WORDS[verdict.overflow]
     if build_up is not None:
         lead = build_up_window(episodes, index)
-        lines.append(f"  Before it ({lead[1] - lead[0]:.1f} s): {words_in} "
+        series = flow.fills[verdict.component]
+        lines.append(f"  Before it ({lead[1] - lead[0]:.1f} s): {COMPONENT_WORDS[verdict.component]}"
+                     f" went from {_amount(series.at(lead[0]), series.unit)} to "
+                     f"{_amount(series.at(start), series.unit)}; {words_in} "
                      f"{build_up.in_bps / MB:.1f} MB/s, {words_out} {build_up.out_bps / MB:.1f} "
                      f"MB/s.")
     if during is not None:
@@ -128,8 +131,11 @@ def summary(flow: Dataflow) -> str:
     seconds: dict[str, float] = {}
     counts: dict[str, int] = {}
     weighted: dict[str, list[float]] = {}
+    causes: dict[str, set[str]] = {}
     for index, episode in enumerate(episodes):
-        kind = flow.overflow_at(episode["start_s"]).overflow or "none"
+        verdict = flow.overflow_at(episode["start_s"])
+        kind = verdict.overflow or "none"
+        causes.setdefault(kind, set()).add(verdict.cause)
         seconds[kind] = seconds.get(kind, 0.0) + episode["duration_s"]
         counts[kind] = counts.get(kind, 0) + 1
         found = imbalance(flow, None if kind == "none" else kind,
@@ -141,7 +147,8 @@ def summary(flow: Dataflow) -> str:
     total = sum(seconds.values())
     lines = ["Stall time by overflow (the verdict at each episode's start):"]
     for kind in sorted(seconds, key=seconds.__getitem__, reverse=True):
-        name = f"{OVERFLOW_WORDS[kind]} ({kind})" if kind != "none" else "no threshold crossed"
+        name = (f"{OVERFLOW_WORDS[kind]} ({kind}; RocksDB's {', '.join(sorted(causes[kind]))})"
+                if kind != "none" else "no threshold crossed")
         lines.append(f"  {name}: {seconds[kind]:.1f} s in {counts[kind]} episodes "
                      f"({100 * seconds[kind] / total if total else 0:.0f}% of stall time)")
         if kind in weighted and seconds[kind] > 0:
@@ -150,10 +157,13 @@ def summary(flow: Dataflow) -> str:
             lines.append(f"    in the build-up before them: {words_in} {mean_in:.1f} MB/s, "
                          f"{words_out} {mean_out:.1f} MB/s (stall-time-weighted means)")
     top = max(seconds, key=seconds.__getitem__)
-    if top != "none":
+    if top in weighted:
         words_in, words_out = IN_OUT_WORDS[top]
-        lines.append(f"Most stall time: {OVERFLOW_WORDS[top]}, {words_in} outpacing "
-                     f"{words_out}.")
+        mean_in, mean_out = weighted[top]
+        lines.append(f"Most stall time: {OVERFLOW_WORDS[top]}; "
+                     + (f"{words_in} outpaced {words_out}." if mean_in > mean_out else
+                        f"{words_out} kept up on average, so the overflow came from bursts "
+                        "or from data already waiting, not from a steady imbalance."))
     agreed, stalled = cause_agreement(flow)
     lines.append(f"The verdict matches the run's recorded stall cause for "
                  f"{100 * agreed / stalled if stalled else 100:.1f}% of stall time "
@@ -216,9 +226,7 @@ def _ending(flow: Dataflow, episode: dict[str, Any], verdict: Overflow, end_s: f
         return "The run ended during this stall."
     after = flow.overflow_at(end_s)
     series = flow.fills[verdict.component]
-    fill = series.at(end_s)
-    unit = getattr(series, "unit", "")
-    fell = f"{COMPONENT_WORDS[verdict.component]} was back at {_amount(fill, unit)}"
+    fell = f"{COMPONENT_WORDS[verdict.component]} was back at {_amount(series.at(end_s), series.unit)}"
     if after.overflow is None:
         return f"Ended at {end_s:.1f} s: {fell}, below its threshold."
     return f"Ended at {end_s:.1f} s: {fell}; writes were then held by {after.cause}."
