@@ -72,9 +72,9 @@ def draw_dataflow(graph: nx.DiGraph, pipe_ax: Any, resource_ax: Any, title: str 
     window = graph.graph
     verdict = ("writes not held back" if window["condition"] == "normal" else
                f"writes {window['condition']}: {OVERFLOW_WORDS[window['overflow']]} "
-               f"({window['overflow']}), RocksDB cause {window['cause']}")
+               f"({window['overflow']}), RocksDB's stall cause \"{window['cause']}\"")
     pipe_ax.set_title(f"{title}\nflows: mean over {window['start_s']:.1f}-{window['end_s']:.1f} s;"
-                      f" fills at {window['at_s']:.1f} s; {verdict}", fontsize=10)
+                      f" fills at {window['at_s']:.1f} s\n{verdict}", fontsize=10)
     _draw_resources(resource_ax, graph)
 
 
@@ -87,6 +87,9 @@ def _draw_component(ax: Any, x: float, data: dict[str, Any]) -> None:
     if scale and not math.isnan(fill) and (data.get("stop_at") or data["unit"] == "bytes"):
         ax.add_patch(Rectangle((x - BOX_W / 2 + 0.06, 0), BOX_W - 0.12, min(fill / scale, 1.0),
                                color=OVERFLOW_RED if red else FILL_BLUE, alpha=0.8, lw=0))
+        if fill > scale and not data.get("stop_at"):  # a level over its target size
+            ax.text(x, 0.92, f"{fill / scale:.1f}×\ntarget", ha="center", va="top", fontsize=8,
+                    color="white", weight="bold")
         for key, colour in (("slowdown_at", SLOWDOWN_ORANGE), ("stop_at", OVERFLOW_RED)):
             if data.get(key):
                 level = data[key] / scale
@@ -160,8 +163,8 @@ def _draw_pending(ax: Any, data: dict[str, Any], left: float, right: float) -> N
         if data.get("slowdown_at") and data.get("stop_at"):
             at = left + (right - left) * data["slowdown_at"] / scale
             ax.plot([at, at], [y, y + height], color=SLOWDOWN_ORANGE, lw=1.5, ls="--")
-    ax.text(right, y + height + 0.03, f"{data['label']}: {_fill_words(data)}"
-            + (f"\n{OVERFLOW_WORDS['RDO']} (RDO)" if red else ""), fontsize=8, va="bottom",
+    ax.text(left - 0.08, y + height / 2, f"{data['label']}: {_fill_words(data)}"
+            + (f"\n{OVERFLOW_WORDS['RDO']} (RDO)" if red else ""), fontsize=8, va="center",
             ha="right", color=OVERFLOW_RED if red else "black")
 
 

@@ -229,4 +229,7 @@ def _ending(flow: Dataflow, episode: dict[str, Any], verdict: Overflow, end_s: f
     fell = f"{COMPONENT_WORDS[verdict.component]} was back at {_amount(series.at(end_s), series.unit)}"
     if after.overflow is None:
         return f"Ended at {end_s:.1f} s: {fell}, below its threshold."
+    if after.cause == verdict.cause:  # a real LOG gives the fill only on its stall lines
+        return (f"Ended at {end_s:.1f} s; the trace records no {COMPONENT_WORDS[verdict.component]}"
+                f" after {_amount(series.at(end_s), series.unit)}, so not the fall that ended it.")
     return f"Ended at {end_s:.1f} s: {fell}; writes were then held by {after.cause}."

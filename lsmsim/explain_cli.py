@@ -38,7 +38,8 @@ def register(commands: Any) -> None:
                        help="explain the moment T seconds into the run")
     explain.add_argument("--graph", type=Path,
                          help="where to draw the dataflow graph, .png or .svg (default: "
-                              "dataflow.png in the run folder, or here)")
+                              "dataflow.png in a folder lsmsim wrote, else in the current "
+                              "folder)")
     explain.set_defaults(handler=_explain)
     replay = commands.add_parser(
         "replay", help="an animated dataflow graph beside the timeline, as one HTML page "
@@ -86,8 +87,8 @@ def _explain(args: argparse.Namespace) -> int:
             print(f"At {at_s:.1f} s writes were not held back.\n")
         graph = flow.graph(max(0.0, at_s - 10.0), at_s)
     print(summary(flow))
-    path = args.graph or (args.run / "dataflow.png" if args.run.is_dir() else
-                          Path("dataflow.png"))
+    written = args.run.is_dir() and (args.run / "summary.json").is_file()
+    path = args.graph or (args.run / "dataflow.png" if written else Path("dataflow.png"))
     save_dataflow(graph, path, _title(trace))
     print(f"\ndataflow graph drawn to {path}")
     return 0
