@@ -64,7 +64,7 @@ def draw_dataflow(graph: nx.DiGraph, pipe_ax: Any, resource_ax: Any, title: str 
     _draw_edges(pipe_ax, graph, x)
     _draw_pending(pipe_ax, graph.nodes["pending"], x["L1"] - BOX_W / 2, x[nodes[-1]] + BOX_W / 2)
     pipe_ax.set_xlim(-0.5, len(nodes) - 0.5)
-    pipe_ax.set_ylim(-1.0, 1.6)
+    pipe_ax.set_ylim(-1.0, 1.75)
     pipe_ax.text(-0.5, -0.98, "bars: fill; dashed orange line: slowdown threshold; red line: "
                  "stop threshold; arrows: bytes written per second, wider = faster",
                  fontsize=8, color="#555555")
@@ -99,7 +99,7 @@ def _draw_component(ax: Any, x: float, data: dict[str, Any]) -> None:
             else data["label"], ha="center", va="bottom", fontsize=10, weight="bold")
     ax.text(x, -0.06, _fill_words(data), ha="center", va="top", fontsize=8)
     if red:
-        ax.text(x, 1.3, f"{OVERFLOW_WORDS[data['overflow']]}\n({data['overflow']})", ha="center",
+        ax.text(x, 1.4, f"{OVERFLOW_WORDS[data['overflow']]}\n({data['overflow']})", ha="center",
                 va="bottom", fontsize=9, color=OVERFLOW_RED, weight="bold")
 
 

@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 
 from lsmsim.dataflow import Dataflow  # noqa: E402
 from lsmsim.dataflow_plot import dataflow_figure, draw_dataflow  # noqa: E402
-from lsmsim.plot import CAUSE_COLOURS  # noqa: E402
+from lsmsim.plot import draw_throughput  # noqa: E402
 from lsmsim.trace import Trace  # noqa: E402
 
 FRAME_DPI = 70
@@ -38,23 +38,13 @@ def frame_windows(flow: Dataflow, frames: int) -> list[tuple[float, float]]:
 
 
 def draw_timeline(ax: Any, trace: Trace) -> None:
-    """Put throughput per interval with the stall episodes shaded by cause."""
+    """The timeline's throughput panel (`plot.draw_throughput`), its legend inside."""
     ts = trace.timeseries
     t = np.asarray(ts["time_s"], dtype=float)
-    ax.plot(t, np.asarray(ts["ops_per_s"], dtype=float) / 1e3, lw=0.7, color="black")
-    seen: set[str] = set()
-    for episode in trace.stall_episodes:
-        cause = episode["cause"]
-        ax.axvspan(episode["start_s"], episode["end_s"] or t[-1], lw=0, alpha=0.35,
-                   color=CAUSE_COLOURS.get(cause, "grey"), label=None if cause in seen else cause)
-        seen.add(cause)
+    draw_throughput(ax, t, ts["ops_per_s"], np.asarray(ts["stall_cause"]),
+                    legend={"loc": "upper right", "fontsize": 7, "ncol": 2})
     ax.set_xlim(0, t[-1] if t.size else 1)
-    ax.set_ylim(bottom=0)
-    ax.set_ylabel("puts (kops/s)", fontsize=8)
-    ax.set_xlabel("time since start (s); shaded: write stalls by RocksDB cause", fontsize=8)
-    ax.tick_params(labelsize=8)
-    if seen:
-        ax.legend(fontsize=7, loc="upper right", ncol=len(seen))
+    ax.set_xlabel("time since start (s)", fontsize=8)
 
 
 def write_replay(trace: Trace, out: str | Path, frames: int = 60, title: str = "") -> Path:
@@ -87,13 +77,15 @@ def _page(trace: Trace, flow: Dataflow, windows: list[tuple[float, float]], titl
     timeline, ax = plt.subplots(figsize=(12, 2.4))
     draw_timeline(ax, trace)
     timeline.subplots_adjust(left=0.1, right=0.98, top=0.95, bottom=0.25)
-    left, right = ax.get_position().x0, ax.get_position().x1
+    box = ax.get_position()
+    left, right = box.x0, box.x1
     span = ax.get_xlim()
     timeline_png = _png_base64(timeline)
     plt.close(timeline)
     cursor = [100 * (left + (end - span[0]) / (span[1] - span[0]) * (right - left))
               for _, end in windows]
-    data = json.dumps({"frames": frames, "cursor": cursor, "ends": [e for _, e in windows]})
+    data = json.dumps({"frames": frames, "cursor": cursor, "ends": [e for _, e in windows],
+                       "top": 100 * (1 - box.y1), "bottom": 100 * box.y0})
     return PAGE.replace("TITLE", html.escape(title)).replace("TIMELINE", timeline_png) \
         .replace("DATA", data)
 
@@ -106,7 +98,7 @@ def _write_gif(trace: Trace, flow: Dataflow, windows: list[tuple[float, float]],
     grid = figure.add_gridspec(3, 1, height_ratios=(3.2, 1, 1.1), hspace=0.45)
     pipe_ax, resource_ax, timeline_ax = (figure.add_subplot(grid[i]) for i in range(3))
     draw_timeline(timeline_ax, trace)
-    cursor = timeline_ax.axvline(0.0, color="red", lw=2)
+    cursor = timeline_ax.axvline(0.0, color="black", lw=2.5)
     figure.subplots_adjust(left=0.1, right=0.98, top=0.92, bottom=0.07)
 
     def frame(index: int) -> list[Any]:
@@ -126,7 +118,7 @@ PAGE = """<!DOCTYPE html>
 body { font-family: sans-serif; margin: 1em; background: #fff; color: #222; }
 #player img { width: 100%; max-width: 1100px; display: block; }
 #timeline { position: relative; max-width: 1100px; }
-#cursor { position: absolute; top: 0; bottom: 0; width: 2px; background: red; }
+#cursor { position: absolute; top: 0; bottom: 0; width: 3px; background: black; }
 #controls { margin: 0.5em 0; }
 </style></head>
 <body>
@@ -134,7 +126,7 @@ body { font-family: sans-serif; margin: 1em; background: #fff; color: #222; }
 <p>Where the data is and where it flows, moment by moment. Each frame shows mean flows
 (MB/s) over a slice of the run and each component's fill at its end against its stall
 thresholds; a red outline marks the component that overflowed (ADOC's MMO, L0O or RDO).
-The red line on the timeline below marks the frame's time.</p>
+The black line on the timeline below marks the frame's time.</p>
 <div id="controls"><button id="play">Play</button>
 <input id="slider" type="range" min="0" value="0" style="width: 60%">
 <span id="time"></span></div>
@@ -154,6 +146,8 @@ function show(i) {
   slider.value = i;
   frame.src = "data:image/png;base64," + replay.frames[i];
   cursor.style.left = replay.cursor[i] + "%";
+  cursor.style.top = replay.top + "%";
+  cursor.style.bottom = replay.bottom + "%";
   label.textContent = replay.ends[i].toFixed(1) + " s";
 }
 slider.addEventListener("input", () => show(Number(slider.value)));
