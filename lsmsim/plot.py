@@ -34,6 +34,7 @@ CAUSE_WORDS = {
 STOP_CAUSES = ("memtable_compaction", "level0_numfiles", "stop for pending_compaction_bytes")
 # The rolling mean spans about this fraction of the run, so that an hour reads at a glance.
 ROLLING_FRACTION = 1 / 120
+LEGEND_RIGHT = 0.72  # figures with legends outside their axes end their axes here
 LEGEND_SPOT = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 8,
                "borderaxespad": 0.0}
 
@@ -177,7 +178,7 @@ def timeline_figure(result: "Trace", prepared=None):  # type: ignore[no-untyped-
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("time since start (s)")
     ax.legend(**LEGEND_SPOT)
-    figure.subplots_adjust(left=0.08, right=0.72, top=0.96, bottom=0.06, hspace=0.12)
+    figure.subplots_adjust(left=0.08, right=LEGEND_RIGHT, top=0.96, bottom=0.06, hspace=0.12)
     return figure
 
 
