@@ -70,7 +70,7 @@ def warm_up(prepared, duration_s: float | None = None) -> None:  # type: ignore[
     figure = timeline_figure(Trace(config, {}, timeseries, [], []), prepared)
     figure.savefig(io.BytesIO(), dpi=100, pil_kwargs={"compress_level": 1})
     for ax in prepared[1]:
-        for artist in [*ax.lines, *ax.collections, ax.get_legend()]:
+        for artist in [*ax.lines, *ax.collections, *ax.texts, ax.get_legend()]:
             artist.remove()
         ax.relim()
         ax.set_title("")
@@ -119,12 +119,17 @@ def draw_throughput(ax, t: np.ndarray, ops_per_s: np.ndarray,  # type: ignore[no
         ax.plot(t, rolling_mean(kops, rows), lw=1.4, color="black",
                 label=f"{window_s:,.0f}-s rolling mean")
     top = max(float(kops.max()) if kops.size else 0.0, 1e-9) * 1.05
-    for cause, colour in CAUSE_COLOURS.items():  # one shaded band per cause, by interval
-        where = causes == cause
-        if where.any():
-            ax.fill_between(t, 0, top, where=where, step="pre", lw=0, alpha=0.45, color=colour,
-                            hatch="///" if cause in STOP_CAUSES else None,
-                            label=CAUSE_WORDS[cause])
+    starts = np.concatenate(([0.0], t[:-1]))  # row i covers (t[i-1], t[i]]
+    for cause, colour in CAUSE_COLOURS.items():  # one set of bands per cause
+        rows = np.flatnonzero(causes == cause)
+        if rows.size:
+            # Runs of consecutive rows become one band each; a lone row is a band too.
+            breaks = np.flatnonzero(np.diff(rows) > 1)
+            first = rows[np.concatenate(([0], breaks + 1))]
+            last = rows[np.concatenate((breaks, [rows.size - 1]))]
+            ax.broken_barh(list(zip(starts[first], t[last] - starts[first])), (0, top), lw=0,
+                           alpha=0.45, color=colour, label=CAUSE_WORDS[cause],
+                           hatch="///" if cause in STOP_CAUSES else None)
     ax.set_ylim(0, top)
     ax.set_ylabel("puts (thousand ops/s)")
     ax.legend(title="shaded: writes stalled", title_fontsize=8, **legend)
@@ -161,14 +166,17 @@ def timeline_figure(result: "Trace", prepared=None):  # type: ignore[no-untyped-
                    label=f"{words} ({options[key] / 2**30:g} GiB)")
     ax.set_ylabel("pending compaction\nbytes (GiB)")
     ax.set_yscale("symlog", linthresh=1)
+    if np.all(np.isnan(np.asarray(ts["pending_compaction_bytes"], dtype=float))):
+        ax.text(0.5, 0.5, "not recorded in this trace", transform=ax.transAxes, ha="center",
+                va="center", color="grey")
     ax.legend(**LEGEND_SPOT)
     ax = axes[3]
     rows, window_s = rolling_window(t)
     mean = f" ({window_s:,.0f}-s mean)" if rows > 1 else ""
     ax.plot(t, rolling_mean(ts["running_flushes"], rows), lw=1, color="tab:orange",
-            label=f"running flushes{mean}")
+            drawstyle="steps-pre", label=f"running flushes{mean}")
     ax.plot(t, rolling_mean(ts["running_compactions"], rows), lw=3, color="tab:green",
-            label=f"running compactions{mean}")
+            drawstyle="steps-pre", label=f"running compactions{mean}")
     ax.plot(t, rolling_max(ts["immutable_memtables"], rows), lw=1.2, color="tab:blue",
             drawstyle="steps-pre", zorder=3,
             label=f"immutable memtables{mean.replace('mean', 'max')}")
