@@ -82,9 +82,9 @@ class StepSeries:
 @dataclass(frozen=True)
 class CumulativeFlow:
     """An amount (bytes, or job-seconds) moved by spans that each move theirs at a steady
-    rate (a span shorter than a microsecond moves its amount at once); the mean rate over any window is
-    the difference of the cumulative amount at its ends over its length, found by
-    interpolation in O(log n)."""
+    rate (a span shorter than a microsecond moves its amount at once); the mean rate over
+    any window is the difference of the cumulative amount at its ends over its length,
+    found by interpolation in O(log n)."""
 
     times_s: np.ndarray
     cumulative: np.ndarray
@@ -171,9 +171,13 @@ class Dataflow:
             self._add_flow((f"L{source}", f"L{target}"), f"compaction L{source}→L{target}",
                            _job_flow(picked, lambda j: j.output_bytes),
                            _job_flow(picked, lambda j: taken.get(j.job, 0.0)))
-        self.running = {
-            "flush_slots": _job_flow([j for j in jobs if j.kind == "flush"], lambda j: j.duration_s),
-            "compaction_slots": _job_flow(compactions, lambda j: j.duration_s)}
+        unfinished = _unfinished_starts(trace.events)
+        self.running = {f"{kind}_slots": CumulativeFlow.from_spans(
+            np.array([j.start_s for j in done] + unfinished[kind]),
+            np.array([j.end_s for j in done] + [self.end_s] * len(unfinished[kind])),
+            np.array([j.duration_s for j in done]
+                     + [self.end_s - s for s in unfinished[kind]]))
+            for kind, done in (("flush", flushes), ("compaction", compactions))}
 
     # -- the moment's stall --------------------------------------------------------------------
     def options_at(self, at_s: float) -> LsmOptions:
@@ -262,48 +266,43 @@ class Dataflow:
         """Each resource's utilisation (0..1, NaN where the trace does not say) over the
         window, what it holds and the components whose outflow it carries."""
         machine = self.trace.config.get("machine") or {}
-        cores = machine.get("cores") if isinstance(machine, dict) else None
-        cpu = self._row_flow("cpu_util").rate(start_s, end_s) if "cpu_util" in self._columns \
-            else math.nan
-        device = self._row_flow("device_util").rate(start_s, end_s) \
-            if "device_util" in self._columns else math.nan
         background_bps = sum(d["rate_bps"] for s, t, d in graph.edges(data=True)
                              if d["kind"] == "data" and s not in ("client", "memtable"))
         limit = float(options.rate_limiter_bytes_per_sec)
-        flush_slots, compaction_slots = options.background_job_slots()
         draining = [n for n in graph if n == "immutable" or graph.nodes[n]["kind"] == "level"]
-        compacting = [n for n in draining if n != "immutable"]
-        return {
-            "cpu": {"label": "CPU", "utilisation": cpu, "capacity": cores,
-                    "capacity_unit": "cores", "serves": draining},
-            "device": {"label": "device", "utilisation": device,
+        resources: dict[str, dict[str, Any]] = {
+            "cpu": {"label": "CPU", "utilisation": self._row_mean("cpu_util", start_s, end_s),
+                    "capacity": machine.get("cores"), "capacity_unit": "cores",
+                    "serves": draining},
+            "device": {"label": "device",
+                       "utilisation": self._row_mean("device_util", start_s, end_s),
                        "rate_bps": background_bps, "serves": draining},
             "rate_limiter": {"label": "rate limiter",
                              "utilisation": background_bps / limit if limit else math.nan,
                              "capacity": limit or None, "capacity_unit": "bytes/s",
                              "serves": draining if limit else []},
-            "flush_slots": {"label": "flush slots", "capacity": flush_slots,
-                            "capacity_unit": "jobs",
-                            "busy": self.running["flush_slots"].rate(start_s, end_s),
-                            "utilisation": self.running["flush_slots"].rate(start_s, end_s)
-                            / flush_slots, "serves": ["immutable"]},
-            "compaction_slots": {"label": "compaction slots", "capacity": compaction_slots,
-                                 "capacity_unit": "jobs",
-                                 "busy": self.running["compaction_slots"].rate(start_s, end_s),
-                                 "utilisation": self.running["compaction_slots"].rate(
-                                     start_s, end_s) / compaction_slots,
-                                 "serves": compacting},
         }
+        for (name, label, serves), slots in zip(
+                (("flush_slots", "flush slots", ["immutable"]),
+                 ("compaction_slots", "compaction slots",
+                  [n for n in draining if n != "immutable"])),
+                self._options.most_slots(start_s, end_s)):
+            busy = self.running[name].rate(start_s, end_s)
+            resources[name] = {"label": label, "capacity": slots, "capacity_unit": "jobs",
+                               "busy": busy, "utilisation": busy / slots, "serves": serves}
+        return resources
 
     # -- helpers -------------------------------------------------------------------------------
-    @property
-    def _columns(self) -> dict[str, np.ndarray]:
-        return self.trace.timeseries
+    def _row_mean(self, column: str, start_s: float, end_s: float) -> float:
+        """A per-interval column's time-weighted mean over the window (NaN if absent)."""
+        if column not in self.trace.timeseries:
+            return math.nan
+        return self._row_flow(column).rate(start_s, end_s)
 
     def _row_flow(self, column: str) -> CumulativeFlow:
         """A per-interval rate column as a cumulative amount (rate x interval length)."""
         start, end = self._row_spans
-        values = np.nan_to_num(np.asarray(self._columns.get(column, np.zeros(end.size)),
+        values = np.nan_to_num(np.asarray(self.trace.timeseries.get(column, np.zeros(end.size)),
                                           dtype=float))
         return CumulativeFlow.from_spans(start, end, values * (end - start))
 
@@ -342,6 +341,14 @@ class _OptionsTimeline:
 
     def at(self, at_s: float) -> LsmOptions:
         return self._options[bisect_right(self._times, at_s + SAME_MOMENT_S) - 1]
+
+    def most_slots(self, start_s: float, end_s: float) -> tuple[int, int]:
+        """The most flush and compaction slots any options in force in the window allow
+        (a policy may add threads during it)."""
+        first = bisect_right(self._times, start_s + SAME_MOMENT_S) - 1
+        last = bisect_right(self._times, end_s + SAME_MOMENT_S)
+        slots = [o.background_job_slots() for o in self._options[first:last]]
+        return max(f for f, _ in slots), max(c for _, c in slots)
 
 
 def _fill_series(trace: Trace) -> dict[str, FillSeries]:
@@ -426,6 +433,21 @@ def _source_level_input_bytes(events: list[dict[str, Any]]) -> dict[int, float]:
                 taken[int(event["job"])] = sum(sizes.get(f, 0.0)
                                                for f in event[f"files_L{levels[0]}"])
     return taken
+
+
+def _unfinished_starts(events: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Start times of the flushes and compactions still running when the trace ends."""
+    open_jobs: dict[tuple[str, Any], float] = {}
+    for event in events:
+        kind, _, phase = str(event.get("event", "")).partition("_")
+        if kind in ("flush", "compaction") and phase == "started":
+            open_jobs[(kind, event.get("job"))] = event["time_micros"] / 1e6
+        elif kind in ("flush", "compaction") and phase == "finished":
+            open_jobs.pop((kind, event.get("job")), None)
+    starts: dict[str, list[float]] = {"flush": [], "compaction": []}
+    for (kind, _), start_s in open_jobs.items():
+        starts[kind].append(start_s)
+    return starts
 
 
 def _job_flow(jobs: list[Job], amount: Callable[[Job], float]) -> CumulativeFlow:

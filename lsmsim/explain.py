@@ -100,8 +100,8 @@ def account(flow: Dataflow, episodes: list[dict[str, Any]], index: int) -> Episo
     if build_up is not None:
         lead = build_up_window(episodes, index)
         series = flow.fills[verdict.component]
-        lines.append(f"  Before it ({lead[1] - lead[0]:.1f} s): {COMPONENT_WORDS[verdict.component]}"
-                     f" went from {_amount(series.at(lead[0]), series.unit)} to "
+        lines.append(f"  Before it ({lead[1] - lead[0]:.1f} s): "
+                     f"{COMPONENT_WORDS[verdict.component]} went from {_amount(series.at(lead[0]), series.unit)} to "
                      f"{_amount(series.at(start), series.unit)}; {words_in} "
                      f"{build_up.in_bps / MB:.1f} MB/s, {words_out} {build_up.out_bps / MB:.1f} "
                      f"MB/s.")
@@ -226,7 +226,8 @@ def _ending(flow: Dataflow, episode: dict[str, Any], verdict: Overflow, end_s: f
         return "The run ended during this stall."
     after = flow.overflow_at(end_s)
     series = flow.fills[verdict.component]
-    fell = f"{COMPONENT_WORDS[verdict.component]} was back at {_amount(series.at(end_s), series.unit)}"
+    fell = (f"{COMPONENT_WORDS[verdict.component]} was back at "
+            f"{_amount(series.at(end_s), series.unit)}")
     if after.overflow is None:
         return f"Ended at {end_s:.1f} s: {fell}, below its threshold."
     if after.cause == verdict.cause:  # a real LOG gives the fill only on its stall lines
