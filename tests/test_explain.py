@@ -137,6 +137,16 @@ def test_explain_a_real_run_folder_and_an_episode(tmp_path, capsys):
     assert graph.read_text().lstrip().startswith("<?xml")
 
 
+def test_explain_a_scenario_file_runs_it_first(tmp_path, capsys):
+    scenario = tmp_path / "slow_disk.toml"
+    scenario.write_text('duration_s = 30\ndevice = "hdd"\n[workload]\nname = "fillrandom"\n')
+    graph = tmp_path / "graph.png"
+    assert main(["explain", str(scenario), "--at", "20", "--graph", str(graph)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("fillrandom on hdd (rocksdb): 30.0 s") and "The verdict matches" in out
+    assert _not_blank(graph)
+
+
 def test_explain_bad_flags_are_one_line_errors(runs, tmp_path, capsys):
     runs["L0O"].write(tmp_path, plot=False)
     assert main(["explain", str(tmp_path), "--episode", "9999"]) == 2
