@@ -153,7 +153,9 @@ class Dataflow:
         row_end = np.asarray(ts.get("time_s", []), dtype=float)
         row_start = np.concatenate(([0.0], row_end[:-1]))
         self._row_spans = (row_start, row_end)
-        puts = self._row_flow("user_bytes_per_s")
+        puts = _put_flow(row_start, row_end,
+                         np.asarray(ts.get("user_bytes_per_s", np.zeros(row_end.size)), float),
+                         trace.stall_episodes, self.end_s)
         self._add_flow(("client", "memtable"), "puts", puts, puts)
         # Every put byte is sealed into an immutable memtable once its memtable fills: over
         # a window longer than one memtable's fill time the two rates are the same.
@@ -433,6 +435,39 @@ def _source_level_input_bytes(events: list[dict[str, Any]]) -> dict[int, float]:
                 taken[int(event["job"])] = sum(sizes.get(f, 0.0)
                                                for f in event[f"files_L{levels[0]}"])
     return taken
+
+
+def _put_flow(row_start: np.ndarray, row_end: np.ndarray, bytes_per_s: np.ndarray,
+              episodes: list[dict[str, Any]], end_s: float) -> CumulativeFlow:
+    """Client bytes over time: each row's bytes spread over the part of the row writes were
+    not stopped (the stop episodes say where), so a window inside a stop sees no puts and
+    the moments before it see the burst that filled the memtables."""
+    stops = sorted((e["start_s"], e["end_s"] if e["end_s"] is not None else end_s)
+                   for e in episodes if e["condition"] == "stopped")
+    starts: list[float] = []
+    ends: list[float] = []
+    amounts: list[float] = []
+    first = 0  # the first stop that may still overlap the current row
+    for low, high, rate in zip(row_start.tolist(), row_end.tolist(), bytes_per_s.tolist()):
+        while first < len(stops) and stops[first][1] <= low:
+            first += 1
+        pieces, at = [], low
+        for stop_start, stop_end in stops[first:]:
+            if stop_start >= high:
+                break
+            if stop_start > at:
+                pieces.append((at, stop_start))
+            at = max(at, stop_end)
+        if at < high:
+            pieces.append((at, high))
+        writing = sum(b - a for a, b in pieces)
+        if writing <= 0:  # stopped all row long, yet bytes counted: spread them evenly
+            pieces, writing = [(low, high)], high - low
+        for a, b in pieces:
+            starts.append(a)
+            ends.append(b)
+            amounts.append(rate * (high - low) * (b - a) / writing)
+    return CumulativeFlow.from_spans(np.array(starts), np.array(ends), np.array(amounts))
 
 
 def _unfinished_starts(events: list[dict[str, Any]]) -> dict[str, list[float]]:

@@ -20,7 +20,7 @@ from lsmsim.units import format_bytes
 MB = 1e6
 # The build-up before an episode: since the previous episode ended, at most this long.
 MAX_BUILD_UP_S = 30.0
-MIN_BUILD_UP_S = 1.0
+MIN_BUILD_UP_S = 0.1
 # The edges (source, target) that feed each overflowing component and those that drain it.
 EDGES: dict[str, tuple[Callable[[str, str], bool], Callable[[str, str], bool]]] = {
     "MMO": (lambda s, t: s == "client", lambda s, t: s == "immutable"),
