@@ -190,7 +190,7 @@ def _amount(value: float, unit: str) -> str:
         return "unknown"
     if unit == "bytes":
         return format_bytes(value)
-    return f"{value:.0f} {unit}"
+    return f"{value:.0f} {unit[:-1] if round(value) == 1 and unit.endswith('s') else unit}"
 
 
 def _crossing(node: dict[str, Any], verdict: Overflow) -> str:
@@ -226,11 +226,12 @@ def _ending(flow: Dataflow, episode: dict[str, Any], verdict: Overflow, end_s: f
         return "The run ended during this stall."
     after = flow.overflow_at(end_s)
     series = flow.fills[verdict.component]
-    fell = (f"{COMPONENT_WORDS[verdict.component]} was back at "
-            f"{_amount(series.at(end_s), series.unit)}")
+    component = COMPONENT_WORDS[verdict.component]
+    fill = _amount(series.at(end_s), series.unit)
     if after.overflow is None:
-        return f"Ended at {end_s:.1f} s: {fell}, below its threshold."
+        return f"Ended at {end_s:.1f} s, {component} back at {fill}, below the thresholds."
     if after.cause == verdict.cause:  # a real LOG gives the fill only on its stall lines
-        return (f"Ended at {end_s:.1f} s; the trace records no {COMPONENT_WORDS[verdict.component]}"
-                f" after {_amount(series.at(end_s), series.unit)}, so not the fall that ended it.")
-    return f"Ended at {end_s:.1f} s: {fell}; writes were then held by {after.cause}."
+        return (f"Ended at {end_s:.1f} s; the trace records no {component} after {fill}, "
+                "so not the fall that ended it.")
+    return (f"Ended at {end_s:.1f} s, {component} at {fill}; writes were then held by "
+            f"{after.cause}.")

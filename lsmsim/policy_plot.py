@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from lsmsim.plot import LEGEND_RIGHT, draw_throughput, save_figure  # also selects Agg
 
@@ -48,8 +49,12 @@ def sample_codes(config: dict[str, Any]) -> dict[str, dict[int, str]]:
 def draw_policy_column(ax: Any, t: np.ndarray, values: np.ndarray, column: str,
                        codes: dict[str, dict[int, str]], **style: Any) -> None:
     """One policy column as steps, labelled with its unit or its states' names."""
+    values = np.asarray(values, dtype=float)
     ax.plot(t, values, drawstyle="steps-pre", lw=1, **style)
     named = codes.get(column[len(PREFIX):])
+    finite = values[np.isfinite(values)]
+    if finite.size and np.all(finite == np.round(finite)):  # counts: whole-number ticks
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if named:
         ax.set_yticks(list(named), list(named.values()), fontsize=8)
         ax.set_ylim(min(named) - 0.3, max(named) + 0.3)
