@@ -13,6 +13,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from lsmsim.units import format_seconds  # noqa: E402
+
 if TYPE_CHECKING:
     from lsmsim.trace import Trace
 
@@ -114,10 +116,12 @@ def draw_throughput(ax, t: np.ndarray, ops_per_s: np.ndarray,  # type: ignore[no
     by cause, stops hatched; the legend, outside the data, names only the causes seen."""
     kops = np.asarray(ops_per_s, dtype=float) / 1e3
     rows, window_s = rolling_window(t)
-    ax.plot(t, kops, lw=0.5, color="#9a9a9a", label="per second")
+    step_s = window_s / rows if rows > 1 else (float(t[1] - t[0]) if t.size > 1 else 1.0)
+    ax.plot(t, kops, lw=0.5, color="#9a9a9a",
+            label="per second" if abs(step_s - 1.0) < 1e-9 else f"per {step_s:g} s")
     if rows > 1:
         ax.plot(t, rolling_mean(kops, rows), lw=1.4, color="black",
-                label=f"{window_s:,.0f}-s rolling mean")
+                label=f"{format_seconds(window_s)}-s rolling mean")
     top = max(float(kops.max()) if kops.size else 0.0, 1e-9) * 1.05
     starts = np.concatenate(([0.0], t[:-1]))  # row i covers (t[i-1], t[i]]
     for cause, colour in CAUSE_COLOURS.items():  # one set of bands per cause
@@ -128,7 +132,7 @@ def draw_throughput(ax, t: np.ndarray, ops_per_s: np.ndarray,  # type: ignore[no
             first = rows[np.concatenate(([0], breaks + 1))]
             last = rows[np.concatenate((breaks, [rows.size - 1]))]
             ax.broken_barh(list(zip(starts[first], t[last] - starts[first])), (0, top), lw=0,
-                           alpha=0.45, color=colour, label=CAUSE_WORDS[cause],
+                           alpha=0.45, color=colour, label=CAUSE_WORDS[cause], zorder=0,
                            hatch="///" if cause in STOP_CAUSES else None)
     ax.set_ylim(0, top)
     ax.set_ylabel("puts (thousand ops/s)")
@@ -172,7 +176,7 @@ def timeline_figure(result: "Trace", prepared=None):  # type: ignore[no-untyped-
     ax.legend(**LEGEND_SPOT)
     ax = axes[3]
     rows, window_s = rolling_window(t)
-    mean = f" ({window_s:,.0f}-s mean)" if rows > 1 else ""
+    mean = f" ({format_seconds(window_s)}-s mean)" if rows > 1 else ""
     ax.plot(t, rolling_mean(ts["running_flushes"], rows), lw=1, color="tab:orange",
             drawstyle="steps-pre", label=f"running flushes{mean}")
     ax.plot(t, rolling_mean(ts["running_compactions"], rows), lw=3, color="tab:green",
