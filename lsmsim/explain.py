@@ -90,18 +90,19 @@ def account(flow: Dataflow, episodes: list[dict[str, Any]], index: int) -> Episo
                      f"(recorded cause: {episode['cause']}).")
         return EpisodeAccount(index + 1, episode, verdict, None, None, "\n".join(lines))
     node = graph.nodes[verdict.component]
-    lines.append(f"  Why: {_crossing(node, verdict)}: {OVERFLOW_WORDS[verdict.overflow]} "
+    lines.append(f"  Why: {_crossing(node)}: {OVERFLOW_WORDS[verdict.overflow]} "
                  f"({verdict.overflow}), RocksDB's stall cause {verdict.cause}"
                  + ("" if verdict.cause == episode["cause"]
                     else f" (the run recorded {episode['cause']})") + ".")
-    build_up = imbalance(flow, verdict.overflow, *build_up_window(episodes, index))
+    lead_start, _ = build_up_window(episodes, index)
+    build_up = imbalance(flow, verdict.overflow, lead_start, start)
     during = imbalance(flow, verdict.overflow, start, end)
     words_in, words_out = IN_OUT_WORDS[verdict.overflow]
     if build_up is not None:
-        lead = build_up_window(episodes, index)
         series = flow.fills[verdict.component]
-        lines.append(f"  Before it ({lead[1] - lead[0]:.1f} s): "
-                     f"{COMPONENT_WORDS[verdict.component]} went from {_amount(series.at(lead[0]), series.unit)} to "
+        lines.append(f"  Before it ({start - lead_start:.1f} s): "
+                     f"{COMPONENT_WORDS[verdict.component]} went from "
+                     f"{_amount(series.at(lead_start), series.unit)} to "
                      f"{_amount(series.at(start), series.unit)}; {words_in} "
                      f"{build_up.in_bps / MB:.1f} MB/s, {words_out} {build_up.out_bps / MB:.1f} "
                      f"MB/s.")
@@ -193,7 +194,7 @@ def _amount(value: float, unit: str) -> str:
     return f"{value:.0f} {unit[:-1] if round(value) == 1 and unit.endswith('s') else unit}"
 
 
-def _crossing(node: dict[str, Any], verdict: Overflow) -> str:
+def _crossing(node: dict[str, Any]) -> str:
     """'L0 reached 20 files (slowdown at 20, stop at 36)'."""
     limits = [f"{word} at {_amount(node[key], node['unit'])}"
               for word, key in (("slowdown", "slowdown_at"), ("stop", "stop_at"))
