@@ -58,6 +58,7 @@ def _explain(args: argparse.Namespace) -> int:
     from lsmsim.explain import account, summary
     from lsmsim.run_input import load_run
 
+    _check_figure_path("--graph", args.graph, (".png", ".svg", ".pdf"))
     trace = load_run(args.run)
     flow = Dataflow(trace)
     episodes = trace.stall_episodes
@@ -98,12 +99,21 @@ def _replay(args: argparse.Namespace) -> int:
     from lsmsim.replay import write_replay
     from lsmsim.run_input import load_run
 
-    if args.out.suffix not in (".html", ".gif"):
-        raise ExplainError(f"--out {args.out}: give a .html or .gif file")
+    _check_figure_path("--out", args.out, (".html", ".gif"))
     trace = load_run(args.run)
     write_replay(trace, args.out, frames=args.frames, title=_title(trace))
     print(f"replay written to {args.out}")
     return 0
+
+
+def _check_figure_path(flag: str, path: Path | None, suffixes: tuple[str, ...]) -> None:
+    """A file of a kind we write, in a folder that exists (None: the default, fine)."""
+    if path is None:
+        return
+    if path.suffix not in suffixes:
+        raise ExplainError(f"{flag} {path}: give a {' or '.join(suffixes)} file")
+    if not path.parent.is_dir():
+        raise ExplainError(f"{flag} {path}: no folder {path.parent}")
 
 
 def _title(trace: Any) -> str:
