@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lsmsim.cli_numbers import positive_int
+from lsmsim.output_path import output_file
 
 RUN_HELP = ("a folder written by lsmsim run --out or lsmsim trace import --out, a real RocksDB "
             "run folder or LOG file, or a scenario .toml file (simulated first)")
@@ -107,13 +108,13 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _check_figure_path(flag: str, path: Path | None, suffixes: tuple[str, ...]) -> None:
-    """A file of a kind we write, in a folder that exists (None: the default, fine)."""
+    """A kind of file we write, where the command can write (`output_path.output_file`);
+    its folder is made. None, the default, is fine."""
     if path is None:
         return
     if path.suffix not in suffixes:
         raise ExplainError(f"{flag} {path}: give a {' or '.join(suffixes)} file")
-    if not path.parent.is_dir():
-        raise ExplainError(f"{flag} {path}: no folder {path.parent}")
+    output_file(path, flag).parent.mkdir(parents=True, exist_ok=True)
 
 
 def _title(trace: Any) -> str:

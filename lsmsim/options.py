@@ -83,6 +83,8 @@ class LsmOptions:
                                            "-1 = derive from max_background_jobs")
     max_background_flushes: int = _opt(-1, "int", "db", True,
                                        "-1 = derive from max_background_jobs")
+    max_subcompactions: int = _opt(1, "int", "db", True,
+                                   "threads one L0 compaction is split into (key ranges)")
     # -- write rate control (DB) ------------------------------------------------------------
     delayed_write_rate: int = _opt(0, "rate", "db", True,
                                    "max rate while delayed; 0 = limiter rate or 16 MiB/s")
@@ -172,6 +174,8 @@ class LsmOptions:
             fail(f"block_size must be at least 1, got {self.block_size}")
         if self.max_background_jobs < 1:
             fail(f"max_background_jobs must be at least 1, got {self.max_background_jobs}")
+        if self.max_subcompactions < 1:
+            fail(f"max_subcompactions must be at least 1, got {self.max_subcompactions}")
         if self.max_background_compactions == 0 or self.max_background_flushes == 0:
             fail("max_background_compactions/flushes must be -1 (derive) or at least 1")
 

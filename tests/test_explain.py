@@ -155,7 +155,7 @@ def test_explain_bad_flags_are_one_line_errors(runs, tmp_path, capsys):
     (tmp_path / "events.jsonl").unlink()
     assert main(["explain", str(tmp_path)]) == 2
     assert main(["replay", str(tmp_path), "--out", str(tmp_path / "replay.txt")]) == 2
-    assert main(["explain", str(tmp_path), "--graph", str(tmp_path / "no" / "g.png")]) == 2
+    assert main(["explain", str(tmp_path), "--graph", str(tmp_path / "summary.json" / "g.png")]) == 2
     assert main(["explain", str(tmp_path), "--graph", str(tmp_path / "g.txt")]) == 2
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 7 and all(e.startswith("lsmsim: error: ") for e in errors)
