@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from lsmsim import compare, fidelity_cli, reproduce, trace_cli
+from lsmsim import compare, explain_cli, fidelity_cli, reproduce, trace_cli
 from lsmsim.cli_numbers import byte_rate_bps, non_negative_int, positive_int, positive_number
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS
@@ -31,7 +31,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from policies import PolicyError
     return (OptionError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
             MechanismError, OutputPathError, compare.CompareError, *trace_cli.user_errors(),
-            *fidelity_cli.user_errors(), reproduce.ExperimentError)
+            *fidelity_cli.user_errors(), *explain_cli.user_errors(), reproduce.ExperimentError)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="examples:\n"
                "  lsmsim run fillrandom --device nvme --duration 3600 --out results/\n"
                "  lsmsim run fillrandom --device hdd --set max_background_jobs=8 --policy adoc\n"
+               "  lsmsim explain results/\n"
                "  lsmsim list options\n"
                "  lsmsim <command> --help")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -91,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     compare.register(commands)
     fidelity_cli.register(commands)
     reproduce.register(commands)
+    explain_cli.register(commands)
     return parser
 
 

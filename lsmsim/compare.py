@@ -26,6 +26,18 @@ from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
 from lsmsim.output_path import file_stem, output_folder
 from lsmsim.units import format_seconds
 
+# What each bar chart shows, in words with its unit (the CSV column names are terse).
+FIGURE_TITLES = {
+    "throughput_ops_per_s": "put throughput (ops/s)",
+    "tail_throughput_p99_ops_per_s": "tail throughput: 1st-percentile second (ops/s)",
+    "stall_time_s": "time writes were stalled (s)",
+    "latency_p99_us": "99th-percentile write latency (us)",
+    "write_amplification": "write amplification (bytes written / user bytes)",
+    "peak_memtable_MiB": "peak memtable memory (MiB)",
+    "stall_s_MT": "stall time from memtable stalls (s)",
+    "stall_s_L0": "stall time from L0 stalls (s)",
+    "stall_s_PS": "stall time from pending-compaction-bytes stalls (s)",
+}
 STALL_FAMILIES = {  # the ADOC paper's MT / L0 / PS stalls, from RocksDB's cause names
     "MT": ("memtable_compaction", "memtable_slowdown"),
     "L0": ("level0_numfiles", "level0_slowdown"),
@@ -154,27 +166,37 @@ def write_csv(cells: list[Cell], path: Path) -> None:
                              f"{cell.cpu_s:.3f}", cell.error])
 
 
-def save_figures(cells: list[Cell], out: Path) -> list[Path]:
+def save_figures(cells: list[Cell], out: Path, workload: str, duration_s: float) -> list[Path]:
     """Grouped bars per metric (devices on x, one bar per policy) and, per policy, its own
-    state over time (its `policy_*` columns, one line per device)."""
+    state over time (its `policy_*` columns, one line per device), titled in words with
+    the workload and the length of each run."""
     import matplotlib.pyplot as plt
 
     from lsmsim.plot import save_figure  # also selects the Agg backend
+    from lsmsim.policy_plot import draw_policy_column, sample_codes
 
     policies = list(dict.fromkeys(c.policy for c in cells))
     devices = list(dict.fromkeys(c.device for c in cells))
     by_key = {(c.policy, c.device): c for c in cells}
     written = []
     columns = [c for c, _, _, _ in METRICS] + [f"stall_s_{f}" for f in STALL_FAMILIES]
+    run_words = f"{workload}, {format_seconds(duration_s)} s simulated per run"
+    formats = {column: fmt for column, _, fmt, _ in METRICS}
     for column in columns:
         figure, axis = plt.subplots(figsize=(1.6 + 1.4 * len(devices), 3.6))
         width = 0.8 / len(policies)
         for i, policy in enumerate(policies):
             values = [by_key[(policy, d)].metrics.get(column, np.nan) for d in devices]
-            axis.bar(np.arange(len(devices)) + i * width, values, width, label=policy)
+            bars = axis.bar(np.arange(len(devices)) + i * width, values, width, label=policy)
+            axis.bar_label(bars, labels=[formats.get(column, "{:.0f}").format(v)
+                                         for v in values], fontsize=7)
         axis.set_xticks(np.arange(len(devices)) + width * (len(policies) - 1) / 2, devices)
-        axis.set_ylabel(column)
-        axis.legend(fontsize=7)
+        axis.set_ylim(bottom=0)
+        axis.margins(y=0.12)
+        axis.set_xlabel("device")
+        axis.set_ylabel(FIGURE_TITLES[column].rsplit(" (", 1)[-1].rstrip(")"))
+        axis.set_title(f"{FIGURE_TITLES[column]}\n{run_words}", fontsize=9)
+        axis.legend(title="policy", fontsize=7, title_fontsize=7)
         figure.tight_layout()
         path = out / f"bars_{column}.png"
         save_figure(figure, path)
@@ -186,15 +208,16 @@ def save_figures(cells: list[Cell], out: Path) -> list[Path]:
             continue
         figure, axes = plt.subplots(len(names), 1, figsize=(9, 2.2 * len(names)), sharex=True,
                                     squeeze=False)
+        codes = sample_codes({"policy": {"name": policy.split(":")[0]}})
         for axis, name in zip(axes[:, 0], names):
             for device in devices:
                 series = by_key[(policy, device)].policy_series
                 if name in series:
-                    axis.plot(series["time_s"], series[name], label=device, lw=0.9)
-            axis.set_ylabel(name[len("policy_"):], fontsize=8)
-            axis.legend(fontsize=7)
-        axes[-1, 0].set_xlabel("time (s)")
-        axes[0, 0].set_title(f"{policy}: its own view over time")
+                    draw_policy_column(axis, series["time_s"], series[name], name, codes,
+                                       label=device)
+            axis.legend(title="device", fontsize=7, title_fontsize=7)
+        axes[-1, 0].set_xlabel("time since start (s)")
+        axes[0, 0].set_title(f"{policy}: its own state over time ({run_words})")
         figure.tight_layout()
         path = out / f"policy_{file_stem(policy)}.png"
         save_figure(figure, path)
@@ -285,7 +308,7 @@ def _compare(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         write_csv(cells, out / "compare.csv")
         if stopped is None:
-            save_figures(cells, out)
+            save_figures(cells, out, args.workload, args.duration)
         print(f"results written to {out}/" + (" (compare.csv only)" if stopped else ""))
     if stopped is not None:
         print(f"lsmsim: {stopped.summary()}", file=sys.stderr)

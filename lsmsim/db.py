@@ -480,13 +480,7 @@ class DB:
 
     def bg_job_limits(self) -> tuple[int, int]:
         """GetBGJobLimits: flush and compaction slots; one compaction unless sped up."""
-        opts = self.options
-        if opts.max_background_flushes == -1 and opts.max_background_compactions == -1:
-            flushes = max(1, opts.max_background_jobs // 4)
-            compactions = max(1, opts.max_background_jobs - flushes)
-        else:
-            flushes = max(1, opts.max_background_flushes)
-            compactions = max(1, opts.max_background_compactions)
+        flushes, compactions = self.options.background_job_slots()
         if not self.policy.compaction_speedup(self):
             compactions = 1
         return flushes, compactions

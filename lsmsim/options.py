@@ -199,6 +199,14 @@ class LsmOptions:
         limiter_bps = self.rate_limiter_bytes_per_sec // (2 if self.rate_limiter_auto_tuned else 1)
         return float(limiter_bps or 16 * MIB)
 
+    def background_job_slots(self) -> tuple[int, int]:
+        """GetBGJobLimits (db/db_impl/db_impl_compaction_flush.cc): flush slots and the
+        most compaction slots; RocksDB runs one compaction unless compaction is sped up."""
+        if self.max_background_flushes == -1 and self.max_background_compactions == -1:
+            flushes = max(1, self.max_background_jobs // 4)
+            return flushes, max(1, self.max_background_jobs - flushes)
+        return max(1, self.max_background_flushes), max(1, self.max_background_compactions)
+
     def max_file_size_for_level(self, level: int) -> float:
         """MaxFileSizeForLevel: target_file_size_base x multiplier^(level-1) for level >= 1."""
         return float(self.target_file_size_base) * self.target_file_size_multiplier ** max(0, level - 1)

@@ -93,6 +93,9 @@ class Policy:
 
     name = "rocksdb"
     parameters: ClassVar[dict[str, Param]] = {}
+    # What the numbers of a coded `interval_samples` column mean, for its plot's ticks:
+    # {"overflow": {0: "none", 1: "L0O", ...}}.
+    SAMPLE_CODES: ClassVar[dict[str, dict[int, str]]] = {}
 
     def __init__(self, **params: Any) -> None:
         unknown = [key for key in params if key not in self.parameters]
@@ -189,7 +192,9 @@ class Policy:
 
     def interval_samples(self, db: "DB") -> dict[str, float]:
         """The policy's own state at each interval's end (e.g. its thread count), added to
-        the timeseries as `policy_<name>` columns so its view over time can be plotted."""
+        the timeseries as `policy_<name>` columns so its view over time can be plotted.
+        Name a column with its unit (`batch_MB`, `internal_MBps`); a column that codes
+        states as numbers names them in `SAMPLE_CODES`."""
         return {}
 
     def describe(self) -> dict[str, Any]:

@@ -91,6 +91,21 @@ class Trace:
             save_figures(self, out)
         return out
 
+    @classmethod
+    def read(cls, out_dir: str | Path) -> "Trace":
+        """The trace `write` put in folder `out_dir` (its figures aside): a run written by
+        `lsmsim run --out` or `lsmsim trace import --out` reads back the same. A missing
+        file raises FileNotFoundError naming it."""
+        out = Path(out_dir)
+        with open(out / "timeseries.csv", newline="") as handle:
+            rows = list(csv.reader(handle))
+        names, cells = (rows[0], list(zip(*rows[1:]))) if rows else ([], [])
+        timeseries = {name: _parse_column(column) for name, column in
+                      zip(names, cells or [()] * len(names))}
+        document = json.loads((out / "summary.json").read_text())
+        return cls(document["config"], document["summary"], timeseries,
+                   _read_jsonl(out / "events.jsonl"), _read_jsonl(out / "stalls.jsonl"))
+
     def plot(self, path: str | Path | None = None):  # type: ignore[no-untyped-def]
         """The timeline figure (matplotlib); saved to `path` when given."""
         from lsmsim.plot import timeline_figure
@@ -146,6 +161,19 @@ def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
     with open(path, "wb") as handle:
         handle.writelines(orjson.dumps(record, default=_json_default, option=options)
                           for record in records)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with open(path, "rb") as handle:
+        return [orjson.loads(line) for line in handle if line.strip()]
+
+
+def _parse_column(cells: tuple[str, ...]) -> np.ndarray:
+    """A csv column as floats, or as strings when it holds words (stall_cause)."""
+    try:
+        return np.array(cells, dtype=float)
+    except ValueError:
+        return np.array(cells, dtype=object)
 
 
 def _cell(value: Any) -> Any:

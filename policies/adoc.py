@@ -208,6 +208,10 @@ class Adoc(Policy):
         new = value + increment if op == ADD else value // 2
         return min(max(new, low), high)
 
+    SAMPLE_CODES = {"overflow": {code: {None: "none", "L0O": "L0O (L0)", "RDO": "RDO (pending)",
+                                        "MMO": "MMO (memtable)"}[name]
+                                 for name, code in OVERFLOW_CODES.items()}}
+
     def interval_samples(self, db: DB) -> dict[str, float]:
         return {"threads": float(db.options.max_background_jobs),
                 "batch_MB": db.options.write_buffer_size / (1 << 20),

@@ -172,6 +172,8 @@ class Silk(Policy):
             weight = DEEPER_WEIGHT
         return {"device": weight, "rate_limiter": weight}
 
+    SAMPLE_CODES = {"compactions_paused": {0: "running", 1: "paused"}}
+
     def interval_samples(self, db: DB) -> dict[str, float]:
         return {"internal_MBps": db.rate_limiter.rate_bps / 1e6,
                 "client_MBps": self.client_MBps,

@@ -64,6 +64,8 @@ class TwoStageThrottling(Policy):
             return db.write_controller.max_delayed_write_rate_bps
         return rate_bps
 
+    SAMPLE_CODES = {"throttle_stage": {0: "none", 1: "stage 1", 2: "stage 2"}}
+
     def interval_samples(self, db: DB) -> dict[str, float]:
         l0_files = len(db.version.levels[0])
         stage = 0

@@ -208,9 +208,9 @@ def test_cli_scenario_error_is_one_line(tmp_path, capsys):
     assert "line 3" in err and "Traceback" not in err and err.count("\n") == 1
 
 
-def test_readme_scenario_example_runs(tmp_path):
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    example = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+def test_docs_scenario_example_runs(tmp_path):
+    guide = (Path(__file__).parent.parent / "docs" / "how-to" / "run-and-configure.md")
+    example = guide.read_text().split("```toml\n", 1)[1].split("```", 1)[0]
     scenario = load_scenario(_write(tmp_path, example))
     workload = scenario.make_workload(num_keys=20_000)
     assert [p.name for p in workload.phases] == ["mostly reads"]
