@@ -237,6 +237,7 @@ class DB:
             self._process_due()
 
     def _stuck_state(self, dt: float) -> str:
+        """What a SimulationStuckError says: the time, the next event and every activity."""
         jobs = ", ".join(f"{type(job).__name__} {job.job_id} remaining {job.remaining:.3g} "
                          f"at {job.rate:.3g}/s" for job in self._jobs()) or "no jobs"
         return (f"simulated time stopped advancing at {float(self.env.now)!r} s "
