@@ -12,9 +12,11 @@ values, 16 B keys, no compression, `--seed=42`, 1e8 keys) stopped by SIGINT afte
 `--seconds`, as the local-2core runs in ../shared were; its LOG is gzipped (trace import
 reads LOG.gz).
 
-A quiet machine matters: before each run the script waits (up to `--wait-s`) for the
-one-minute load average to fall under `--max-load`, and records the load before and after
-each run in `capture_log.csv`, so a disturbed run can be seen and taken again.
+A quiet machine matters: before each run the script waits (up to `--wait-s`) until the
+CPUs were at least `--min-idle` idle over two seconds (the load average would still count
+the previous run's own threads for a minute), and records that idle share and the
+process count in `capture_log.csv`, so a run taken beside other work can be seen and
+taken again.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
-import os
 import shutil
 import time
 from pathlib import Path
@@ -42,12 +43,30 @@ def flags(jobs: int, memtable_mb: int, limit_mb: int) -> list[str]:
             f"--write_buffer_size={memtable_mb << 20}", *extra]
 
 
-def wait_until_quiet(max_load: float, wait_s: float) -> float:
-    """The one-minute load average once it is under `max_load` (or when `wait_s` ran out)."""
+def idle_share(seconds: float = 2.0) -> float:
+    """Share of all CPUs' time spent idle over the next `seconds` (/proc/stat)."""
+    def sample() -> tuple[int, int]:
+        fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
+        return fields[3] + fields[4], sum(fields)  # idle + iowait, total
+
+    idle0, total0 = sample()
+    time.sleep(seconds)
+    idle1, total1 = sample()
+    return (idle1 - idle0) / max(total1 - total0, 1)
+
+
+def wait_until_quiet(min_idle: float, wait_s: float) -> float:
+    """The CPUs' idle share once it reaches `min_idle` (or when `wait_s` ran out)."""
     deadline = time.monotonic() + wait_s
-    while os.getloadavg()[0] >= max_load and time.monotonic() < deadline:
-        time.sleep(5)
-    return os.getloadavg()[0]
+    idle = idle_share()
+    while idle < min_idle and time.monotonic() < deadline:
+        idle = idle_share()
+    return idle
+
+
+def _running_processes() -> int:
+    """Runnable processes now (/proc/loadavg's fourth field, less this one)."""
+    return int(open("/proc/loadavg").read().split()[3].split("/")[0]) - 1
 
 
 def main() -> None:
@@ -56,7 +75,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--jobs", default=",".join(map(str, JOBS)))
-    parser.add_argument("--max-load", type=float, default=0.5)
+    parser.add_argument("--min-idle", type=float, default=0.95)
     parser.add_argument("--wait-s", type=float, default=120.0)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -65,7 +84,7 @@ def main() -> None:
     with open(log_path, "a", newline="") as handle:
         log = csv.writer(handle)
         if new_log:
-            log.writerow(["run", "started_unix_s", "load_before", "load_after"])
+            log.writerow(["run", "started_unix_s", "idle_before", "processes_running_after"])
         for repeat in range(1, args.repeats + 1):
             for name, memtable_mb, limit_mb in CONFIGS:
                 for jobs in (int(j) for j in args.jobs.split(",")):
@@ -73,17 +92,17 @@ def main() -> None:
                     folder = args.out / run
                     if (folder / "LOG.gz").exists():
                         continue  # taken by an earlier, interrupted sweep
-                    load_before = wait_until_quiet(args.max_load, args.wait_s)
+                    idle_before = wait_until_quiet(args.min_idle, args.wait_s)
                     started = time.time()
                     capture(folder, flags(jobs, memtable_mb, limit_mb), seconds=args.seconds)
                     with open(folder / "LOG", "rb") as raw, gzip.open(folder / "LOG.gz",
                                                                       "wb") as packed:
                         shutil.copyfileobj(raw, packed)
                     (folder / "LOG").unlink()
-                    log.writerow([run, round(started), round(load_before, 2),
-                                  round(os.getloadavg()[0], 2)])
+                    log.writerow([run, round(started), round(idle_before, 3),
+                                  _running_processes()])
                     handle.flush()
-                    print(f"{run}: load {load_before:.2f} before", flush=True)
+                    print(f"{run}: CPUs {idle_before:.0%} idle before", flush=True)
 
 
 if __name__ == "__main__":
