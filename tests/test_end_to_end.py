@@ -92,7 +92,18 @@ def test_write_buffer_size_changes_at_run_time_like_setoptions():
 @pytest.mark.parametrize("argv, message", [
     (["run", "fillrandom", "--set", "write_bufer_size=1"], "Did you mean write_buffer_size"),
     (["run", "fillrandom", "--set", "level0_slowdown_writes_trigger=40"], "must be <="),
-    (["run", "fillrandom", "--set", "write_buffer_size=-5MB"], "must not be negative"),
+    (["run", "fillrandom", "--set", "write_buffer_size=-5MB"],
+     "option write_buffer_size must be an integer in [65536, 18446744073709551615], got '-5MB'"),
+    # Issue 18: nan acted as an infinite multiplier, 1e400 overflowed converting to int.
+    (["run", "fillrandom", "--set", "max_bytes_for_level_multiplier=nan"],
+     "option max_bytes_for_level_multiplier must be positive and finite, got 'nan'"),
+    (["run", "fillrandom", "--set", "write_buffer_size=1e400"],
+     "option write_buffer_size must be an integer in [65536, 18446744073709551615], got '1e400'"),
+    (["run", "fillrandom", "--policy", "adoc:tuning_gap_s=0"], "policy adoc: parameter "
+     "tuning_gap_s must be a finite number of at least 0.001, got 0"),
+    (["run", "fillrandom", "--policy", "silk:check_interval_s=0"], "check_interval_s"),
+    (["run", "fillrandom", "--policy", "adoc:min_threads=10,max_threads=2"],
+     "policy adoc: min_threads (10) must be <= max_threads (2)"),
     (["run", "fillrandom", "--set", "write_buffer_size=lots"], "write_buffer_size"),
     (["run", "nosuch"], "Valid workloads"),
     (["run", "fillrandom", "--device", "floppy"], "Valid devices"),
