@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from lsmsim import compare, fidelity_cli, reproduce, trace_cli
-from lsmsim.cli_numbers import byte_rate_bps, non_negative_int, positive_int, positive_number
+from lsmsim.cli_numbers import bucket_count, byte_rate_bps, non_negative_int, positive_number
 from lsmsim.data_file import DataFileError
-from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS
+from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS, MAX_BUCKETS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.plot_process import TimelinePlotter
 from lsmsim.units import UnitError, format_bytes, format_seconds
@@ -70,11 +70,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--write-rate-limit", type=byte_rate_bps,
                      help="cap on client bytes/s, e.g. 30MB/s "
                           "(db_bench --benchmark_write_rate_limit)")
-    run.add_argument("--open-loop-ops", type=float,
+    run.add_argument("--open-loop-ops", type=positive_number,
                      help="open-loop arrival rate in ops/s (excess queues)")
     run.add_argument("--seed", type=non_negative_int, help="random seed (default 0)")
-    run.add_argument("--buckets", type=positive_int,
-                     help=f"key-space buckets, the resolution of key overlap ({DEFAULT_BUCKETS})")
+    run.add_argument("--buckets", type=bucket_count,
+                     help=f"key-space buckets, the resolution of key overlap ({DEFAULT_BUCKETS}; "
+                          f"at most {MAX_BUCKETS:,}: memory grows with them)")
     run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     run.set_defaults(handler=_run)
     listing = commands.add_parser("list", help="list valid names")

@@ -125,6 +125,10 @@ def test_cli_errors_are_one_clear_line(argv, message, capsys):
     (["run", "fillrandom", "--duration", "an hour"], "argument --duration: expected a number"),
     (["run", "fillrandom", "--seed", "-1"], "argument --seed: must be at least 0, got '-1'"),
     (["run", "fillrandom", "--buckets", "0"], "argument --buckets: must be at least 1"),
+    # Issue 18: 10^8 buckets exhausted memory.
+    (["run", "fillrandom", "--buckets", "100000000"],
+     "argument --buckets: must be at most 1,048,576 (memory grows by ~300 B per bucket)"),
+    (["run", "fillrandom", "--open-loop-ops", "nan"], "argument --open-loop-ops: must be a posi"),
     (["run", "fillrandom", "--write-rate-limit", "fast"],
      "argument --write-rate-limit: expected a rate such as 30MB/s"),
     (["compare", "fillrandom", "--policies", "rocksdb", "--devices", "nvme", "--workers", "0"],
@@ -147,6 +151,7 @@ def test_cli_refuses_bad_numbers_naming_the_flag(argv, message, capsys):
     (dict(seed=-1), "seed must be an integer of at least 0, got -1"),
     (dict(seed=1.5), "seed must be an integer"),
     (dict(key_buckets=0), "key_buckets must be an integer of at least 1, got 0"),
+    (dict(key_buckets=10 ** 8), "key_buckets must be at most 1,048,576"),
 ])
 def test_simulate_refuses_bad_run_parameters(fields, message):
     with pytest.raises(lsmsim.RunParameterError, match=message):
