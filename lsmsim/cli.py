@@ -162,6 +162,10 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
         rows.append(("write latency p50 / p99 / p99.9", f"{summary['latency_p50_us']:,.1f} / "
                                                         f"{summary['latency_p99_us']:,.1f} / "
                                                         f"{summary['latency_p999_us']:,.1f} us"))
+    if summary.get("open_loop_backlog_ops"):
+        rows.append(("open-loop ops queued at the end", f"{summary['open_loop_backlog_ops']:,.0f}, "
+                     f"oldest waiting {summary['open_loop_oldest_queued_wait_s']:,.1f} s "
+                     "(not in the latencies)"))
     rows += _read_rows(summary)
     rows.append(("stalled", f"{summary['stall_time_s']:.1f} s "
                             f"({100 * summary['stall_fraction']:.1f}%): "

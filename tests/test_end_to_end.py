@@ -11,7 +11,7 @@ import pytest
 
 import lsmsim
 from conftest import run_small
-from lsmsim.cli import main
+from lsmsim.cli import format_summary, main
 from lsmsim.entry_format import EntryFormat
 from lsmsim.summary import summarize_trace
 
@@ -258,3 +258,24 @@ def test_console_command_ends_quietly_when_its_reader_goes_away():
     finally:
         os.close(write_end)
     assert closed.returncode == 1 and "Traceback" not in closed.stderr
+
+
+def test_open_loop_beyond_capacity_reports_fifo_waits_and_the_backlog(capsys):
+    """Issue 18: 1 M ops/s offered to a store that serves ~150 K reported a p99.9 latency
+    longer than the run (the wait of an op arriving at the end, backlog / service rate).
+    An op's FIFO wait is backlog / arrival rate: no latency can exceed the run, every
+    arrival is either served or still queued, and the queued ones are reported."""
+    rate, duration_s = 1_000_000.0, 20.0
+    result = lsmsim.simulate("fillrandom", device="nvme", duration_s=duration_s,
+                      open_loop_ops_per_s=rate)
+    summary = result.summary
+    backlog = summary["open_loop_backlog_ops"]
+    assert summary["ops"] + backlog == pytest.approx(rate * duration_s)
+    assert backlog > 0.5 * rate * duration_s
+    assert summary["open_loop_oldest_queued_wait_s"] == pytest.approx(backlog / rate)
+    bin_width = 10 ** (1 / 50)  # the histogram's upper bin edges
+    oldest_wait_s = summary["open_loop_oldest_queued_wait_s"]
+    assert summary["latency_p999_us"] * 1e-6 <= oldest_wait_s * bin_width < duration_s
+    assert summary["latency_p50_us"] < summary["latency_p999_us"]
+    print(format_summary(summary, result.config))
+    assert f"open-loop ops queued at the end  {backlog:,.0f}" in capsys.readouterr().out
