@@ -205,10 +205,12 @@ def _read_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     if "read_throughput_ops_per_s" not in summary:
         return []
     rows = [("reads (gets + scans)", f"{summary['read_throughput_ops_per_s']:,.0f} ops/s; all "
-                                     f"client ops {summary['client_ops_per_s']:,.0f} ops/s"),
-            ("read latency p50 / p99 / p99.9", f"{summary['read_latency_p50_us']:,.1f} / "
-                                               f"{summary['read_latency_p99_us']:,.1f} / "
-                                               f"{summary['read_latency_p999_us']:,.1f} us")]
+                                     f"client ops {summary['client_ops_per_s']:,.0f} ops/s")]
+    if _present(summary, "read_latency_p50_us", "read_latency_p99_us", "read_latency_p999_us"):
+        # (none while the run has not reached its reads, e.g. still in its load)
+        rows.append(("read latency p50 / p99 / p99.9", f"{summary['read_latency_p50_us']:,.1f} / "
+                                                       f"{summary['read_latency_p99_us']:,.1f} / "
+                                                       f"{summary['read_latency_p999_us']:,.1f} us"))
     if _present(summary, "final_phase_ops_per_s"):
         # The run stage without its load, as YCSB reports a run's throughput.
         rows.append((f"last phase ({summary['final_phase']})",
@@ -248,7 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if not isinstance(exc, _user_errors()):
             raise
-        print(f"lsmsim: error: {exc}", file=sys.stderr)
+        # One line, whatever the message quotes (a field name with a newline in it).
+        message = "\\n".join(str(exc).splitlines())
+        print(f"lsmsim: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -49,8 +49,8 @@ def read_fields(path: Path, required: dict[str, Any], optional: dict[str, Any],
     known = {**required, **optional}
     unknown = sorted(set(data) - set(known))
     if unknown:
-        raise DataFileError(f"{path}: unknown field(s) {', '.join(unknown)}; valid fields: "
-                            f"{', '.join(sorted(known))}")
+        raise DataFileError(f"{path}: unknown field(s) {', '.join(map(repr, unknown))}; "
+                            f"valid fields: {', '.join(sorted(known))}")
     missing = sorted(set(required) - set(data))
     if missing:
         raise DataFileError(f"{path}: missing field(s) {', '.join(missing)}")

@@ -44,6 +44,10 @@ def _opt(default: Any, kind: str, scope: str, mutable: bool, doc: str,
 POSITIVE_INT32 = Range(1, INT32_MAX, integer=True)
 POSITIVE_UINT64 = Range(1, UINT64_MAX, integer=True)
 DERIVED_INT32 = Range(1, INT32_MAX, integer=True, special=(-1,))  # -1 = derive
+# RocksDB accepts a level multiplier in (0, 1) (SanitizeOptions only turns <= 0 into 1), but
+# deeper levels smaller than L1 are no leveled LSM, and a tiny one rounds the targets down
+# to 0 bytes (CalculateBaseBytes' uint64), where level scores divide by zero.
+GROWTH_FACTOR = Range(1.0)
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ class LsmOptions:
                                          POSITIVE_UINT64)
     max_bytes_for_level_multiplier: float = _opt(10.0, "float", "cf", True,
                                                  "growth factor between level targets",
-                                                 Range(low_open=True))
+                                                 GROWTH_FACTOR)
     level_compaction_dynamic_level_bytes: bool = _opt(False, "bool", "cf", False,
                                                       "size levels from the last level up")
     target_file_size_base: int = _opt(64 * MIB, "size", "cf", True,

@@ -96,7 +96,7 @@ def test_write_buffer_size_changes_at_run_time_like_setoptions():
      "option write_buffer_size must be an integer in [65536, 18446744073709551615], got '-5MB'"),
     # Issue 18: nan acted as an infinite multiplier, 1e400 overflowed converting to int.
     (["run", "fillrandom", "--set", "max_bytes_for_level_multiplier=nan"],
-     "option max_bytes_for_level_multiplier must be positive and finite, got 'nan'"),
+     "option max_bytes_for_level_multiplier must be a finite number of at least 1, got 'nan'"),
     (["run", "fillrandom", "--set", "write_buffer_size=1e400"],
      "option write_buffer_size must be an integer in [65536, 18446744073709551615], got '1e400'"),
     (["run", "fillrandom", "--policy", "adoc:tuning_gap_s=0"], "policy adoc: parameter "
