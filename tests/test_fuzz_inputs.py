@@ -241,20 +241,23 @@ MACHINE_FIELDS = {
 }
 
 
+def run_with_profile(tmp_path: Path, flag: str, fields: dict[str, object] | bytes) -> None:
+    """A ycsb_a run (puts and gets) on the profile file holding `fields` (or bytes)."""
+    text = fields if isinstance(fields, bytes) else toml_text(fields, {})
+    profile = write(tmp_path, "profile.toml", text)
+    event(assert_result_or_one_line_error(["run", "ycsb_a", *TINY, flag, profile]))
+
+
 @FUZZ
 @given(st.one_of(some_fields(DEVICE_FIELDS), st.binary(max_size=40)))
 def test_device_profiles(tmp_path, fields):
-    text = fields if isinstance(fields, bytes) else toml_text(fields, {})
-    device = write(tmp_path, "device.toml", text)
-    event(assert_result_or_one_line_error(["run", "ycsb_a", *TINY, "--device", device]))
+    run_with_profile(tmp_path, "--device", fields)
 
 
 @FUZZ
 @given(st.one_of(some_fields(MACHINE_FIELDS), st.binary(max_size=40)))
 def test_machine_profiles(tmp_path, fields):
-    text = fields if isinstance(fields, bytes) else toml_text(fields, {})
-    machine = write(tmp_path, "machine.toml", text)
-    event(assert_result_or_one_line_error(["run", "ycsb_a", *TINY, "--machine", machine]))
+    run_with_profile(tmp_path, "--machine", fields)
 
 
 WORKLOADS = ["fillrandom", "fillseq", "ycsb_a", "ycsb_d", "ycsb_e", "readwhilewriting",

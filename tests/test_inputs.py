@@ -102,10 +102,13 @@ MACHINE = ('description = "x"\ncores = 2\nwrite_ns_per_op = {op}\nwrite_ns_per_b
     (dict(op="inf", byte=1, level=1), "field write_ns_per_op must be a finite number in "
                                       "[0, 1000000000], got inf"),
     (dict(op="nan", byte=1, level=1), "field write_ns_per_op must be"),
-    (dict(op=0, byte=0, level=0), "fields write_ns_per_op, write_ns_per_byte, "
-                                  "memtable_insert_ns_per_level are all 0: a put must cost"),
+    (dict(op=0, byte=0, level=0), "fields write_ns_per_op + write_ns_per_byte + "
+                                  "memtable_insert_ns_per_level = 0 ns: a put must cost at "
+                                  "least 1 ns of CPU"),
+    # Found by tests/test_fuzz_inputs.py: a put of 1e-142 ns stopped simulated time.
+    (dict(op=6.3e-142, byte=7.3e-215, level=0), "= 6.3e-142 ns: a put must cost"),
 ])
-def test_machine_costs_must_be_finite_and_a_put_must_cost_cpu(tmp_path, costs, message):
+def test_machine_costs_must_be_finite_and_a_put_must_cost_a_nanosecond(tmp_path, costs, message):
     path = tmp_path / "m.toml"
     path.write_text(MACHINE.format(**costs))
     with pytest.raises(DataFileError, match=re.escape(message)) as info:

@@ -254,3 +254,12 @@ def test_summary_table_gives_the_run_stage_apart_from_its_load():
     assert 0 < stage != result.summary["client_ops_per_s"]  # the load is left out
     write_only = lsmsim.simulate("fillrandom", device="nvme", duration_s=5)
     assert "last phase" not in format_summary(write_only.summary, write_only.config)
+
+
+@pytest.mark.parametrize("bits, same_as", [(2.2e-313, 0.0), (0.49, 0.0), (0.7, 1.0),
+                                           (1e9, 100.0)])
+def test_bloom_bits_per_key_sanitized_as_rocksdb(bits, same_as):
+    """BloomLikeFilterPolicy rounds below 0.5 down to no filter, up to 1 below 1 and caps at
+    100 (a denormal divided by zero before: found by tests/test_fuzz_inputs.py)."""
+    from lsmsim.read_path import bloom_fp_rate
+    assert bloom_fp_rate(bits) == bloom_fp_rate(same_as)
