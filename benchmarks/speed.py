@@ -3,6 +3,7 @@
     python benchmarks/speed.py            # the main job plus a spread of devices and options
     python benchmarks/speed.py --quick    # the main job only
     python benchmarks/speed.py --cli      # `lsmsim run` of the main job: wall, CPU, phases
+    python benchmarks/speed.py --long     # a simulated day on each device: wall, memory
 
 Also reports peak traced memory for two durations, to show memory does not grow with
 simulated time beyond the trace itself. `--cli` times the command as a user runs it (three
@@ -31,6 +32,13 @@ CASES = [
     ("fillrandom nvme 3600 s, 16 MB memtables, 8 jobs",
      dict(device="nvme", duration_s=3600,
           options={"write_buffer_size": "16MB", "max_background_jobs": 8})),
+    # What the concurrency mechanisms cost: subcompactions make more, shorter jobs.
+    ("fillrandom nvme 3600 s, 8 jobs, subcompactions 20",
+     dict(device="nvme", duration_s=3600,
+          options={"max_background_jobs": 8, "max_subcompactions": 20})),
+    ("  the same without io_streams",
+     dict(device="nvme", duration_s=3600, without=["io_streams"],
+          options={"max_background_jobs": 8, "max_subcompactions": 20})),
     ("fillrandom local-2core 600 s, 16 MB memtables",
      dict(device="nvme", machine="local-2core", duration_s=600,
           options={"write_buffer_size": "16MB"})),
@@ -89,13 +97,43 @@ def cli_runs(repeats: int = 3) -> None:
         subprocess.run([sys.executable, "-c", PHASES, out], check=True)
 
 
+def long_runs(devices: tuple[str, ...] = ("nvme", "pm", "sata-ssd", "hdd")) -> None:
+    """A simulated day (`lsmsim run ... --duration 86400 --no-plot`) on each device beside
+    its hour: wall time, the day's over the hour's, and the day's peak memory per simulated
+    hour."""
+    with tempfile.TemporaryDirectory() as out:
+        for device in devices:
+            (hour_s, _), (day_s, day_kib) = (
+                _timed_child([sys.executable, "-m", "lsmsim.cli", "run", "fillrandom",
+                              "--device", device, "--duration", str(duration), "--no-plot",
+                              "--out", out]) for duration in (3600, 86400))
+            print(f"{device:9} hour {hour_s:6.2f} s, day {day_s:7.2f} s (x{day_s / hour_s:4.1f}), "
+                  f"peak RSS {day_kib / 1024:6.0f} MiB ({day_kib / 1024 / 24:5.1f} MiB per "
+                  "simulated hour)")
+
+
+def _timed_child(argv: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak resident memory (KiB) of one child process."""
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise subprocess.CalledProcessError(child.returncode, argv)
+    return time.perf_counter() - started, usage.ru_maxrss
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--cli", action="store_true")
+    parser.add_argument("--long", action="store_true")
     args = parser.parse_args()
     if args.cli:
         cli_runs()
+        return
+    if args.long:
+        long_runs()
         return
     cases = CASES[:1] if args.quick else CASES
     print(f"{'case':52} {'wall s':>8} {'CPU s':>8} {'sim-s/CPU-s':>12}")

@@ -18,6 +18,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+BANDWIDTH_CACHE = 4096
+
 
 @dataclass(frozen=True)
 class DeviceModel:
@@ -34,17 +36,20 @@ class DeviceModel:
     mixed_efficiency: float = 1.0
     source: str = ""
     random_read_iops: float = 0.0  # 0 = random reads cost only their bytes of bandwidth
-    # bandwidth_bps results by (streams, mixed): the engine asks at every event.
+    # bandwidth_bps results by (streams, mixed): the engine asks at every event. Stream
+    # counts are averages (threads in I/O), so the cache keeps at most BANDWIDTH_CACHE.
     _bandwidth: dict[tuple[int, bool], tuple[float, float]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
 
-    def bandwidth_bps(self, streams: int, mixed: bool) -> tuple[float, float]:
+    def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
         cached = self._bandwidth.get((streams, mixed))
         if cached is None:
-            cached = self._bandwidth[streams, mixed] = self._compute_bandwidth_bps(streams, mixed)
+            cached = self._compute_bandwidth_bps(streams, mixed)
+            if len(self._bandwidth) < BANDWIDTH_CACHE:
+                self._bandwidth[streams, mixed] = cached
         return cached
 
-    def _compute_bandwidth_bps(self, streams: int, mixed: bool) -> tuple[float, float]:
+    def _compute_bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
         streams = max(1, streams)
         read = self.read_bps * _interpolate(self.read_scaling, streams)
         write = self.write_bps * _interpolate(self.write_scaling, streams)
@@ -54,7 +59,7 @@ class DeviceModel:
         return read, write
 
 
-def _interpolate(points: tuple[tuple[int, float], ...], streams: int) -> float:
+def _interpolate(points: tuple[tuple[int, float], ...], streams: float) -> float:
     counts = [p[0] for p in points]
     position = bisect.bisect_left(counts, streams)
     if position == 0:

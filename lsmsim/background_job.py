@@ -37,23 +37,27 @@ class BackgroundJob:
     outputs: list[SstFile]
     remaining: float = 1.0
     rate: float = 0.0
+    # Threads working on it at once: 1, or a compaction's subcompactions' speed-up (its total
+    # input over its largest range's, `lsmsim.subcompaction`).
+    threads: float = 1.0
     _thread_timing: ThreadTiming | None = field(default=None, init=False, repr=False)
 
     kind: ClassVar[str] = "job"
 
     def thread_cap(self, read_bps: float, write_bps: float) -> float:
-        """Progress-rate cap of the job's one thread, given the device's one-stream read and
-        write bandwidth. The thread computes, reads its inputs with blocking reads and waits
+        """Progress-rate cap of the job's threads, given the device's one-stream read and
+        write bandwidth: `threads` times one thread's. A thread computes, reads its inputs with blocking reads and waits
         for each output file's Sync (BuildTable and CompactionJob::FinishCompactionOutputFile
         call WritableFileWriter::Sync; with buffered I/O and bytes_per_sync=0 the kernel
         writes a file back only then), so its CPU time and its own device time add up
         rather than overlap. Under CPU contention `lsmsim.fluid_share.runnable_fractions`
         keeps them serial too."""
         seconds = self.cpu_s + self.own_wait_s(read_bps, write_bps)
-        return 1.0 / seconds if seconds > 0 else float("inf")
+        return self.threads / seconds if seconds > 0 else float("inf")
 
     def own_wait_s(self, read_bps: float, write_bps: float) -> float:
-        """Seconds the job's thread blocks on its own reads and output Syncs (not runnable)."""
+        """Seconds a thread blocks on its own reads and output Syncs (not runnable), per unit
+        of the job's progress done by one thread."""
         return self.read_bytes / read_bps + self.write_bytes / write_bps
 
     def thread_timing(self, read_bps: float, write_bps: float) -> ThreadTiming:
@@ -88,6 +92,7 @@ class CompactionJob(BackgroundJob):
     compaction: Compaction = field(default=None)  # type: ignore[assignment]
     high_pool: bool = False  # runs in the flush pool (a policy's prioritised compaction)
     input_bytes: float = 0.0  # = compaction.input_bytes, summed once when the job starts
+    subcompactions: int = 1   # key ranges merged by threads of their own (`threads` speed-up)
 
     kind: ClassVar[str] = "compaction"
 

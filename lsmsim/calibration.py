@@ -55,7 +55,8 @@ from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineP
                             cost_values, with_costs)
 from lsmsim.trace import Trace
 from lsmsim.trace_import import ImportedTrace
-from lsmsim.trace_validation import check_run_folders, pool_map, run_devices, run_setup
+from lsmsim.trace_validation import check_run_folders, run_devices, run_setup
+from lsmsim.worker_pool import Interrupted, JobFailed, run_jobs
 
 W_STALL = 1.0
 W_WA = 0.25
@@ -220,7 +221,8 @@ def load_runs(folders: Sequence[Path], device: str | None,
     """The runs of the folders (imported in a process pool) and their real traces."""
     folders = check_run_folders(folders)
     devices = run_devices(folders, device)
-    pairs = pool_map(_load_run, [(f, max_seconds) for f in folders], workers)
+    pairs = every_result(run_jobs(_load_run, [(f, max_seconds) for f in folders], workers),
+                         [f"reading {f}" for f in folders])
     runs = []
     for folder, run_device, (real, setup) in zip(folders, devices, pairs):
         summary = real.summary
@@ -228,6 +230,15 @@ def load_runs(folders: Sequence[Path], device: str | None,
                         float(summary["throughput_ops_per_s"]), float(summary["stall_fraction"]),
                         float(summary["write_amplification"])))
     return runs, [real for real, _ in pairs]
+
+
+def every_result(results: list[Any], doing: Sequence[str]) -> list[Any]:
+    """The jobs' results, or a CalibrationError naming the first that failed (a fit needs
+    every run)."""
+    for result, what in zip(results, doing):
+        if isinstance(result, JobFailed):
+            raise CalibrationError(f"{what} failed: {result.error}")
+    return results
 
 
 def _load_run(job: tuple[Path, float | None]) -> tuple[Trace, DbBenchSetup]:
@@ -252,7 +263,9 @@ def run_loss(run: Run, figures: tuple[float, float, float]) -> float:
 
 
 class Objective:
-    """The loss of a profile over the runs; repeats of one command are simulated once."""
+    """The loss of a profile over the runs; repeats of one command are simulated once. It
+    keeps the first loss and the best (loss, profile) seen; Ctrl-C or SIGTERM during an
+    evaluation raises `worker_pool.Interrupted` carrying this objective."""
 
     def __init__(self, runs: list[Run], workers: int) -> None:
         self.runs = runs
@@ -261,13 +274,39 @@ class Objective:
                            r.device)) for r in runs]
         self.distinct = list(dict.fromkeys(self.keys))
         self.evaluations = 0
+        self.first_loss = math.nan
+        self.best: tuple[float, MachineProfile] | None = None
 
     def __call__(self, profile: MachineProfile) -> float:
-        self.evaluations += 1
         first = {key: self.runs[self.keys.index(key)] for key in self.distinct}
         jobs = [(first[k].setup, first[k].device, profile) for k in self.distinct]
-        figures = dict(zip(self.distinct, pool_map(_simulate_figures, jobs, self.workers)))
-        return float(sum(run_loss(run, figures[key]) for run, key in zip(self.runs, self.keys)))
+        labels = [f"simulating {first[k].label}" for k in self.distinct]
+        try:
+            results = run_jobs(_simulate_figures, jobs, self.workers)
+        except Interrupted as stop:
+            raise stop.carrying(self) from None
+        figures = dict(zip(self.distinct, every_result(results, labels)))
+        loss = float(sum(run_loss(run, figures[key]) for run, key in zip(self.runs, self.keys)))
+        self.evaluations += 1
+        if self.best is None:
+            self.first_loss = loss
+        if self.best is None or loss < self.best[0]:
+            self.best = (loss, profile)
+        return loss
+
+    def best_so_far(self, fit: Sequence[str], wall_s: float) -> Calibration:
+        """The best profile of a fit cut short (an evaluation done at least), with a note
+        saying so; no sensitivity (it would take 2 evaluations per cost)."""
+        assert self.best is not None
+        loss, profile = self.best
+        profile = with_costs(profile, {k: float(cost_values(profile)[k]) for k in fit})
+        costs = cost_values(profile)
+        note = (f"interrupted after {self.evaluations} evaluations: the best profile seen, "
+                "not a finished fit; sensitivity not computed")
+        return Calibration(profile, loss, self.first_loss, {k: costs[k] for k in fit}, {},
+                           {k: v for k, v in costs.items() if k not in fit and k not in READ_COSTS},
+                           {}, [r.label for r in self.runs], self.evaluations, 0.0, wall_s,
+                           [note])
 
 
 def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] = FITTED_BY_DEFAULT,
@@ -276,7 +315,8 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
               measure: bool = True, device_out: Path | None = None) -> Calibration:
     """Fit `fit` (cost names of the profile TOML) to the runs in `folders`, after measuring
     what the LOGs measure (and, with `device_out`, fitting the devices); everything else
-    comes from `base`."""
+    comes from `base`. Ctrl-C or SIGTERM raises `worker_pool.Interrupted` carrying the best
+    profile seen as a Calibration (its notes say so), or None before the first evaluation."""
     check_fit_names(fit)
     started_cpu_s = _cpu_s()
     started_wall_s = time.perf_counter()
@@ -289,7 +329,14 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
     if device_out is not None:
         runs, device_fits, device_files = fit_run_devices(
             runs, traces, [str(Path(f)) for f in folders], start, device_out)
-    result = fit_costs(runs, start, fit, max_evaluations, workers)
+    stopped: Interrupted | None = None
+    try:
+        result = fit_costs(runs, start, fit, max_evaluations, workers)
+    except Interrupted as stop:
+        if not isinstance(stop.results, Objective) or stop.results.best is None:
+            raise stop.carrying(None) from None
+        result = stop.results.best_so_far(fit, time.perf_counter() - started_wall_s)
+        stopped = stop
     result.device_fits, result.device_files = device_fits, device_files
     result.measured = measured
     result.held = {k: v for k, v in result.held.items() if k not in measured}
@@ -299,6 +346,8 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
     result.runs = [str(Path(f)) for f in folders]
     result.cpu_s = _cpu_s() - started_cpu_s
     result.wall_s = time.perf_counter() - started_wall_s
+    if stopped is not None:
+        raise stopped.carrying(result)
     return result
 
 

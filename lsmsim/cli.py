@@ -17,6 +17,7 @@ from lsmsim.cli_numbers import bucket_count, byte_rate_bps, non_negative_int, po
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS, MAX_BUCKETS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
+from lsmsim.output_path import OutputPathError, output_folder
 from lsmsim.plot_process import TimelinePlotter
 from lsmsim.units import UnitError, format_bytes, format_seconds
 from lsmsim.workload import WORKLOADS, WorkloadError
@@ -25,10 +26,12 @@ from lsmsim.workload import WORKLOADS, WorkloadError
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors printed as one line with status 2 (the subcommands' own are imported on an
     error only, so that `lsmsim run` does not load the LOG reader or the calibration)."""
+    from lsmsim.mechanisms import MechanismError
     from lsmsim.simulation import RunParameterError
     from policies import PolicyError
     return (OptionError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
-            *trace_cli.user_errors(), *fidelity_cli.user_errors(), reproduce.ExperimentError)
+            MechanismError, OutputPathError, compare.CompareError, *trace_cli.user_errors(),
+            *fidelity_cli.user_errors(), reproduce.ExperimentError)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"key-space buckets, the resolution of key overlap ({DEFAULT_BUCKETS}; "
                           f"at most {MAX_BUCKETS:,}: memory grows with them)")
     run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
+    run.add_argument("--without", action="append", default=[], metavar="MECHANISM",
+                     help="switch a resource-model mechanism off to see what it changes "
+                          "(io_streams); repeatable")
     run.set_defaults(handler=_run)
     listing = commands.add_parser("list", help="list valid names")
     listing.add_argument("what", choices=["devices", "machines", "options", "workloads",
@@ -103,6 +109,8 @@ def _run(args: argparse.Namespace) -> int:
     from lsmsim.scenario import Scenario, is_scenario_path, load_scenario
     from lsmsim.simulation import simulate
 
+    if args.out:
+        output_folder(args.out)
     scenario = (load_scenario(args.workload) if is_scenario_path(args.workload)
                 else Scenario.for_workload(args.workload))
     scenario.db_bench_defaults = scenario.db_bench_defaults or args.db_bench_defaults
@@ -130,6 +138,7 @@ def _run(args: argparse.Namespace) -> int:
                                                                        scenario.interval_s),
             seed=pick(args.seed, scenario.seed),
             key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS),
+            without=args.without,
             on_timeseries=plotter.draw if plotter is not None else None)
         print(format_summary(result.summary, result.config))
         print(f"\n{format_seconds(result.summary['duration_s'])} simulated s in "
@@ -247,7 +256,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.extra_flags = extra
     try:
         return args.handler(args)
+    except KeyboardInterrupt as exc:
+        # A subcommand's own message (worker_pool.Interrupted) or a plain Ctrl-C; 130 is
+        # the shell's status for SIGINT (128 + 2), 143 for SIGTERM.
+        print(f"lsmsim: {str(exc) or 'interrupted'}", file=sys.stderr)
+        return getattr(exc, "exit_status", 130)
     except Exception as exc:
+        from lsmsim.db import SimulationStuckError
+        if isinstance(exc, SimulationStuckError):
+            print(f"lsmsim: internal error: {exc}", file=sys.stderr)
+            return 1
         if not isinstance(exc, _user_errors()):
             raise
         # One line, whatever the message quotes (a field name with a newline in it).

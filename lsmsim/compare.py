@@ -3,8 +3,10 @@ CSV and a figure set.
 
 Each cell is an independent, seeded simulation, so results do not depend on which worker
 runs it or when; cells come back in grid order. A cell that fails is a row with its
-error, not the end of the sweep (desmod's "a failure is data"). Workers are forked, so a
-policy registered at run time (`policies.register`) is known to them too.
+error, not the end of the sweep (desmod's "a failure is data"). Workers are forked
+(`lsmsim.worker_pool`), so a policy registered at run time (`policies.register`) is known
+to them too. Ctrl-C or SIGTERM stops the workers at once; the cells that finished are
+printed and written, the others are rows with the error `worker_pool.NOT_RUN`.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import sys
 import time
-from multiprocessing import get_context
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
+from lsmsim.output_path import file_stem, output_folder
 from lsmsim.units import format_seconds
 
 STALL_FAMILIES = {  # the ADOC paper's MT / L0 / PS stalls, from RocksDB's cause names
@@ -38,6 +41,10 @@ METRICS = [
     ("write_amplification", "WA", "{:.2f}", "write_amplification"),
     ("peak_memtable_MiB", "peak mem MiB", "{:,.0f}", None),
 ]
+
+
+class CompareError(ValueError):
+    """A `--policies` or `--devices` list that names nothing, or a policy twice."""
 
 
 @dataclass
@@ -87,21 +94,31 @@ def run_cell(policy: str, device: str, workload: str, duration_s: float,
 
 
 def run_grid(workload: str, policies: list[str], devices: list[str], duration_s: float,
-             workers: int = 2, **simulate_kwargs: Any) -> list[Cell]:
+             workers: int = 2, progress: str = "", **simulate_kwargs: Any) -> list[Cell]:
     """Every (policy, device) cell, in grid order (device-major), on `workers` processes."""
     return run_cells([(p, d, workload, duration_s, simulate_kwargs)
-                      for d in devices for p in policies], workers)
+                      for d in devices for p in policies], workers, progress)
 
 
-def run_cells(specs: list[tuple[Any, ...]], workers: int = 2) -> list[Cell]:
-    """Cells given as `run_cell` argument tuples, in order, on `workers` processes."""
-    if workers <= 1:
-        return [run_cell(*spec) for spec in specs]
-    from concurrent.futures import ProcessPoolExecutor  # here: `lsmsim run` does not need it
+def run_cells(specs: list[tuple[Any, ...]], workers: int = 2, progress: str = "") -> list[Cell]:
+    """Cells given as `run_cell` argument tuples, in order, on `workers` processes
+    (`progress`: see `worker_pool.run_jobs`). On Ctrl-C or SIGTERM, raises
+    `worker_pool.Interrupted` carrying every cell: those not run have the error NOT_RUN."""
+    from lsmsim.worker_pool import NOT_RUN, Interrupted, JobFailed, run_jobs  # not for `run`
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
-        futures = [pool.submit(run_cell, *spec) for spec in specs]
-        return [f.result() for f in futures]
+    def cells(results: list[Any]) -> list[Cell]:
+        return [Cell(spec[0], spec[1], error=NOT_RUN) if result is None
+                else Cell(spec[0], spec[1], error=result.error) if isinstance(result, JobFailed)
+                else result for spec, result in zip(specs, results)]
+
+    try:
+        return cells(run_jobs(_run_spec, specs, workers, progress))
+    except Interrupted as stop:
+        raise stop.carrying(cells(stop.results)) from None
+
+
+def _run_spec(spec: tuple[Any, ...]) -> Cell:
+    return run_cell(*spec)
 
 
 def format_table(cells: list[Cell]) -> str:
@@ -179,7 +196,7 @@ def save_figures(cells: list[Cell], out: Path) -> list[Path]:
         axes[-1, 0].set_xlabel("time (s)")
         axes[0, 0].set_title(f"{policy}: its own view over time")
         figure.tight_layout()
-        path = out / f"policy_{policy.split(':')[0]}.png"
+        path = out / f"policy_{file_stem(policy)}.png"
         save_figure(figure, path)
         written.append(path)
     return written
@@ -190,7 +207,10 @@ def register(commands: Any) -> None:
     parser = commands.add_parser(
         "compare", help="run a grid of policies x devices; one table, a CSV and figures")
     parser.add_argument("workload")
-    parser.add_argument("--policies", required=True, help="comma-separated policy specs")
+    parser.add_argument("--policies", required=True,
+                        help="policy specs separated by ',' (rocksdb,adoc:increase_threads=4) "
+                             "or, when one has several parameters, by ';' "
+                             "('rocksdb;adoc:increase_threads=4,rules=code')")
     parser.add_argument("--devices", required=True, help="comma-separated device presets/files")
     parser.add_argument("--duration", type=positive_number, default=3600.0,
                         help="simulated seconds")
@@ -203,16 +223,44 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=_compare)
 
 
+def split_policies(text: str) -> list[str]:
+    """The specs of `--policies`: separated by ';' when the text has one, else by ','
+    (then no spec can have more than one parameter, as a comma also separates parameters;
+    such a parameter is an error that says to use ';')."""
+    separator = ";" if ";" in text else ","
+    specs = _names(text, "--policies", separator)
+    for spec in specs:
+        if separator == "," and "=" in spec and ":" not in spec.partition("=")[0]:
+            raise CompareError(f"--policies {text!r}: {spec!r} is a parameter, not a policy; "
+                               "separate policies with ';' when one has several parameters, "
+                               "e.g. --policies 'rocksdb;adoc:increase_threads=4,rules=code'")
+    return specs
+
+
+def _names(text: str, flag: str, separator: str = ",") -> list[str]:
+    """The non-empty, distinct items of a list flag (an empty list or a repeat is an error)."""
+    names = [name.strip() for name in text.split(separator) if name.strip()]
+    if not names:
+        raise CompareError(f"{flag} {text!r}: name at least one")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise CompareError(f"{flag} {text!r}: {', '.join(repeated)} given twice")
+    return names
+
+
 def _compare(args: argparse.Namespace) -> int:
-    """Check every name first (a typo is a user error, not a grid of failed cells)."""
+    """Check every name and the output folder first (a typo is a user error, not a grid of
+    failed cells; a bad --out is not found after the grid)."""
     from device_models import load_device
     from lsmsim.cli import parse_sets
     from lsmsim.options import LsmOptions
     from lsmsim.workload import make_workload
+    from lsmsim.worker_pool import NOT_RUN, Interrupted
     from policies import make_policy
 
-    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-    devices = [d.strip() for d in args.devices.split(",") if d.strip()]
+    out = output_folder(args.out) if args.out else None
+    policies = split_policies(args.policies)
+    devices = _names(args.devices, "--devices")
     make_workload(args.workload)
     for spec in policies:
         make_policy(spec)
@@ -220,19 +268,28 @@ def _compare(args: argparse.Namespace) -> int:
         load_device(device)
     started = time.perf_counter()
     options = LsmOptions().updated(parse_sets(args.set), source="--set")
-    cells = run_grid(args.workload, policies, devices, args.duration, workers=args.workers,
-                     machine=args.machine, options=options, seed=args.seed)
+    stopped: Interrupted | None = None
+    try:
+        cells = run_grid(args.workload, policies, devices, args.duration, workers=args.workers,
+                         progress="runs", machine=args.machine, options=options,
+                         seed=args.seed)
+    except Interrupted as stop:
+        cells, stopped = stop.results, stop
     wall_s = time.perf_counter() - started
     print(format_table(cells))
-    cpu = [c.cpu_s for c in cells]
-    print(f"\n{len(cells)} runs of {format_seconds(args.duration)} simulated s in "
+    cpu = [c.cpu_s for c in cells if c.error != NOT_RUN] or [0.0]
+    print(f"\n{len(cpu) if stopped else len(cells)} runs of {format_seconds(args.duration)} simulated s in "
           f"{wall_s:.1f} s wall on "
           f"{args.workers} workers; CPU per run mean {np.mean(cpu):.1f} s, max {max(cpu):.1f} s")
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        write_csv(cells, args.out / "compare.csv")
-        save_figures(cells, args.out)
-        print(f"results written to {args.out}/")
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        write_csv(cells, out / "compare.csv")
+        if stopped is None:
+            save_figures(cells, out)
+        print(f"results written to {out}/" + (" (compare.csv only)" if stopped else ""))
+    if stopped is not None:
+        print(f"lsmsim: {stopped.summary()}", file=sys.stderr)
+        return stopped.exit_status
     failed = [f"{c.policy}/{c.device}" for c in cells if c.error]
     if failed:
         print(f"{len(failed)} of {len(cells)} runs failed: {', '.join(failed)}")

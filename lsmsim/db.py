@@ -10,6 +10,7 @@ MaybeScheduleFlushOrCompaction (db/db_impl/db_impl_compaction_flush.cc).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,11 +22,13 @@ from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
 from lsmsim.compaction_picker import Compaction
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog
-from lsmsim.fluid_share import CPU, DEVICE, INFINITE, Demand, allocate, runnable_fractions
+from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_streams,
+                                runnable_fractions)
 from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace, memtable_keys
 from lsmsim.machine import MachineProfile
+from lsmsim.mechanisms import Mechanisms
 from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
@@ -34,6 +37,7 @@ from lsmsim.rate_limiter import GenericRateLimiter
 from lsmsim.sst_file import SstFile
 from lsmsim.stall_tracker import StallTracker, cause_name
 from lsmsim.storage_device import StorageDevice
+from lsmsim.subcompaction import plan_subcompactions
 from lsmsim.version_storage import VersionStorage
 from lsmsim.workload import Workload
 from lsmsim.write_controller import WriteController
@@ -41,6 +45,14 @@ from lsmsim.write_stall import ColumnFamilyStallState, StallInputs, WriteStallCo
 
 DONE_EPSILON = 1e-9        # remaining fraction below which a job is finished
 FULL_EPSILON_OPS = 1e-6    # ops below which the active memtable is full
+# The shortest sleep, in units in the last place of the clock: an event closer than the float
+# clock can resolve (past 32,768 s one ulp is 7.3e-12 s) is reached by stepping the clock a
+# little past it, so time always advances; the overshoot is below what the clock can tell.
+MIN_STEP_ULPS = 2.0
+BOUNDARY_TOLERANCE_S = 1e-9  # an interval boundary this close to an event closes after it
+# Event-loop passes at one instant without any change before the run is declared stuck: a
+# pass that changes nothing repeats itself forever, so this turns a bug into an error.
+MAX_PASSES_AT_ONE_INSTANT = 10_000
 # Read once for the event loop: on Python 3.11 an Enum class attribute lookup is slow
 # (EnumType.__getattr__ puts every class attribute access on a Python-level path).
 NORMAL = WriteStallCondition.NORMAL
@@ -59,14 +71,21 @@ class DbCounters:
     bytes_written_per_level: list[float] = field(default_factory=list)
 
 
+class SimulationStuckError(RuntimeError):
+    """Simulated time stopped advancing: a modelling bug, reported with the DB's state
+    instead of spinning forever."""
+
+
 class DB:
     """A RocksDB instance with one column family, driven by SimPy."""
 
     def __init__(self, env: simpy.Environment, options: LsmOptions, machine: MachineProfile,
                  device: StorageDevice, workload: Workload, policy: Policy,
                  interval_s: float = 1.0, key_buckets: int = DEFAULT_BUCKETS,
-                 rng: np.random.Generator | None = None) -> None:
+                 rng: np.random.Generator | None = None,
+                 mechanisms: Mechanisms = Mechanisms()) -> None:
         self.env = env
+        self.mechanisms = mechanisms
         overrides = policy.open_options(options, device)
         if overrides:
             options = options.updated(overrides, source=f"policy {policy.name}")
@@ -191,22 +210,39 @@ class DB:
 
     # -- the event loop ------------------------------------------------------------------------
     def _run(self):  # type: ignore[no-untyped-def]
-        """Allocate rates, sleep to the next event, advance the fluid state, react. An interval
-        boundary only observes: when it is all that is due, rates are kept as they were, so
-        the dynamics do not depend on how often the run is sampled."""
-        observe_only = False
+        """Allocate rates, sleep to the next event, advance the fluid state, react. Interval
+        boundaries are not events: `_advance` accounts a segment to the intervals it spans,
+        so the dynamics do not depend on how often the run is sampled."""
+        passes_at_instant, instant_s = 0, self.env.now
         while True:
-            if not observe_only:
-                self._allocate()
-            dt, observe_only = self._time_to_next_event()
+            self._allocate()
+            dt = self._time_to_next_event()
+            now = self.env.now
+            if now != instant_s:
+                passes_at_instant, instant_s = 0, now
+            else:
+                passes_at_instant += 1
+                if passes_at_instant > MAX_PASSES_AT_ONE_INSTANT:
+                    raise SimulationStuckError(self._stuck_state(dt))
             if dt > 0:
+                min_step_s = MIN_STEP_ULPS * math.ulp(now)
+                if dt < min_step_s:
+                    dt = min_step_s
                 try:
                     yield self.env.timeout(dt)
                 except simpy.Interrupt:
-                    observe_only = False
+                    pass
                 self._replan_pending = False
             self._advance(self.env.now)
             self._process_due()
+
+    def _stuck_state(self, dt: float) -> str:
+        jobs = ", ".join(f"{type(job).__name__} {job.job_id} remaining {job.remaining:.3g} "
+                         f"at {job.rate:.3g}/s" for job in self._jobs()) or "no jobs"
+        return (f"simulated time stopped advancing at {float(self.env.now)!r} s "
+                f"(next event in {dt:.3g} s; writer {self.writer.rate:.6g} ops/s, "
+                f"{self.memtables.ops_until_full(self.options.write_buffer_size):.6g} ops to a "
+                f"full memtable; {jobs}); please report this with the command line")
 
     def _request_replan(self) -> None:
         if self.env.active_process is self._process or self._replan_pending:
@@ -214,10 +250,9 @@ class DB:
         self._replan_pending = True
         self._process.interrupt("replan")
 
-    def _time_to_next_event(self) -> tuple[float, bool]:
-        """Seconds to the next event, and whether that event is only an interval boundary.
-        Called at every event: the soonest candidate is kept as it is found, not gathered
-        into a list for min() (the same value)."""
+    def _time_to_next_event(self) -> float:
+        """Seconds to the next event. Called at every event: the soonest candidate is kept as
+        it is found, not gathered into a list for min() (the same value)."""
         now = self.env.now
         to_event_s = INFINITE
         writer = self.writer
@@ -238,10 +273,7 @@ class DB:
                         to_event_s = done_s
         if self.clients is not None:
             to_event_s = _sooner(to_event_s, self.clients.time_to_next_event_s(now))
-        to_interval_s = self._next_interval_s - now
-        if to_interval_s < to_event_s:
-            return max(0.0, to_interval_s), True
-        return max(0.0, to_event_s), False
+        return max(0.0, to_event_s)
 
     def _jobs(self) -> list[BackgroundJob]:
         return [*self.flush_jobs, *self.compaction_jobs]
@@ -249,14 +281,27 @@ class DB:
     def _allocate(self) -> None:
         """Set every activity's rate from the shared CPU, device and rate limiter."""
         jobs = self._jobs()
-        wal = self.writer.wal_synced
-        streams = len(jobs) + (1 if wal else 0)
+        one_read_bps, one_write_bps = self._one_stream_bps
+        work: list[tuple[float, float]] = []
+        thread_caps: list[float] = []
+        threads: list[float] = []
         reading = writing = False
-        for job in jobs:  # one loop: cheaper than two any() generators over one or two jobs
+        for job in jobs:  # one loop, not several comprehensions: most events have one or two jobs
+            job_work, thread_cap = job.thread_timing(one_read_bps, one_write_bps)
+            work.append(job_work)
+            thread_caps.append(thread_cap)
+            threads.append(job.threads)
             if job.read_bytes > 0:
                 reading = True
             if job.write_bytes:
                 writing = True
+        wal = self.writer.wal_synced
+        if self.mechanisms.io_streams:
+            streams: float = io_streams(work, threads)
+        else:
+            streams = len(jobs)
+        if wal:
+            streams += 1
         if self.clients is not None:
             readers = self.clients.device_streams()
             streams += readers
@@ -279,22 +324,17 @@ class DB:
             limiter.maybe_tune(self.env.now)   # Request() tunes an auto-tuned limiter
         limiter_bps = limiter.rate_bps
         cores = float(self.machine.cores)
-        one_read_bps, one_write_bps = self._one_stream_bps
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
-        work: list[tuple[float, float]] = []
-        thread_caps: list[float] = []
-        for job in jobs:  # one loop, not two comprehensions: most events have one or two jobs
-            job_work, thread_cap = job.thread_timing(one_read_bps, one_write_bps)
-            work.append(job_work)
-            thread_caps.append(thread_cap)
-        runnable = runnable_fractions(cores, foreground, work)
+        runnable, _ = runnable_fractions(cores, foreground, work, threads)
         for job, thread_cap, fraction in zip(jobs, thread_caps, runnable):
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
                 policy.job_weights(self, job))
-            demands.append(Demand(per_unit, thread_cap,
-                                  (cpu_weight * fraction, device_weight, limiter_weight)))
+            # Each of a job's threads is a runnable thread to CFS and queues its own I/O.
+            demands.append(Demand(per_unit, thread_cap, (cpu_weight * fraction * job.threads,
+                                                         device_weight * job.threads,
+                                                         limiter_weight)))
         capacities = [cores, 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
         self._client_rates = rates[:clients]
@@ -310,17 +350,34 @@ class DB:
         self._demands = demands
 
     def _advance(self, now: float) -> None:
-        dt = now - self._last_s
+        """Bring the fluid state to `now`. The segment since the last call is accounted to
+        the intervals it spans, piece by piece, while the state moves once, by the whole
+        segment: where the boundaries fall (`--interval`) changes the rows, never the run."""
+        start_s = self._last_s
+        dt = now - start_s
         if dt <= 0:
             return
+        piece_start_s = start_s
+        while self._next_interval_s < now - BOUNDARY_TOLERANCE_S:
+            boundary_s = self._next_interval_s
+            self._account(boundary_s - piece_start_s)
+            self._close_interval(boundary_s, active_ops_ahead=self.writer.rate
+                                 * (boundary_s - start_s))
+            piece_start_s = boundary_s
+        self._account(now - piece_start_s)
+        self._move(dt)
+        self._last_s = now
+
+    def _account(self, dt: float) -> None:
+        """Add dt of the current rates to the open interval's integrals and the latency
+        histogram (the state itself is moved by `_move`)."""
         acc = self.recorder.current
         writer = self.writer
         if self.clients is None:
             latency_s = writer.latency_s(self.memtables.active.ops)
         else:
-            latency_s = self.clients.advance(dt, acc)
-        ops = writer.advance(dt)
-        self.memtables.active.ops += ops
+            latency_s = self.clients.account(dt, acc)
+        ops = writer.rate * dt
         acc.ops += ops
         self.recorder.latency.add(latency_s, ops)
         if writer.wal_synced:
@@ -344,7 +401,6 @@ class DB:
             done = rate * dt
             if job.remaining < done:  # min(rate * dt, job.remaining)
                 done = job.remaining
-            job.remaining -= done
             write_bytes = done * job.write_bytes
             read_bytes += done * job.read_bytes
             written_bytes += write_bytes
@@ -355,12 +411,22 @@ class DB:
         acc.cpu_busy_core_s, acc.device_busy_s = cpu_s, device_s
         acc.device_read_bytes, acc.device_write_bytes = read_bytes, written_bytes
         acc.flush_write_bytes, acc.compaction_write_bytes = flush_bytes, compaction_bytes
-        if self._limiter_saturated:
-            self.rate_limiter.add_saturated(dt)
         condition = self.stall_state.condition
         if condition is not NORMAL:  # unstalled time adds nothing there
             self.recorder.add_segment(dt, condition, cause_name(condition, self.stall_state.cause))
-        self._last_s = now
+
+    def _move(self, dt: float) -> None:
+        """Move the writer, the clients, the memtable and every job on by dt at their rates."""
+        self.memtables.active.ops += self.writer.advance(dt)
+        if self.clients is not None:
+            self.clients.move(dt)
+        for job in self._jobs():
+            done = job.rate * dt
+            if job.remaining < done:
+                done = job.remaining
+            job.remaining -= done
+        if self._limiter_saturated:
+            self.rate_limiter.add_saturated(dt)
 
     def _process_due(self) -> None:
         changed = False
@@ -377,7 +443,7 @@ class DB:
             self._maybe_schedule()
         if self.clients is not None:
             self.clients.process_due(self.env.now)
-        if self.env.now >= self._next_interval_s - 1e-9:
+        if self.env.now >= self._next_interval_s - BOUNDARY_TOLERANCE_S:
             self._close_interval(self.env.now)
         max_ops = self.workload.max_ops
         if (max_ops and self.writer.ops_done >= max_ops - FULL_EPSILON_OPS
@@ -578,8 +644,10 @@ class DB:
             target = float("inf")
         else:
             target = self.options.max_file_size_for_level(compaction.output_level)
+        plan = plan_subcompactions(compaction, self.options)
         outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
-                               self.env.now, self._sst_bytes_written, compaction.output_cuts,
+                               self.env.now, self._sst_bytes_written,
+                               compaction.output_cuts + plan.boundaries,
                                self._grandparent_bounds(compaction.output_level, lo, hi))
         self._next_file_number += max(1, len(outputs))
         written = sum([f.size_bytes for f in outputs])
@@ -592,6 +660,7 @@ class DB:
                                 file_bytes, file_bytes / self.entry.sst_bytes,
                                 compaction.sorted_runs),
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
+                            threads=plan.parallelism, subcompactions=plan.subcompactions,
                             compaction=compaction, input_bytes=sum(read), high_pool=high_pool)
         self.compaction_jobs.append(job)
         files = {f"files_L{compaction.start_level}": [f.number for f in compaction.inputs]}
@@ -633,6 +702,7 @@ class DB:
                          total_output_size=round(job.write_bytes),
                          num_input_records=round(compaction.input_entries),
                          num_output_records=round(sum([f.num_entries for f in job.outputs])),
+                         num_subcompactions=job.subcompactions,
                          output_compression="NoCompression", lsm_state=version.file_counts())
         self._install_super_version()
 
@@ -676,8 +746,15 @@ class DB:
             row[f"policy_{name}"] = value
         return row
 
-    def _close_interval(self, end_s: float, length_s: float | None = None) -> None:
+    def _close_interval(self, end_s: float, length_s: float | None = None,
+                        active_ops_ahead: float = 0.0) -> None:
+        """Append the interval ending at `end_s`. A boundary inside a segment is closed
+        before the state moves, so the active memtable is sampled `active_ops_ahead` on."""
+        active = self.memtables.active
+        held_ops = active.ops
+        active.ops = held_ops + active_ops_ahead
         samples = self.samples()
+        active.ops = held_ops
         if self.clients is not None:
             samples.update(self.clients.close_interval(length_s or self.recorder.interval_s))
         self.recorder.close(end_s, samples, self.entry.user_bytes, self.machine.cores, length_s)
@@ -687,10 +764,10 @@ class DB:
         """Advance to `end_s`, close the last interval (partial when the run ended between
         boundaries, e.g. by op count) and any open stall episode."""
         self._advance(end_s)
-        if end_s >= self._next_interval_s - 1e-9:
+        if end_s >= self._next_interval_s - BOUNDARY_TOLERANCE_S:
             self._close_interval(end_s)
         interval_start_s = self._next_interval_s - self.recorder.interval_s
-        if end_s > interval_start_s + 1e-9:
+        if end_s > interval_start_s + BOUNDARY_TOLERANCE_S:
             self._close_interval(end_s, length_s=end_s - interval_start_s)
         ended = self.stalls.finish(end_s)
         if ended is not None and ended.condition == WriteStallCondition.STOPPED.value:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -23,10 +24,16 @@ from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.units import UnitError, parse_size_bytes
 from lsmsim.workload import WRITE_ONLY, Workload, make_workload
 
+if TYPE_CHECKING:
+    from lsmsim.rocksdb_log import RocksDBLog
+    from lsmsim.trace_import import ReportCsv, RunFiles
+
 FLAGS_FILE = Path(__file__).parent / "data" / "db_bench_7.8.3_flags.txt"
 
-# db_bench flags that set an LsmOptions field of the same name.
-OPTION_FLAGS = frozenset(LsmOptions.names())
+# db_bench flags that set an LsmOptions field of another name (the option's, in the LOG).
+RENAMED_OPTION_FLAGS = {"subcompactions": "max_subcompactions"}
+# db_bench flags that set an LsmOptions field.
+OPTION_FLAGS = frozenset(LsmOptions.names()) | frozenset(RENAMED_OPTION_FLAGS)
 # db_bench flags that set the workload or the run.
 WORKLOAD_FLAGS = frozenset({"benchmarks", "num", "writes", "key_size", "value_size", "threads",
                             "duration", "benchmark_write_rate_limit", "seed",
@@ -62,6 +69,7 @@ class DbBenchSetup:
     duration_s: float | None  # None: the run ends after workload.max_ops puts
     seed: int
     unmodelled: tuple[str, ...] = ()  # real db_bench flags lsmsim does not model
+    assumed: tuple[str, ...] = ()  # what was taken as a default for lack of a record, said why
 
     def simulate(self, device: Any = "nvme", machine: Any = "server", **kwargs: Any):  # type: ignore[no-untyped-def]
         """Run this command in the simulator (keyword arguments go to `simulate`)."""
@@ -126,7 +134,10 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
         num = _integer(get["num"], "num", source)
         writes = _integer(get["writes"], "writes", source)
         threads = _integer(get["threads"], "threads", source)
-        per_thread = writes if writes > 0 else num
+        run_s = _number(get["duration"], "duration", source)
+        # db_bench's Duration counts ops only when max_seconds is 0: with --duration the
+        # run lasts that long, drawing keys from the --num key space (db_bench_tool.cc).
+        per_thread = 0 if run_s > 0 else writes if writes > 0 else num
         rate = parse_size_bytes(get["benchmark_write_rate_limit"])
         workload = make_workload(
             benchmarks[0], num_keys=max(num, 1), key_size=_integer(get["key_size"], "key_size", source),
@@ -136,12 +147,12 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
         if seed < 0:
             raise DbBenchError(f"{source}: --seed must be >= 0 (it seeds lsmsim's generator), "
                                f"got {seed}")
-        run_s = float(get["duration"])
     except (UnitError, ValueError) as exc:
         if isinstance(exc, DbBenchError):
             raise
         raise DbBenchError(f"{source}: {exc}") from None
-    option_values = {name: value for name, value in flags.items() if name in OPTION_FLAGS}
+    option_values = {RENAMED_OPTION_FLAGS.get(name, name): value
+                     for name, value in flags.items() if name in OPTION_FLAGS}
     try:
         options = LsmOptions.from_mapping(DB_BENCH_DEFAULTS).updated(option_values, source=source)
     except OptionError as exc:
@@ -158,19 +169,33 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
 
 
 def _integer(value: Any, name: str, source: str) -> int:
-    number = float(value)
+    number = _number(value, name, source)
     if number != int(number):
         raise DbBenchError(f"{source}: --{name} must be an integer, got {value!r}")
     return int(number)
 
 
+def _number(value: Any, name: str, source: str) -> float:
+    """A flag's finite number (gflags refuses `--num=abc` too)."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise DbBenchError(f"{source}: --{name} must be a number, got {value!r}")
+    return number
+
+
 def read_command_file(path: Path) -> tuple[list[str], float | None]:
     """The db_bench arguments in a trace's command.txt and, when the run was stopped from
     outside ("stopped after 90 s wall time"), how long it ran."""
-    text = path.read_text()
+    text = path.read_text(errors="replace")
     argv: list[str] | None = None
-    for line in text.splitlines():
-        words = shlex.split(line)
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:  # an unclosed quote
+            raise DbBenchError(f"{path}:{number}: cannot split the command line: {exc}") from None
         if words and (words[0] == "db_bench" or words[0].endswith("/db_bench")):
             argv = words[1:]
             break
@@ -181,63 +206,100 @@ def read_command_file(path: Path) -> tuple[list[str], float | None]:
 
 
 def setup_from_trace_dir(folder: str | Path) -> DbBenchSetup:
-    """The simulation setup of a real run's folder: its command.txt when there is one,
-    else (ADOC runs) the options in force from the LOG header or OPTIONS file and the
-    workload from db_bench's stdout. The duration is the real run's."""
-    from lsmsim.trace_import import find_run_files, read_report_csv
-    files = find_run_files(Path(folder))
+    """The simulation setup of a real run's folder (see `setup_from_run_files`)."""
+    from lsmsim.trace_import import find_run_files
+    return setup_from_run_files(find_run_files(Path(folder)))
+
+
+def setup_from_run_files(files: "RunFiles", log: "RocksDBLog | None" = None,
+                         report: "ReportCsv | None" = None) -> DbBenchSetup:
+    """The simulation setup of a real run: its command.txt when there is one, else (ADOC
+    runs, a lone LOG) the options in force from the LOG header or OPTIONS file and the
+    workload from db_bench's stdout or the LOG. The duration is the real run's. `log` and
+    `report` are the run's LOG and report.csv when already read."""
+    from lsmsim.rocksdb_log import parse_log
+    from lsmsim.trace_import import TraceError, read_report_csv
+    if report is None and files.report is not None:
+        report = read_report_csv(files.report)
     if files.command is not None:
         argv, stopped_s = read_command_file(files.command)
         setup = setup_from_flags(argv, source=str(files.command), duration_s=stopped_s)
-        if setup.duration_s is None and files.report is not None:
-            setup = dataclasses.replace(setup, duration_s=read_report_csv(files.report).end_s)
+        if setup.duration_s is None and report is not None and report.ops.size:
+            setup = dataclasses.replace(setup, duration_s=report.end_s)
         return setup
-    return setup_from_logged_options(files)
-
-
-def setup_from_logged_options(files: Any) -> DbBenchSetup:
-    """ADOC-style folder without command.txt: options from the LOG or OPTIONS file,
-    workload from stdout ("Keys: 16 bytes each", "Entries:", "Write rate:")."""
-    from lsmsim.trace_import import TraceError, logged_options, read_report_csv
     if files.log is None:
         raise TraceError(f"{files.folder}: no command.txt and no LOG to read the options from")
-    raw = logged_options(files)
+    return setup_from_logged_options(files, log or parse_log(files.log), report)
+
+
+def setup_from_logged_options(files: "RunFiles", log: "RocksDBLog",
+                              report: "ReportCsv | None") -> DbBenchSetup:
+    """A run without command.txt: options from the LOG or OPTIONS file; the workload from
+    db_bench's stdout ("Keys: 16 bytes each", "Values:", "Entries:", "Write rate:"), key
+    and value size else from the LOG's table properties (`RocksDBLog.mean_entry_bytes`).
+    What neither records is db_bench's default, named in `assumed`; a run whose key and
+    value size nothing records is a TraceError (its user bytes, hence its write
+    amplification, would rest on a guess)."""
+    from lsmsim.trace_import import TraceError, logged_options
+    raw = logged_options(files, log)
     options = LsmOptions.from_mapping(
-        {k: v for k, v in raw.items() if k in OPTION_FLAGS}, base=_version_defaults(files.log),
+        {k: v for k, v in raw.items() if k in OPTION_FLAGS}, base=_version_defaults(log.version),
         source=str(files.options or files.log))
     stdout = files.stdout.read_text(errors="replace") if files.stdout else ""
+    defaulted: list[str] = []
 
-    def field(pattern: str, default: int) -> int:
+    def field(pattern: str, name: str, default: int) -> int:
         found = re.search(pattern, stdout)
-        return int(float(found.group(1))) if found else default
+        if found is None:
+            defaulted.append(f"{name} {default:,}")
+            return default
+        return int(float(found.group(1)))
 
     benchmark = re.search(r"^(\w+)\s+:\s+[0-9.]+ micros/op", stdout, re.M)
     name = benchmark.group(1) if benchmark and benchmark.group(1) in WRITE_ONLY else "fillrandom"
-    num = field(r"Entries:\s+(\d+)", 1_000_000)
-    report = read_report_csv(files.report) if files.report else None
-    duration_s = report.end_s if report else None
+    if benchmark is None:
+        defaulted.insert(0, "benchmark fillrandom")
+    num = field(r"Entries:\s+(\d+)", "--num", 1_000_000)
+    rate = field(r"Write rate:\s+(\d+)", "write rate limit", 0)
+    sizes = [re.search(pattern, stdout) for pattern in (r"Keys:\s+(\d+) bytes",
+                                                        r"Values:\s+(\d+) bytes")]
+    assumed: list[str] = []
+    if sizes[0] is not None and sizes[1] is not None:
+        key_size, value_size = (int(found.group(1)) for found in sizes if found is not None)
+    else:
+        logged = log.mean_entry_bytes()
+        if logged is None:
+            raise TraceError(f"{log.path}: cannot tell the key and value size: no command.txt, "
+                             "no 'Keys:'/'Values:' in a stdout.txt, and no table properties "
+                             "(raw_key_size, raw_value_size) in the LOG")
+        key_size, value_size = (round(b) for b in logged)
+        assumed.append(f"{log.path}: no command.txt or stdout.txt sizes: {key_size} B keys "
+                       f"and {value_size} B values read from the LOG's table properties "
+                       "(mean over the flushed files)")
+    if defaulted:
+        missing = "no stdout.txt" if files.stdout is None else "stdout.txt does not say"
+        assumed.append(f"{log.path}: no command.txt and {missing}: db_bench's defaults "
+                       f"assumed for {', '.join(defaulted)} (the imported figures do not "
+                       "depend on them; a simulation of this run does)")
     # A run ended by --num did its --num puts; one that did more or fewer was ended by
     # --duration (db_bench draws keys from the --num key space until time is up): no limit.
-    done_ops = float(np.sum(report.ops_per_s * np.diff(report.end_times_s, prepend=0.0))) \
-        if report else float(num)
+    has_rows = report is not None and report.ops.size > 0
+    done_ops = float(np.sum(report.ops)) if has_rows else float(num)  # type: ignore[union-attr]
     ended_by_num = abs(done_ops - num) <= NUM_MATCH_FRACTION * num
-    workload = make_workload(name, key_size=field(r"Keys:\s+(\d+) bytes", 16),
-                             value_size=field(r"Values:\s+(\d+) bytes", 100), num_keys=num,
-                             max_ops=num if ended_by_num else 0,
-                             write_rate_limit_bps=field(r"Write rate:\s+(\d+)", 0))
+    workload = make_workload(name, key_size=key_size, value_size=value_size, num_keys=num,
+                             max_ops=num if ended_by_num else 0, write_rate_limit_bps=rate)
     unmodelled = []
     if raw.get("compression", "NoCompression") != "NoCompression":
         unmodelled.append(f"compression={raw['compression']}")
-    return DbBenchSetup(command=f"(from {files.log.name} options and db_bench stdout)",
-                        workload=workload, options=options, duration_s=duration_s, seed=0,
-                        unmodelled=tuple(unmodelled))
+    return DbBenchSetup(command=f"(from {log.path.name} options and db_bench stdout)",
+                        workload=workload, options=options,
+                        duration_s=report.end_s if has_rows else None,  # type: ignore[union-attr]
+                        seed=0, unmodelled=tuple(unmodelled), assumed=tuple(assumed))
 
 
-def _version_defaults(log: Path) -> LsmOptions:
+def _version_defaults(version: str | None) -> LsmOptions:
     """Library defaults of the LOG's RocksDB version: before 7.8 there is no
     level_compaction_dynamic_file_size (outputs are cut at the target size only)."""
-    from lsmsim.rocksdb_log import read_version
-    version = read_version(log)
     numbers = tuple(int(n) for n in re.findall(r"\d+", version or "")[:2])
     if numbers and numbers < (7, 8):
         return LsmOptions(level_compaction_dynamic_file_size=False)

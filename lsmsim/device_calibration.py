@@ -17,7 +17,9 @@ as on the ADOC server's 40).
 
 The model is the simulator's own (`BackgroundJob.thread_cap`, `lsmsim.fluid_share`): a job
 thread's CPU time and its own device time add up, the device gives `write_bps * scaling(n)`
-bytes per second in total to `n` concurrent streams, shared max-min fair. The jobs are
+bytes per second in total to `n` concurrent streams, shared max-min fair, where `n` counts
+the threads in I/O (`fluid_share.io_streams`: each job's share of time blocked on its own
+writes) and `scaling` is linear between its points, as the device model reads it. The jobs are
 replayed with it: each starts at its real start (or when the previous job of its kind ended
 in the replay: one flush and one compaction slot), and the fit minimises
 
@@ -43,7 +45,7 @@ import numpy as np
 
 from device_models import MB, DeviceModel, load_device
 from lsmsim.data_file import toml_text
-from lsmsim.fluid_share import Demand, allocate
+from lsmsim.fluid_share import Demand, allocate, io_streams
 from lsmsim.machine import MachineProfile
 from lsmsim.trace import Trace
 
@@ -144,7 +146,10 @@ def _replay_run(jobs: Sequence[MeasuredJob], write_bps: float, two_stream_scalin
                     started[first] = now
                     running[first] = 1.0
         members = list(running)
-        scaling = 1.0 if len(members) <= 1 else two_stream_scaling
+        streams = io_streams([(jobs[i].cpu_s, jobs[i].write_bytes / write_bps) for i in members],
+                             [1.0] * len(members))
+        # scaling(n) between its points (1, 1) and (2, two_stream_scaling), flat outside.
+        scaling = 1.0 + (two_stream_scaling - 1.0) * min(max(streams - 1.0, 0.0), 1.0)
         demands = [Demand([jobs[i].cpu_s, jobs[i].write_bytes / (write_bps * scaling), 0.0],
                           1.0 / (jobs[i].cpu_s + jobs[i].write_bytes / write_bps))
                    for i in members]

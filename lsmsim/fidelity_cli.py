@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsmsim.cli_numbers import positive_int, positive_number
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
+from lsmsim.output_path import file_stem, output_file, output_folder
 
 if TYPE_CHECKING:
+    from lsmsim.calibration import Calibration
     from lsmsim.device_calibration import DeviceFit
 
 
@@ -71,37 +73,86 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    """The report of the runs that worked, each failed run named on its own line; on
+    Ctrl-C, the report (and validation.json) of the runs done, without overlay plots."""
+    from lsmsim.trace_cli import print_warnings
     from lsmsim.trace_validation import format_report, validate
+    from lsmsim.worker_pool import Interrupted
 
-    report = validate(args.folders, load_machine(args.machine), device=args.device,
-                      max_seconds=args.max_seconds, workers=args.workers,
-                      device_dir=args.device_dir)
+    out = output_folder(args.out) if args.out else None
+    stopped: Interrupted | None = None
+    try:
+        report = validate(args.folders, load_machine(args.machine), device=args.device,
+                          max_seconds=args.max_seconds, workers=args.workers,
+                          device_dir=args.device_dir, progress="runs")
+    except Interrupted as stop:
+        report, stopped = stop.results, stop
     document = report.as_dict()
     print(json.dumps(document, indent=2) if args.json else format_report(report))
-    if args.out:
-        from lsmsim.comparison_plot import save_overlay
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "validation.json").write_text(json.dumps(document, indent=2) + "\n")
-        for result in report.results:
-            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", result.label)
-            save_overlay(result.real, result.sim, args.out / f"{name}.png",
-                         f"{result.label} on {report.machine} / {result.device}")
+    for result in report.results:  # what each real run's import skipped or cut
+        print_warnings(getattr(result.real, "warnings", []))
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "validation.json").write_text(json.dumps(document, indent=2) + "\n")
+        if stopped is None:
+            from lsmsim.comparison_plot import save_overlay
+            for result in report.results:
+                save_overlay(result.real, result.sim, out / f"{file_stem(result.label)}.png",
+                             f"{result.label} on {report.machine} / {result.device}")
         if not args.json:
-            print(f"validation.json and overlay plots written to {args.out}/")
+            print(f"validation.json {'' if stopped else 'and overlay plots '}written to {out}/")
+    if stopped is not None:
+        print(f"lsmsim: {stopped.summary()}", file=sys.stderr)
+        return stopped.exit_status
+    if report.failed:
+        print(f"lsmsim: {len(report.failed)} of {len(args.folders)} runs failed: "
+              f"{', '.join(report.failed)}", file=sys.stderr)
+        return 1
     return 0
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from lsmsim.calibration import calibrate
+    """Ctrl-C during the fit writes the best profile seen so far, marked as such in its
+    [calibration] notes, and skips the reports on the runs."""
+    from lsmsim.calibration import Calibration, calibrate
+    from lsmsim.worker_pool import Interrupted
+
+    output_file(args.out)
+    if args.device_out is not None:
+        output_folder(args.device_out, "--device-out")
+    fit = [name.strip() for name in args.fit.split(",") if name.strip()]
+    try:
+        result = calibrate(args.folders, load_machine(args.machine), fit=fit,
+                           device=args.device, max_seconds=args.max_seconds,
+                           max_evaluations=args.max_evaluations, workers=args.workers,
+                           name=args.out.stem, measure=not args.no_measure,
+                           device_out=args.device_out)
+    except Interrupted as stop:
+        if not isinstance(stop.results, Calibration):
+            print(f"lsmsim: {stop.signal_name} before the first loss evaluation finished: "
+                  "no profile written", file=sys.stderr)
+            return stop.exit_status
+        _write_profile(args.out, stop.results)
+        done = stop.results.evaluations
+        print(f"lsmsim: {stop.signal_name} after {done} loss evaluation{'s' * (done != 1)}: "
+              f"the best profile so far (loss {stop.results.loss:.4f}) written to {args.out}; "
+              "not a finished fit", file=sys.stderr)
+        return stop.exit_status
+    _write_profile(args.out, result)
+    _print_calibration(args, result)
+    return 0
+
+
+def _write_profile(path: Path, result: Calibration) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(machine_toml(result.profile, result.record()))
+
+
+def _print_calibration(args: argparse.Namespace, result: Calibration) -> None:
+    """What was fitted and measured, then the report of the fitted (and held-out) runs on
+    the written profile."""
     from lsmsim.trace_validation import format_report, validate
 
-    fit = [name.strip() for name in args.fit.split(",") if name.strip()]
-    result = calibrate(args.folders, load_machine(args.machine), fit=fit, device=args.device,
-                       max_seconds=args.max_seconds, max_evaluations=args.max_evaluations,
-                       workers=args.workers, name=args.out.stem, measure=not args.no_measure,
-                       device_out=args.device_out)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(machine_toml(result.profile, result.record()))
     print(f"fitted {', '.join(f'{k} = {v:g}' for k, v in result.fitted.items())}; measured from "
           f"the LOGs: {', '.join(f'{k} = {v:g}' for k, v in result.measured.items()) or 'none'}")
     print(f"loss {result.start_loss:.4f} -> {result.loss:.4f} in {result.evaluations} "
@@ -121,7 +172,6 @@ def _calibrate(args: argparse.Namespace) -> int:
         print(format_report(validate(args.holdout, result.profile, device=args.device,
                                      max_seconds=args.max_seconds, workers=args.workers,
                                      device_dir=args.device_out)))
-    return 0
 
 
 def format_device_fit(fit: DeviceFit, path: str | None) -> str:

@@ -52,12 +52,13 @@ def _water_fill_over(capacity: float, wants: list[float], weights: list[float]) 
     return shares
 
 
-def runnable_fractions(cores: float, foreground: float,
-                       work: list[tuple[float, float]]) -> list[float]:
-    """Fraction of the time each background thread is runnable under CPU contention, to
-    weight its CPU share: `work` holds each job's (CPU seconds, seconds blocked on its own
-    I/O) per unit of progress; `foreground` is the client threads' runnable count (their
-    CPU demand in cores: a stopped writer is not runnable).
+def runnable_fractions(cores: float, foreground: float, work: list[tuple[float, float]],
+                       threads: list[float]) -> tuple[list[float], float]:
+    """Fraction of the time each job's threads are runnable under CPU contention, to weight
+    their CPU share, and the core share a runnable thread gets: `work` holds each job's (CPU
+    seconds, seconds blocked on its own I/O) per unit of progress, `threads` how many
+    threads work on it at once (a compaction's subcompactions); `foreground` is the client
+    threads' runnable count (their CPU demand in cores: a stopped writer is not runnable).
 
     A flush or compaction thread computes, then blocks on its reads and each output file's
     Sync (see `BackgroundJob.thread_cap`); while blocked it is not runnable, and Linux's
@@ -68,15 +69,26 @@ def runnable_fractions(cores: float, foreground: float,
     CPU a job leaves while it waits. Max-min with CPU weights `u` gives exactly these
     shares. Mean-field: the runnable-thread count is the sum of the fractions, found by
     fixed-point iteration (it converges in a few rounds; three are enough for 2 cores).
+    With a core for every thread the weights are all 1 (they cannot matter) and the share 1.
     Simplified: a client activity keeps weight 1 however many threads it stands for."""
-    if foreground + len(work) <= cores:  # a core for every thread: no one waits for CPU
-        return [1.0] * len(work)
-    share = cores / (foreground + len(work))
+    if foreground + sum(threads) <= cores:  # a core for every thread: no one waits for CPU
+        return [1.0] * len(work), 1.0
+    share = cores / (foreground + sum(threads))
     fractions: list[float] = []
     for _ in range(3):
         fractions = [cpu / (cpu + share * wait) if cpu > 0.0 else 1.0 for cpu, wait in work]
-        share = min(1.0, cores / (foreground + sum(fractions)))
-    return fractions
+        share = min(1.0, cores / (foreground + sum([f * t for f, t in zip(fractions, threads)])))
+    return fractions, share
+
+
+def io_streams(work: list[tuple[float, float]], threads: list[float]) -> float:
+    """Threads issuing I/O at a moment, on average: each job's threads times the fraction of
+    their time blocked on their own I/O, `wait / (cpu + wait)` (`work` as for
+    `runnable_fractions`). A thread computing is not a stream to the device. Simplified: the
+    fraction is a thread's uncontended one; on an oversubscribed CPU a thread also waits
+    for a core, so somewhat fewer are in I/O at once than counted."""
+    return sum([t * wait / (cpu + wait) if wait > 0.0 else 0.0
+                for (cpu, wait), t in zip(work, threads)])
 
 
 def allocate(capacities: list[float | None], demands: list[Demand]) -> list[float]:

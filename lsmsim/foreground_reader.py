@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from lsmsim.db import DB
 
 REFRESH_MIN_S = 0.1
+# While puts fill the active memtable, read costs are recomputed this often (simulated s),
+# as an event of their own, so how often rows are recorded never changes them.
+GROWTH_REFRESH_S = 1.0
 
 
 @dataclass
@@ -113,7 +116,9 @@ class ForegroundClients:
     def demands(self, read_bps: float, write_bps: float,
                 policy_cap_ops: float | None) -> list[Demand]:
         """One Demand per stream (units: operations of its mix)."""
-        if self._dirty and self.db.env.now >= self._refreshed_at_s + REFRESH_MIN_S:
+        now_s = self.db.env.now
+        if ((self._dirty and now_s >= self._refreshed_at_s + REFRESH_MIN_S)
+                or now_s >= self._refreshed_at_s + GROWTH_REFRESH_S):
             self._refresh()
         db = self.db
         get, scan = self.get_cost, self.scan_cost
@@ -145,15 +150,15 @@ class ForegroundClients:
             stream.rate = rate
         self.db.writer.rate = sum(s.rate * s.puts for s in self.streams)
 
-    def advance(self, dt: float, acc: IntervalAccumulator) -> float:
-        """Account dt of client work; returns the mean latency of this segment's puts."""
+    def account(self, dt: float, acc: IntervalAccumulator) -> float:
+        """Account dt of client work to the open interval; returns the mean latency of the
+        segment's puts (`move` moves the op count on)."""
         put_latency, puts = 0.0, 0.0
         get, scan = self.get_cost, self.scan_cost
         for s in self.streams:
             ops = s.rate * dt
             if ops <= 0:
                 continue
-            self.ops_done += ops
             mean_s = s.threads / s.rate
             held_by_writes = s.rate >= s.put_cap * (1 - 1e-9)
             stretch = 1.0 if held_by_writes else mean_s / s.service_s
@@ -174,13 +179,24 @@ class ForegroundClients:
                 puts += ops * s.puts
         return put_latency / puts if puts else float("inf")
 
+    def move(self, dt: float) -> None:
+        """Move the clients' op count on by dt at their rates."""
+        for s in self.streams:
+            ops = s.rate * dt
+            if ops > 0:
+                self.ops_done += ops
+
     def _record(self, latency_s: np.ndarray, ops: np.ndarray) -> None:
         self.read_latency.add_many(latency_s, ops)
         self._interval_latency.add_many(latency_s, ops)
 
     def time_to_next_event_s(self, now_s: float) -> float:
-        return self.schedule.time_to_end_s(now_s, self.ops_done,
-                                           sum(s.rate for s in self.streams))
+        """To the phase's end or, while puts grow the memtable, the next read-cost refresh."""
+        to_end_s = self.schedule.time_to_end_s(now_s, self.ops_done,
+                                               sum(s.rate for s in self.streams))
+        if any(s.puts > 0 and s.rate > 0 for s in self.streams):
+            return min(to_end_s, max(self._refreshed_at_s + GROWTH_REFRESH_S - now_s, 0.0))
+        return to_end_s
 
     def process_due(self, now_s: float) -> bool:
         """At a phase's end: start the next phase (its mix and keys), or end the run."""
@@ -207,7 +223,7 @@ class ForegroundClients:
 
     # -- observation ------------------------------------------------------------------------------
     def close_interval(self, length_s: float) -> dict[str, Any]:
-        """Per-interval read columns; the memtable has grown, so costs are recomputed."""
+        """Per-interval read columns."""
         histogram = self._interval_latency
         row: dict[str, Any] = {
             "read_ops": self._interval_reads,
@@ -219,7 +235,6 @@ class ForegroundClients:
         }
         histogram.counts[:] = 0.0
         self._interval_reads = 0.0
-        self._dirty = True
         return row
 
     def summary(self, duration_s: float) -> dict[str, Any]:

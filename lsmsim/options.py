@@ -113,6 +113,9 @@ class LsmOptions:
                                            "-1 = derive from max_background_jobs", DERIVED_INT32)
     max_background_flushes: int = _opt(-1, "int", "db", True,
                                        "-1 = derive from max_background_jobs", DERIVED_INT32)
+    max_subcompactions: int = _opt(1, "int", "db", True,
+                                   "threads one L0 compaction is split into (key ranges)",
+                                   Range(1, (1 << 32) - 1, integer=True))  # a uint32_t
     # -- write rate control (DB) ------------------------------------------------------------
     delayed_write_rate: int = _opt(0, "rate", "db", True,
                                    "max rate while delayed; 0 = limiter rate or 16 MiB/s")

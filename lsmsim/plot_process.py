@@ -12,6 +12,7 @@ in-process.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ class TimelinePlotter:
     def __init__(self, out: Path, duration_s: float | None = None) -> None:
         self.out = out
         self._drawing = False
+        self._replied = False
         self._conn: Connection | None = None
         self._process: multiprocessing.process.BaseProcess | None = None
         if "fork" in multiprocessing.get_all_start_methods():
@@ -65,23 +67,29 @@ class TimelinePlotter:
             error = self._conn.recv()
         except EOFError:
             error = "the plotting process ended without a reply"
+        self._replied = True
         self.close()
         if error:
             raise RuntimeError(f"timeline plot failed: {error}")
 
     def close(self) -> None:
-        """Stop the child if it still waits (e.g. when the run failed before plotting)."""
+        """Stop the child: once it has replied, let it end; otherwise (the run failed or
+        was interrupted before its figures were written) at once."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
         if self._process is not None:
+            if not self._replied:
+                self._process.kill()
             self._process.join(timeout=5)
             self._process = None
 
 
 def _serve(conn: Connection, duration_s: float | None) -> None:
     """Child: import the plotting code, make the empty figure and warm matplotlib's caches
-    at once, then draw what the parent sends."""
+    at once, then draw what the parent sends. Ctrl-C (sent to the whole process group) is
+    the parent's to handle: it kills this process if the figures are no longer wanted."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         from lsmsim.plot import save_figures, timeline_axes, warm_up
         prepared = timeline_axes()

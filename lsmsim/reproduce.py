@@ -13,16 +13,21 @@ import argparse
 import csv
 import importlib.util
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 import scenarios.experiments
 from lsmsim.cli_numbers import positive_int, positive_number
 from lsmsim.compare import Cell, run_cells
+from lsmsim.output_path import output_folder
+
+if TYPE_CHECKING:
+    from lsmsim.worker_pool import Interrupted
 
 EXPERIMENTS_DIR = Path(scenarios.experiments.__file__).parent  # in the checkout or installed
 
@@ -259,15 +264,24 @@ class ClaimRow:
 
 
 def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1.0,
-                    workers: int = 2) -> tuple[dict[str, dict[str, Cell]], list[ClaimRow]]:
+                    workers: int = 2, progress: str = ""
+                    ) -> tuple[dict[str, dict[str, Cell]], list[ClaimRow]]:
     """Every experiment's runs in one pool (identical runs are simulated once), then every
-    claim measured on them."""
+    claim measured on them. On Ctrl-C or SIGTERM, raises `worker_pool.Interrupted` carrying
+    this pair, the runs not run failed with `worker_pool.NOT_RUN` (their claims NOT RUN)."""
+    from lsmsim.worker_pool import Interrupted  # here: `lsmsim run` does not need it
+
     unique: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for experiment in experiments:
         for run in experiment.runs:
             spec = run.spec(duration_scale)
             unique.setdefault(_key(spec), spec)
-    by_key = dict(zip(unique, run_cells(list(unique.values()), workers)))
+    stopped: Interrupted | None = None
+    try:
+        cells = run_cells(list(unique.values()), workers, progress)
+    except Interrupted as stop:
+        cells, stopped = stop.results, stop
+    by_key = dict(zip(unique, cells))
     results = {experiment.name: {run.label: by_key[_key(run.spec(duration_scale))]
                                  for run in experiment.runs} for experiment in experiments}
     rows = []
@@ -280,6 +294,8 @@ def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1
                 rows.append(ClaimRow(experiment.name, claim, None,
                                      str(exc) if isinstance(exc, RuntimeError)
                                      else f"claim failed: {type(exc).__name__}: {exc}"))
+    if stopped is not None:
+        raise stopped.carrying((results, rows))
     return results, rows
 
 
@@ -312,10 +328,10 @@ def format_claims(rows: Sequence[ClaimRow]) -> str:
 
 
 def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Sequence[ClaimRow],
-                  out: Path) -> None:
+                  out: Path, figures: bool = True) -> None:
     """`<name>.csv` (one row per run: its settings and metrics), `<name>.png` (one panel per
-    metric of the experiment, a bar per run) and `<name>_claims.csv`."""
-    from lsmsim.plot import plt, save_figure
+    metric of the experiment, a bar per run) and `<name>_claims.csv`; without `figures`,
+    the CSV files only."""
 
     columns = sorted({m for c in cells.values() for m in c.metrics})
     with open(out / f"{experiment.name}.csv", "w", newline="") as handle:
@@ -337,6 +353,12 @@ def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Seque
             writer.writerow([row.claim.paper, row.claim.source, row.claim.statement,
                              row.claim.paper_value, finding.simulated if finding else row.error,
                              row.verdict, finding.magnitude if finding else ""])
+    if experiment.series:
+        write_series(experiment, cells, out, figures)
+    if not figures:
+        return
+    from lsmsim.plot import plt, save_figure
+
     labels = [run.label for run in experiment.runs]
     figure, axes = plt.subplots(len(experiment.metrics), 1, squeeze=False,
                                 figsize=(max(5.0, 0.55 * len(labels) + 2),
@@ -349,14 +371,13 @@ def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Seque
     axes[0, 0].set_title(experiment.title, fontsize=9)
     figure.tight_layout()
     save_figure(figure, out / f"{experiment.name}.png")
-    if experiment.series:
-        write_series(experiment, cells, out)
 
 
-def write_series(experiment: Experiment, cells: Mapping[str, Cell], out: Path) -> None:
+def write_series(experiment: Experiment, cells: Mapping[str, Cell], out: Path,
+                 figure: bool = True) -> None:
     """`<name>_series.csv` (label, time_s and each of the experiment's series columns, a row
-    per run and interval) and `<name>_series.png` (a panel per column, a line per run)."""
-    from lsmsim.plot import plt, save_figure
+    per run and interval) and, with `figure`, `<name>_series.png` (a panel per column, a
+    line per run)."""
 
     kept = [(run.label, cells[run.label].policy_series) for run in experiment.runs
             if not cells[run.label].error and "time_s" in cells[run.label].policy_series]
@@ -368,8 +389,12 @@ def write_series(experiment: Experiment, cells: Mapping[str, Cell], out: Path) -
                        for name in experiment.series]
             for row in zip(series["time_s"], *columns):
                 writer.writerow([label, *(repr(v) for v in row)])
-    figure, axes = plt.subplots(len(experiment.series), 1, squeeze=False, sharex=True,
-                                figsize=(8.0, 2.4 * len(experiment.series)))
+    if not figure:
+        return
+    from lsmsim.plot import plt, save_figure
+
+    drawing, axes = plt.subplots(len(experiment.series), 1, squeeze=False, sharex=True,
+                                 figsize=(8.0, 2.4 * len(experiment.series)))
     for axis, name in zip(axes[:, 0], experiment.series):
         for label, series in kept:
             if name in series:
@@ -378,8 +403,8 @@ def write_series(experiment: Experiment, cells: Mapping[str, Cell], out: Path) -
     axes[0, 0].legend(fontsize=6, ncol=3)
     axes[0, 0].set_title(experiment.title, fontsize=9)
     axes[-1, 0].set_xlabel("simulated time (s)", fontsize=8)
-    figure.tight_layout()
-    save_figure(figure, out / f"{experiment.name}_series.png")
+    drawing.tight_layout()
+    save_figure(drawing, out / f"{experiment.name}_series.png")
 
 
 def register(commands: Any) -> None:
@@ -406,18 +431,31 @@ def _reproduce(args: argparse.Namespace) -> int:
     if not names:
         raise ExperimentError("name experiments or give --all; valid experiments: "
                               f"{', '.join(experiment_names())}")
+    from lsmsim.worker_pool import Interrupted
+
+    out = output_folder(args.out)
     experiments = [load_experiment(name) for name in names]
     started = time.perf_counter()
-    results, rows = run_experiments(experiments, args.duration_scale, args.workers)
+    stopped: Interrupted | None = None
+    try:
+        results, rows = run_experiments(experiments, args.duration_scale, args.workers,
+                                        progress="runs")
+    except Interrupted as stop:
+        (results, rows), stopped = stop.results, stop
     wall_s = time.perf_counter() - started
-    args.out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     for experiment in experiments:
         write_outputs(experiment, results[experiment.name],
-                      [r for r in rows if r.experiment == experiment.name], args.out)
+                      [r for r in rows if r.experiment == experiment.name], out,
+                      figures=stopped is None)
     print(format_claims(rows))
     simulated = {id(c): c for cells in results.values() for c in cells.values()}  # shared once
     cpu_s = sum(c.cpu_s for c in simulated.values())
     print(f"{len(experiments)} experiments in {wall_s:.0f} s wall ({cpu_s:.0f} s CPU in runs, "
-          f"{args.workers} workers); CSV and PNG in {args.out}/")
+          f"{args.workers} workers); " + ("CSV (no figures)" if stopped else "CSV and PNG")
+          + f" in {out}/")
+    if stopped is not None:
+        print(f"lsmsim: {stopped.summary()}", file=sys.stderr)
+        return stopped.exit_status
     return 1 if any(r.finding is None for r in rows) else 0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import simpy
@@ -13,12 +13,19 @@ import simpy
 from lsmsim.db import DB
 from lsmsim.keyspace import DEFAULT_BUCKETS, MAX_BUCKETS
 from lsmsim.machine import MachineProfile, load_machine
+from lsmsim.mechanisms import Mechanisms
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Policy
 from lsmsim.result import SimulationResult
 from lsmsim.storage_device import StorageDevice
 from lsmsim.summary import summarize
 from lsmsim.workload import Workload, make_workload
+
+
+# A timeseries row is held as Python objects until the run ends, about 3 KiB of them with
+# every column (measured: 3.6 M rows took 11.7 GB); more rows than this is refused up front.
+MAX_TIMESERIES_ROWS = 500_000
+ROW_BYTES = 3 << 10
 
 
 class RunParameterError(ValueError):
@@ -29,7 +36,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
              machine: str | MachineProfile = "server", duration_s: float | None = 3600.0,
              options: LsmOptions | Mapping[str, Any] | None = None,
              policy: str | Policy = "rocksdb", interval_s: float = 1.0, seed: int = 0,
-             key_buckets: int = DEFAULT_BUCKETS,
+             key_buckets: int = DEFAULT_BUCKETS, without: Sequence[str] = (),
              on_timeseries: Callable[[dict[str, Any], dict[str, np.ndarray]], None] | None = None,
              **workload_fields: Any) -> SimulationResult:
     """Run one simulation. Names are resolved here: devices from `device_models`, machine
@@ -38,6 +45,9 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     The run ends at `duration_s` or when the workload's `max_ops` puts are done or its last
     phase ends, whichever comes first (db_bench's --duration and --num); `duration_s=None`
     needs a workload that ends by itself.
+
+    `without` names resource-model mechanisms to switch off (`lsmsim.mechanisms`), to show
+    what each changes.
 
     `on_timeseries(config, timeseries)` is called as soon as the run's rows are complete,
     before the summary is computed: `lsmsim run` hands them to its plotting process there."""
@@ -49,6 +59,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
         raise RunParameterError("duration_s=None needs a workload that ends by itself "
                                 "(max_ops, or phases that all end)")
     _check_run_parameters(duration_s, interval_s, seed, key_buckets)
+    mechanisms = Mechanisms.without(without)
     if isinstance(device, str):
         from device_models import load_device
         device = load_device(device)
@@ -62,7 +73,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     started = time.perf_counter()
     env = simpy.Environment()
     db = DB(env, options, machine, device, workload, policy, interval_s, key_buckets,
-            rng=np.random.default_rng(seed))
+            rng=np.random.default_rng(seed), mechanisms=mechanisms)
     end = db.writes_done if duration_s is None else env.timeout(duration_s) | db.writes_done
     env.run(until=end)
     duration_s = env.now
@@ -79,6 +90,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
         "interval_s": interval_s,
         "seed": seed,
         "key_buckets": key_buckets,
+        "mechanisms_off": mechanisms.switched_off(),
     }
     timeseries = {name: np.asarray(values) for name, values in db.recorder.columns.items()}
     if on_timeseries is not None:
@@ -97,6 +109,13 @@ def _check_run_parameters(duration_s: float | None, interval_s: float, seed: int
         if value is not None and not (value > 0 and math.isfinite(value)):
             raise RunParameterError(f"{name} must be a positive, finite number of seconds, "
                                     f"got {value!r}")
+    if duration_s is not None and duration_s / interval_s > MAX_TIMESERIES_ROWS:
+        rows = duration_s / interval_s
+        raise RunParameterError(
+            f"interval_s={interval_s!r} over duration_s={duration_s!r} makes {rows:,.0f} "
+            f"timeseries rows (about {rows * ROW_BYTES / 1e9:.1f} GB of memory); at most "
+            f"{MAX_TIMESERIES_ROWS:,} are kept: use interval_s >= "
+            f"{duration_s / MAX_TIMESERIES_ROWS:.3g}")
     for name, value, minimum in (("seed", seed, 0), ("key_buckets", key_buckets, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
             raise RunParameterError(f"{name} must be an integer of at least {minimum}, "

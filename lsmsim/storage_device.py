@@ -16,9 +16,10 @@ class StorageDevice(Protocol):
     write_latency_s: float
     random_read_iops: float  # small random reads per second at best (0: bandwidth only)
 
-    def bandwidth_bps(self, streams: int, mixed: bool) -> tuple[float, float]:
-        """Aggregate read and write bandwidth (bytes/s) while `streams` activities share the
-        device; `mixed` when reads and writes are both in flight.
+    def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
+        """Aggregate read and write bandwidth (bytes/s) while `streams` threads share the
+        device (an average: it may be fractional); `mixed` when reads and writes are both in
+        flight.
 
         A byte read costs 1/read_bps device-seconds and a byte written 1/write_bps; the
         device has one device-second per second to share among the streams.

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lsmsim.cli_numbers import positive_number
+from lsmsim.output_path import output_folder
 
 SHOWN_WARNINGS = 10
 
@@ -49,10 +50,13 @@ def register(commands: Any) -> None:
     bench.add_argument("--machine", default="server", help="machine profile or .toml file")
     bench.add_argument("--out", type=Path, help="folder for timeseries.csv, events.jsonl, ...")
     bench.add_argument("--no-plot", action="store_true", help="skip timeline.png")
+    bench.add_argument("--without", action="append", default=[], metavar="MECHANISM",
+                       help="switch a resource-model mechanism off (see lsmsim run --help)")
     bench.set_defaults(handler=_db_bench, takes_extra_flags=True)
 
 
-def _warn(lines: list[str]) -> None:
+def print_warnings(lines: list[str]) -> None:
+    """`lines` on stderr as lsmsim warnings, the first SHOWN_WARNINGS of them."""
     for line in lines[:SHOWN_WARNINGS]:
         print(f"lsmsim: warning: {line}", file=sys.stderr)
     if len(lines) > SHOWN_WARNINGS:
@@ -63,8 +67,10 @@ def _import(args: argparse.Namespace) -> int:
     from lsmsim.cli import format_summary
     from lsmsim.trace_import import import_trace
 
+    if args.out:
+        output_folder(args.out)
     trace = import_trace(args.path)
-    _warn(trace.warnings)
+    print_warnings(trace.warnings)
     print(format_summary(trace.summary, trace.config))
     summary = trace.summary
     counts = ", ".join(f"{n} {c}" for c, n in summary["rocksdb_stall_counters"].items()) or "none"
@@ -85,6 +91,7 @@ def _import(args: argparse.Namespace) -> int:
 def _capture(args: argparse.Namespace) -> int:
     from lsmsim.trace_capture import CaptureError, capture
 
+    output_folder(args.out)
     flags = args.flags[1:] if args.flags[:1] == ["--"] else args.flags
     if not flags:
         raise CaptureError("give db_bench flags after --, e.g. lsmsim trace capture --out run/ "
@@ -99,11 +106,13 @@ def _db_bench(args: argparse.Namespace) -> int:
     from lsmsim.cli import format_summary
     from lsmsim.db_bench import setup_from_flags
 
+    if args.out:
+        output_folder(args.out)
     setup = setup_from_flags(args.extra_flags)
     if setup.unmodelled:
         print("lsmsim: warning: db_bench flags not modelled (ignored): "
               + ", ".join(setup.unmodelled), file=sys.stderr)
-    result = setup.simulate(device=args.device, machine=args.machine)
+    result = setup.simulate(device=args.device, machine=args.machine, without=args.without)
     print(format_summary(result.summary, result.config))
     by_duration = setup.duration_s is not None and \
         result.summary["duration_s"] >= setup.duration_s - 1e-9

@@ -6,12 +6,19 @@ db_bench's stdout; a lone LOG file can be imported too. Rows come from report.cs
 interval) and the LOG (L0 files from each event's `lsm_state`, running jobs, bytes of new
 SST files, stall time); events are the LOG's EVENT_LOG_v1 events plus `write_stall`
 events; stall episodes are rebuilt from the stall lines (see `rebuild_stall_episodes`).
+
+Every figure covers one span, the one both files cover: when the LOG or report.csv stops
+short, the other is cut to it and a warning says where, why and what the summary covers.
+Without report.csv the puts are counted from the LOG's flushes (`_rows_from_flushes`).
+What cannot be read is skipped with a warning naming file and line; an import with
+nothing usable left raises TraceError, one line naming the file.
 """
 
 from __future__ import annotations
 
 import configparser
 import dataclasses
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from lsmsim.rocksdb_log import (RECALCULATING_EVENTS, LogFormatError, RocksDBLog, StallLine,
-                                StatsDump, open_text, parse_log)
+from lsmsim.rocksdb_log import (RECALCULATING_EVENTS, EarlyEnd, LogFormatError, RocksDBLog,
+                                StallLine, StatsDump, TextLines, finite, parse_log)
 from lsmsim.stall_tracker import StallTracker, cause_name
 from lsmsim.event_log import EventLog
 from lsmsim.summary import summarize_trace
@@ -30,6 +37,16 @@ from lsmsim.write_stall import WriteStallCause, WriteStallCondition
 # A stall line belongs to the recalculation (memtable switch or version install) logged by
 # the same thread within this many seconds; a recalculation without one found writes normal.
 RECALCULATION_MATCH_S = 0.002
+# The LOGs of complete runs go on 0.1-1.4 s past report.csv's last row (the last flush,
+# shutdown); one whose last line comes more than this before that row stopped mid-run.
+LOG_END_TOLERANCE_S = 1.0
+# report.csv stopped mid-run when the LOG records memtable switches (writes) more than
+# this after its last row (complete runs: at most 1.0 s after, the last second's writes).
+REPORT_END_TOLERANCE_S = 2.0
+REPORT_HEADER = "secs_elapsed,interval_qps"
+# Rows of a run without report.csv are built over the LOG's span: bounded, so a date that
+# escaped the LOG reader's checks cannot ask for gigabytes (10^7 s is 116 days).
+MAX_LOG_ROWS = 10_000_000
 
 
 class TraceError(ValueError):
@@ -50,12 +67,19 @@ class RunFiles:
 
 @dataclass(frozen=True)
 class ReportCsv:
-    """db_bench's per-interval throughput: interval end times and ops per second."""
+    """db_bench's report.csv: each row's end (seconds since the benchmark started) and the
+    ops done in the row, since the row before. `ReporterAgent::SleepAndReport`
+    (tools/db_bench_tool.cc, RocksDB 5.x-8.x) writes `secs_elapsed` and
+    `total_ops_done - last_report_` every --report_interval_seconds: the second column,
+    named interval_qps, is a count, not a rate (a row 2 s after the one before holds two
+    seconds' ops)."""
 
+    path: Path
     end_times_s: np.ndarray
-    ops_per_s: np.ndarray
+    ops: np.ndarray
     skipped_lines: int
     warnings: tuple[str, ...]
+    early_end: EarlyEnd | None = None  # its last row cut mid-line (left out)
 
     @property
     def end_s(self) -> float:
@@ -105,36 +129,88 @@ def _trailing_number(name: str) -> int:
 
 
 def read_report_csv(path: Path) -> ReportCsv:
-    """`secs_elapsed,interval_qps` rows; unreadable rows are skipped with a warning."""
-    times: list[float] = []
-    qps: list[float] = []
+    """`secs_elapsed,interval_qps` rows (see ReportCsv). A row whose ops cannot be read (not
+    a number, NaN, negative) is skipped: its interval's ops are not counted. Rows are kept
+    in time order by keeping the longest run of increasing times; a row left out of it (a
+    damaged time) has its ops counted in the next row kept. Each is named in a warning."""
+    lines = TextLines(path)
+    rows: list[tuple[int, float, float]] = []  # (line, end_s or NaN, ops)
     warnings: list[str] = []
     header_seen = False
-    for number, line in enumerate(open_text(path), start=1):
+    for number, line in lines:
         text = line.strip()
         if not text:
             continue
         if not header_seen:
-            if text.replace(" ", "") != "secs_elapsed,interval_qps":
+            if text.replace(" ", "") != REPORT_HEADER:
                 raise TraceError(f"{path}:{number}: expected db_bench's header "
-                                 f"'secs_elapsed,interval_qps', got {text[:60]!r}")
+                                 f"'{REPORT_HEADER}', got {text[:60]!r}")
             header_seen = True
             continue
         cells = text.split(",")
-        try:
-            if len(cells) != 2:
-                raise ValueError
-            at_s, ops = float(cells[0]), float(cells[1])
-            if ops < 0 or (times and at_s <= times[-1]):
-                raise ValueError
-        except ValueError:
-            warnings.append(f"{path}:{number}: skipped unreadable row: {text[:60]!r}")
+        ops = _number_or_nan(cells[1]) if len(cells) == 2 else math.nan
+        if not ops >= 0:
+            warnings.append(f"{path}:{number}: skipped unreadable row {text[:60]!r}: the "
+                            "ops of its interval are not counted")
             continue
-        times.append(at_s)
-        qps.append(ops)
-    if not header_seen:
-        raise TraceError(f"{path}: empty, expected db_bench's 'secs_elapsed,interval_qps' rows")
-    return ReportCsv(np.asarray(times), np.asarray(qps), len(warnings), tuple(warnings))
+        rows.append((number, _number_or_nan(cells[0]), ops))
+    if not header_seen and lines.early_end is None:
+        warnings.append(f"{path}: empty: no rows")
+    kept = _increasing(rows)
+    times: list[float] = []
+    ops_done: list[float] = []
+    carried = 0.0
+    for index, (number, at_s, ops) in enumerate(rows):
+        if index in kept:
+            times.append(at_s)
+            ops_done.append(ops + carried)
+            carried = 0.0
+            continue
+        carried += ops
+        problem = ("has an unreadable time" if math.isnan(at_s) else
+                   f"time {at_s:g} s is out of order with the rows around it")
+        warnings.append(f"{path}:{number}: row {problem}: its ops are counted in the next row")
+    if carried:
+        warnings.append(f"{path}: the last rows' {carried:,.0f} ops are not counted (no row "
+                        "with a readable time follows them)")
+    if lines.early_end is not None:
+        warnings.append(f"{path}:{lines.early_end.line_number}: skipped: {lines.early_end.why}")
+    return ReportCsv(path, np.asarray(times, dtype=float), np.asarray(ops_done, dtype=float),
+                     len(warnings), tuple(warnings), lines.early_end)
+
+
+def _number_or_nan(text: str) -> float:
+    try:
+        return finite(text)
+    except ValueError:
+        return math.nan
+
+
+def _increasing(rows: list[tuple[int, float, float]]) -> set[int]:
+    """Indices of the longest run of rows (not necessarily adjacent) whose times increase
+    from above 0: one damaged time drops its own row, never the rows after it (patience
+    sorting, O(n log n))."""
+    tails: list[float] = []    # tails[k]: the smallest last time of an increasing run of k+1
+    tail_index: list[int] = []
+    before: list[int] = []     # each row's predecessor in its best run
+    for index, (_, at_s, _) in enumerate(rows):
+        if not at_s > 0:  # NaN or not after the start
+            before.append(-1)
+            continue
+        k = int(np.searchsorted(tails, at_s, side="left"))
+        before.append(tail_index[k - 1] if k else -1)
+        if k == len(tails):
+            tails.append(at_s)
+            tail_index.append(index)
+        else:
+            tails[k] = at_s
+            tail_index[k] = index
+    kept: set[int] = set()
+    index = tail_index[-1] if tail_index else -1
+    while index >= 0:
+        kept.add(index)
+        index = before[index]
+    return kept
 
 
 def read_options_file(path: Path) -> dict[str, str]:
@@ -162,35 +238,42 @@ def logged_options(files: RunFiles, log: RocksDBLog | None = None) -> dict[str, 
 
 def import_trace(path: str | Path, interval_s: float = 1.0) -> ImportedTrace:
     """Read a run folder (or a lone LOG) into a Trace. Rows are report.csv's intervals;
-    without report.csv, `interval_s` rows over the LOG's span with ops from DUMPING STATS."""
-    from lsmsim.db_bench import DbBenchError, setup_from_logged_options, setup_from_trace_dir
+    without report.csv (or with none of its rows readable), `interval_s` rows with the puts
+    the LOG's flushes record. Raises TraceError, naming the file, when nothing usable is
+    left."""
+    from lsmsim.db_bench import DbBenchError, setup_from_run_files
+    from lsmsim.options import OptionError
+    from lsmsim.units import UnitError
+    from lsmsim.workload import WorkloadError
 
     files = find_run_files(Path(path))
-    log = parse_log(files.log)  # type: ignore[arg-type]
-    warnings = list(log.warnings)
-    report = read_report_csv(files.report) if files.report else None
     try:
-        setup = (setup_from_trace_dir(files.folder) if files.report or files.command
-                 else setup_from_logged_options(files))
-    except DbBenchError as exc:
+        log = parse_log(files.log)  # type: ignore[arg-type]
+        report = read_report_csv(files.report) if files.report else None
+        setup = setup_from_run_files(files, log, report)
+    except (LogFormatError, DbBenchError, OptionError, UnitError, WorkloadError) as exc:
         raise TraceError(str(exc)) from None
-    if report is not None:
-        warnings += report.warnings
-        ends = report.end_times_s
-        ops = report.ops_per_s * np.diff(ends, prepend=0.0)
+    if report is not None and report.ops.size:
+        ends, ops, notes = _covered_rows(report, log)
     else:
-        warnings.append(f"{files.log}: no report.csv: ops per interval spread from the "
-                        "cumulative writes of DUMPING STATS")
-        ends = np.arange(1, int(np.ceil(log.end_s / interval_s)) + 1) * interval_s
-        ops = _ops_from_stats(log.stats_dumps, ends)
-    duration_s = float(ends[-1]) if ends.size else log.end_s
+        ends, ops, notes = _rows_from_flushes(log, interval_s)
+        if report is not None:
+            notes.insert(0, f"{report.path}: no readable rows: puts counted from the LOG")
+    # What the summary covers and rests on first, then each skipped line.
+    warnings = [*notes, *setup.assumed, *log.warnings, *(report.warnings if report else ())]
+    duration_s = float(ends[-1])
+    source = report.path if report is not None and report.ops.size else log.path
+    if not ops.sum() > 0:
+        raise TraceError(f"{source}: no puts in the {duration_s:g} s covered: nothing to measure")
+    events = [e for e in log.events if e["time_micros"] <= duration_s * 1e6]
     tracker, recalculations = rebuild_stall_episodes(log, duration_s)
     episodes = [e.as_dict() for e in tracker.episodes]
     user_bytes_per_op = setup.workload.key_size + setup.workload.value_size
-    timeseries = _rows(log, ends, ops, episodes, user_bytes_per_op)
-    events = sorted(log.events + tracker.events.events, key=lambda e: e["time_micros"])
+    timeseries = _rows(log, events, ends, ops, episodes, user_bytes_per_op)
+    events = sorted(events + tracker.events.events, key=lambda e: e["time_micros"])
     summary = summarize_trace(timeseries, events, episodes, duration_s, user_bytes_per_op)
     summary.update(_rocksdb_figures(log, recalculations))
+    _check_finite(summary, source)
     raw_options = logged_options(files, log)
     config = {
         "source": "rocksdb",
@@ -204,12 +287,95 @@ def import_trace(path: str | Path, interval_s: float = 1.0) -> ImportedTrace:
         "rocksdb_options": raw_options,
         "unmodelled_flags": list(setup.unmodelled),
         "duration_s": duration_s,
-        "interval_s": float(np.median(np.diff(ends, prepend=0.0))) if ends.size else interval_s,
+        "interval_s": float(np.median(np.diff(ends, prepend=0.0))),
         "skipped_lines": log.skipped_lines + (report.skipped_lines if report else 0),
     }
     return ImportedTrace(config=config, summary=summary, timeseries=timeseries, events=events,
                          stall_episodes=episodes, stats_dumps=log.stats_dumps,
                          warnings=warnings)
+
+
+def _covered_rows(report: ReportCsv, log: RocksDBLog) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """report.csv's rows over the span the LOG covers too, and what to say where either
+    stops short: a LOG that ends more than LOG_END_TOLERANCE_S before the last row cuts the
+    rows to its end; a report.csv cut mid-line, or followed in the LOG by memtable switches
+    more than REPORT_END_TOLERANCE_S after its last row, ended mid-run (the LOG's events are
+    cut to its end by the caller)."""
+    ends, ops = report.end_times_s, report.ops
+    notes: list[str] = []
+    cut = log.early_end
+    where = f"{log.path}:{cut.line_number}" if cut else f"{log.path}:{log.lines}"
+    why = f" ({cut.why})" if cut else ""
+    if log.end_s < report.end_s - LOG_END_TOLERANCE_S:
+        keep = ends <= log.end_s
+        if not keep.any():
+            raise TraceError(f"{where}: the LOG ends at {log.end_s:.1f} s{why}, before "
+                             f"report.csv's first row ({ends[0]:g} s): no span both cover")
+        ends, ops = ends[keep], ops[keep]
+        notes.append(f"{where}: LOG ends mid-run at {log.end_s:.1f} s{why}; report.csv runs "
+                     f"to {report.end_s:g} s: summary covers {ends[-1]:g} s")
+    elif cut is not None:
+        notes.append(f"{where}: LOG stops short{why} at {log.end_s:.1f} s, after report.csv's "
+                     f"last row ({report.end_s:g} s): no figure affected")
+    last_switch_s = max((s.at_s for s in log.memtable_switches), default=0.0)
+    if report.early_end is not None or last_switch_s > report.end_s + REPORT_END_TOLERANCE_S:
+        reason = (report.early_end.why if report.early_end is not None else
+                  f"the LOG records memtable switches until {last_switch_s:.1f} s")
+        notes.append(f"{report.path}: report.csv ends mid-run at {report.end_s:g} s "
+                     f"({reason}): summary covers {ends[-1]:g} s")
+    return ends, ops, notes
+
+
+def _rows_from_flushes(log: RocksDBLog,
+                       interval_s: float) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Rows of `interval_s` with the puts the LOG's flushes record, for a run without
+    report.csv. Each flush_started event's num_entries are the puts into the memtables it
+    flushes, made while each was the active memtable: from the memtable switch that began
+    the first to the one that ended the last (memtables are flushed in the order they were
+    switched, `MemTableList::PickMemtablesToFlush`; the flush's start where a switch line is
+    missing). The puts are spread evenly over that time; the rows end with the last flushed
+    memtable (later puts sat in memtables never flushed)."""
+    flushes = [e for e in log.events if e["event"] == "flush_started" and "num_entries" in e]
+    if not flushes:
+        raise TraceError(f"{log.path}: no report.csv rows, and no flush_started event "
+                         "(num_entries) in the LOG: it records no puts to measure throughput by")
+    switches = [0.0] + sorted(s.at_s for s in log.memtable_switches)
+    times, puts = [0.0], [0.0]
+    memtables = 0
+    for event in flushes:
+        memtables += event.get("num_memtables", 1)
+        end_s = switches[memtables] if memtables < len(switches) else event["time_micros"] / 1e6
+        times.append(max(end_s, times[-1]))
+        puts.append(puts[-1] + event["num_entries"])
+    covered_s = times[-1]
+    if not covered_s > 0:
+        raise TraceError(f"{log.path}: no report.csv rows, and the LOG's flushes all come at "
+                         "its first line: no span to measure throughput over")
+    count = math.ceil(covered_s / interval_s)
+    if count > MAX_LOG_ROWS:
+        raise TraceError(f"{log.path}: its flushes span {covered_s:,.0f} s, more than "
+                         f"{MAX_LOG_ROWS:,} rows of {interval_s:g} s (a damaged date?)")
+    ends = np.minimum(np.arange(1, count + 1) * interval_s, covered_s)
+    ops = np.diff(np.interp(ends, times, puts), prepend=0.0)
+    notes = [f"{log.path}: without report.csv rows, {puts[-1]:,.0f} puts counted from the LOG's "
+             f"{len(flushes)} flushes (flush_started num_entries), spread over each memtable's "
+             f"fill time: summary covers {covered_s:.1f} s, to the last flushed memtable (the "
+             f"LOG runs to {log.end_s:.1f} s); per-interval and tail throughput are estimates"]
+    if log.early_end is not None:
+        notes.append(f"{log.path}:{log.early_end.line_number}: LOG stops short "
+                     f"({log.early_end.why}) at {log.end_s:.1f} s: the run may have gone on")
+    return ends, ops, notes
+
+
+def _check_finite(summary: dict[str, Any], source: Path) -> None:
+    """Every number in the summary finite: a figure that cannot be computed is an error,
+    never a NaN printed as a result."""
+    for name, value in summary.items():
+        values = value.values() if isinstance(value, dict) else [value]
+        for number in values:
+            if isinstance(number, float) and not math.isfinite(number):
+                raise TraceError(f"{source}: {name} cannot be computed from this run "
+                                 f"({number})")
 
 
 def rebuild_stall_episodes(log: RocksDBLog, end_s: float) -> tuple[StallTracker, int]:
@@ -268,9 +434,10 @@ def _step(times: list[float], values: list[float], at: np.ndarray, initial: floa
     return np.where(index >= 0, series, initial)
 
 
-def _rows(log: RocksDBLog, ends: np.ndarray, ops: np.ndarray, episodes: list[dict[str, Any]],
-          user_bytes_per_op: int) -> dict[str, np.ndarray]:
-    """Per-interval columns, named as the simulator names them."""
+def _rows(log: RocksDBLog, events: list[dict[str, Any]], ends: np.ndarray, ops: np.ndarray,
+          episodes: list[dict[str, Any]], user_bytes_per_op: int) -> dict[str, np.ndarray]:
+    """Per-interval columns, named as the simulator names them; `events` are the LOG's up to
+    the last row's end."""
     starts = np.concatenate(([0.0], ends[:-1]))
     lengths = np.maximum(ends - starts, 1e-9)
     stopped = np.zeros(ends.size)
@@ -294,7 +461,7 @@ def _rows(log: RocksDBLog, ends: np.ndarray, ops: np.ndarray, episodes: list[dic
     job_kind: dict[Any, str] = {}
     changes: dict[str, list[tuple[float, int]]] = {"flush": [], "compaction": []}
     written: dict[str, list[tuple[float, float]]] = {"flush": [], "compaction": []}
-    for event in log.events:
+    for event in events:
         name = event.get("event")
         at_s = event["time_micros"] / 1e6
         if "lsm_state" in event:
@@ -354,16 +521,6 @@ def _pending_bytes(log: RocksDBLog, ends: np.ndarray) -> np.ndarray:
         if index < ends.size and line.at_s >= starts[index]:
             values[index] = line.value
     return values
-
-
-def _ops_from_stats(dumps: list[StatsDump], ends: np.ndarray) -> np.ndarray:
-    """Ops per interval from the cumulative writes of successive stats dumps, spread
-    evenly between dumps (a LOG without report.csv)."""
-    points = [(0.0, 0.0)] + [(d.at_s, d.cumulative_writes) for d in dumps
-                             if d.cumulative_writes is not None]
-    times, totals = zip(*points)
-    cumulative = np.interp(ends, times, totals)
-    return np.diff(cumulative, prepend=0.0)
 
 
 def _rocksdb_figures(log: RocksDBLog, recalculations: int) -> dict[str, Any]:

@@ -6,6 +6,8 @@ profile and device, and the two traces are compared (`lsmsim.trace_comparison`).
 one command repeated (`<name>_r1`, `<name>_r2`) give the noise floor: the same comparison
 between the two real runs. The ranking of configurations by mean throughput, real against
 simulated, is scored with Spearman's rho and Kendall's tau over the configurations given.
+A run whose import or simulation fails is named with its error in the report, beside the
+others (`lsmsim.worker_pool`: a failure is data); Ctrl-C leaves a report of the runs done.
 """
 
 from __future__ import annotations
@@ -13,10 +15,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from lsmsim.trace import Trace
 from lsmsim.trace_comparison import (as_plain, compare, error_labels, error_names,
                                      format_difference, median_abs, window)
 from lsmsim.trace_import import TraceError, find_run_files, import_trace
+from lsmsim.worker_pool import NOT_RUN, Interrupted, run_jobs
 
 # The ADOC runs name their device in a folder `StorageMaterial.<name>`.
 DEVICE_BY_MATERIAL = {"PM": "pm", "NVMeSSD": "nvme", "SATASSD": "sata-ssd", "SATAHDD": "hdd"}
@@ -33,7 +35,6 @@ DEVICE_BY_MATERIAL = {"PM": "pm", "NVMeSSD": "nvme", "SATASSD": "sata-ssd", "SAT
 DEFAULT_DEVICE = "nvme"
 DEVICE_WIDTH = 11  # the report's device column
 _REPEAT = re.compile(r"_r\d+$")
-T = TypeVar("T")
 
 
 def infer_device(folder: Path) -> str | None:
@@ -125,14 +126,6 @@ def _simulate_folder(job: tuple[Path, str, MachineProfile, float | None]) -> tup
     return real, sim
 
 
-def pool_map(function: Callable[[Any], T], jobs: list[Any], workers: int) -> list[T]:
-    """`function` over `jobs`, in a process pool of `workers` when that is more than one."""
-    if workers <= 1 or len(jobs) <= 1:
-        return [function(job) for job in jobs]
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-        return list(pool.map(function, jobs))
-
-
 @dataclass
 class TraceResult:
     """One run: its real and simulated traces and the errors of the simulation."""
@@ -151,6 +144,7 @@ class ValidationReport:
     machine: str
     results: list[TraceResult]
     ranking: dict[str, Any] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # run label -> its error
 
     def median_errors(self) -> dict[str, float]:
         """Median absolute error of each figure over the runs (L0 correlation: median)."""
@@ -176,6 +170,7 @@ class ValidationReport:
             "median_abs_errors": plain(self.median_errors()),
             "median_abs_noise_floor": plain(self.median_noise()),
             "ranking": {k: as_plain(v) for k, v in self.ranking.items()},
+            "failed": self.failed,
         }
 
 
@@ -190,17 +185,26 @@ def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
 
 def validate(folders: Sequence[Path], machine: MachineProfile, device: str | None = None,
              max_seconds: float | None = None, workers: int = 2,
-             device_dir: Path | None = None) -> ValidationReport:
+             device_dir: Path | None = None, progress: str = "") -> ValidationReport:
     """Re-simulate every run folder and compare (see the module docstring). `device`
     overrides the device named by each folder's path (DEFAULT_DEVICE when none is);
-    `device_dir` holds fitted device files that replace presets of the same name."""
+    `device_dir` holds fitted device files that replace presets of the same name. A run
+    that fails is in `failed`; on Ctrl-C or SIGTERM, raises `worker_pool.Interrupted`
+    carrying the report of the runs done (the others failed with NOT_RUN)."""
     folders = check_run_folders(folders)
     devices = run_devices(folders, device, device_dir)
-    pairs = pool_map(_simulate_folder, [(f, d, machine, max_seconds)
-                                        for f, d in zip(folders, devices)], workers)
+    jobs = [(f, d, machine, max_seconds) for f, d in zip(folders, devices)]
+    stopped: Interrupted | None = None
+    try:
+        pairs = run_jobs(_simulate_folder, jobs, workers, progress=progress)
+    except Interrupted as stop:
+        pairs, stopped = stop.results, stop
     labels = short_labels(folders)
-    results = [TraceResult(label, folder, dev, real, sim, compare(real, sim))
-               for label, folder, dev, (real, sim) in zip(labels, folders, devices, pairs)]
+    results = [TraceResult(label, folder, dev, pair[0], pair[1], compare(*pair))
+               for label, folder, dev, pair in zip(labels, folders, devices, pairs)
+               if isinstance(pair, tuple)]
+    failed = {label: NOT_RUN if pair is None else pair.error
+              for label, pair in zip(labels, pairs) if not isinstance(pair, tuple)}
     groups: dict[str, list[TraceResult]] = {}
     for result in results:
         groups.setdefault(configuration_key(result.path) + "@" + result.device, []).append(result)
@@ -209,7 +213,11 @@ def validate(folders: Sequence[Path], machine: MachineProfile, device: str | Non
             for member in members:
                 other = members[1] if member is members[0] else members[0]
                 member.noise = compare(other.real, member.real)
-    return ValidationReport(machine.name, results, ranking_agreement(list(groups.values())))
+    report = ValidationReport(machine.name, results, ranking_agreement(list(groups.values())),
+                              failed)
+    if stopped is not None:
+        raise stopped.carrying(report)
+    return report
 
 
 def ranking_agreement(groups: list[list[TraceResult]]) -> dict[str, Any]:
@@ -244,7 +252,7 @@ def format_report(report: ValidationReport) -> str:
              "write_amplification": "WA", "flush_count": "flushes",
              "compaction_count": "compactions", "throughput_w1": "W1/mean",
              "l0_mean_abs_diff": "L0 |d|", "l0_correlation": "L0 r"}
-    width = max(len(r.label) for r in report.results) + 2
+    width = max((len(r.label) for r in report.results), default=0) + 2
     width = max(width, len("median |error|") + 2)
     head = f"{'run':<{width}}{'device':<{DEVICE_WIDTH}}{'real ops/s':>11}{'sim ops/s':>11}" + "".join(
         f"{short[n]:>{_cell_width(n)}}" for n in names)
@@ -283,6 +291,7 @@ def format_report(report: ValidationReport) -> str:
     files = sorted({r.device for r in report.results if r.device.endswith(".toml")})
     if files:
         lines.append("device files (name*): " + ", ".join(files))
+    lines += [f"FAILED {label}: {error}" for label, error in report.failed.items()]
     return "\n".join(lines)
 
 

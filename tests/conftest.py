@@ -24,8 +24,10 @@ def small_run():
 
 
 def open_db(options: dict | None = None, device: str = "nvme", machine: str = "server",
-            workload: str = "fillrandom", policy: str = "rocksdb", **workload_fields):
-    """A DB on a fresh SimPy environment, for tests that inspect state while it runs."""
+            workload: str = "fillrandom", policy: str = "rocksdb", start_s: float = 0.0,
+            **workload_fields):
+    """A DB on a fresh SimPy environment whose clock starts at `start_s`, for tests that
+    inspect state while it runs."""
     import simpy
 
     from device_models import load_device
@@ -35,7 +37,7 @@ def open_db(options: dict | None = None, device: str = "nvme", machine: str = "s
     from lsmsim.workload import make_workload
     from policies import make_policy
 
-    env = simpy.Environment()
+    env = simpy.Environment(initial_time=start_s)
     fields = {"num_keys": 2_000_000, **workload_fields}
     db = DB(env, LsmOptions.from_mapping({**SMALL, **(options or {})}), load_machine(machine),
             load_device(device), make_workload(workload, **fields), make_policy(policy),

@@ -301,9 +301,8 @@ def test_scenario_files(tmp_path, drawn):
         top, workload, options = drawn
         text = toml_text(top, {"workload": workload, "options": options})
     scenario = write(tmp_path, "scenario.toml", text)
-    # The file's duration and interval are checked on loading, then the flags keep the run
-    # tiny (a long run and a tiny interval are issue 18's items 1 and 6, not this test's).
-    event(assert_result_or_one_line_error(["run", scenario, *TINY, "--interval", "0.5"]))
+    # The file's duration is checked on loading, then --duration keeps the run tiny.
+    event(assert_result_or_one_line_error(["run", scenario, *TINY]))
 
 
 def test_the_guard_itself_catches_a_traceback_and_a_nan(monkeypatch):

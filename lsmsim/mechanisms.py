@@ -1,0 +1,45 @@
+"""Fidelity mechanisms of the resource model that a user can switch off, to see what each
+changes (`lsmsim run --without io_streams`, `simulate(without=("io_streams",))`).
+
+Each is a mechanism real RocksDB or Linux has; switching one off restores the simpler rule
+it replaced, named here. RocksDB mechanisms with an option of their own are switched by
+that option instead (`max_subcompactions=1` turns subcompactions off).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from dataclasses import dataclass
+from typing import Iterable
+
+
+class MechanismError(ValueError):
+    """An unknown mechanism name."""
+
+
+@dataclass(frozen=True)
+class Mechanisms:
+    """Which mechanisms are on (all by default)."""
+
+    # The device's concurrency curve applies to the threads issuing I/O at a moment (a job's
+    # threads times the fraction of their time blocked on their own reads and Syncs). Off:
+    # every running job is one stream, computing or not.
+    io_streams: bool = True
+
+    @classmethod
+    def without(cls, names: Iterable[str]) -> "Mechanisms":
+        """All mechanisms on except `names`; an unknown name is an error naming the valid."""
+        valid = [f.name for f in dataclasses.fields(cls)]
+        off = {}
+        for name in names:
+            if name not in valid:
+                close = difflib.get_close_matches(name, valid, n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise MechanismError(f"unknown mechanism {name!r}{hint}; valid: "
+                                     f"{', '.join(valid)}")
+            off[name] = False
+        return cls(**off)
+
+    def switched_off(self) -> list[str]:
+        return [f.name for f in dataclasses.fields(self) if not getattr(self, f.name)]
