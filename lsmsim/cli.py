@@ -217,9 +217,10 @@ def _read_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
                                      f"client ops {summary['client_ops_per_s']:,.0f} ops/s")]
     if _present(summary, "read_latency_p50_us", "read_latency_p99_us", "read_latency_p999_us"):
         # (none while the run has not reached its reads, e.g. still in its load)
-        rows.append(("read latency p50 / p99 / p99.9", f"{summary['read_latency_p50_us']:,.1f} / "
-                                                       f"{summary['read_latency_p99_us']:,.1f} / "
-                                                       f"{summary['read_latency_p999_us']:,.1f} us"))
+        rows.append(("read latency p50 / p99 / p99.9",
+                     f"{summary['read_latency_p50_us']:,.1f} / "
+                     f"{summary['read_latency_p99_us']:,.1f} / "
+                     f"{summary['read_latency_p999_us']:,.1f} us"))
     if _present(summary, "final_phase_ops_per_s"):
         # The run stage without its load, as YCSB reports a run's throughput.
         rows.append((f"last phase ({summary['final_phase']})",

@@ -272,7 +272,8 @@ WORKLOAD_FIELDS = {
     "write_rate_limit": st.sampled_from(["30MB/s", "1KB/s", "0", "fast", 5e6]),
 }
 TOP_FIELDS = {
-    "duration_s": st.floats(0, 2), "interval_s": st.floats(0, 2), "seed": st.integers(0, 2 ** 63 - 1),
+    "duration_s": st.floats(0, 2), "interval_s": st.floats(0, 2),
+    "seed": st.integers(0, 2 ** 63 - 1),
     "key_buckets": st.integers(1, 64), "device": st.sampled_from(["nvme", "hdd", "floppy"]),
     "machine": st.sampled_from(["server", "local-2core"]), "policy": policy_specs(),
     "db_bench_defaults": st.booleans(), "description": toml_strings,
@@ -310,7 +311,8 @@ def test_the_guard_itself_catches_a_traceback_and_a_nan(monkeypatch):
     printed summary is caught."""
     import lsmsim.cli as cli
 
-    monkeypatch.setattr(cli, "format_summary", lambda summary, config: "a / b / c\nput throughput nan")
+    monkeypatch.setattr(cli, "format_summary",
+                        lambda summary, config: "a / b / c\nput throughput nan")
     with pytest.raises(AssertionError, match="not a number"):
         assert_result_or_one_line_error(["run", "fillrandom", *TINY])
     monkeypatch.setattr(cli, "_run", lambda args: 1 / 0)
