@@ -302,3 +302,12 @@ def test_open_loop_beyond_capacity_reports_fifo_waits_and_the_backlog(capsys):
     assert summary["latency_p50_us"] < summary["latency_p999_us"]
     print(format_summary(summary, result.config))
     assert f"open-loop ops queued at the end  {backlog:,.0f}" in capsys.readouterr().out
+
+
+def test_a_run_still_in_its_load_prints_no_read_latency(capsys):
+    """No read finished yet: the read latency row is left out, not printed as 'nan' (found
+    by tests/test_fuzz_inputs.py)."""
+    assert main(["run", "ycsb_a", "--duration", "1", "--num", "1000000", "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "reads (gets + scans)             0 ops/s" in out
+    assert "read latency" not in out and "nan" not in out
