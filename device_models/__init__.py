@@ -12,7 +12,8 @@ from typing import Any
 
 from device_models.model import DeviceModel
 from lsmsim import data_file
-from lsmsim.data_file import DataFileError, Number, read_fields, require
+from lsmsim.data_file import DataFileError, Number, read_fields
+from lsmsim.value_range import Range
 
 PRESET_DIR = Path(__file__).parent / "presets"
 MB = 1_000_000  # device data sheets use decimal megabytes
@@ -36,18 +37,19 @@ _REQUIRED = {"description": str, "read_MBps": Number, "write_MBps": Number,
 _OPTIONAL = {"read_scaling": list, "write_scaling": list, "mixed_efficiency": Number,
              "source": str, "name": str, "random_read_kiops": Number,
              "calibration": dict}  # how `lsmsim calibrate --device-out` fitted the file
+# Bandwidths up to 1 PB/s, latencies up to 1000 s and scaling fractions up to 1000x the
+# quoted peak: beyond any device, and larger values only overflow.
+_BANDWIDTH = Range(0.0, 1e9, low_open=True)
+_LATENCY = Range(0.0, 1e9)
+_RANGES = {"read_MBps": _BANDWIDTH, "write_MBps": _BANDWIDTH, "read_latency_us": _LATENCY,
+           "write_latency_us": _LATENCY, "mixed_efficiency": Range(0.0, 1.0, low_open=True),
+           "random_read_kiops": Range(0.0, 1e9)}
+_SCALING_STREAMS = Range(1, 1 << 20, integer=True)
+_SCALING_FRACTION = Range(0.0, 1e3, low_open=True)
 
 
 def parse_device_file(path: Path) -> DeviceModel:
-    data = read_fields(path, _REQUIRED, _OPTIONAL)
-    for key in ("read_MBps", "write_MBps"):
-        require(path, key, data[key], data[key] > 0, "positive")
-    for key in ("read_latency_us", "write_latency_us"):
-        require(path, key, data[key], data[key] >= 0, "zero or positive")
-    efficiency = data.get("mixed_efficiency", 1.0)
-    require(path, "mixed_efficiency", efficiency, 0 < efficiency <= 1, "in (0, 1]")
-    kiops = data.get("random_read_kiops", 0.0)
-    require(path, "random_read_kiops", kiops, kiops >= 0, "zero or positive")
+    data = read_fields(path, _REQUIRED, _OPTIONAL, _RANGES)
     return DeviceModel(
         name=data.get("name", path.stem),
         description=data["description"],
@@ -57,9 +59,9 @@ def parse_device_file(path: Path) -> DeviceModel:
         write_latency_s=data["write_latency_us"] * 1e-6,
         read_scaling=_scaling(path, "read_scaling", data.get("read_scaling", [[1, 1.0]])),
         write_scaling=_scaling(path, "write_scaling", data.get("write_scaling", [[1, 1.0]])),
-        mixed_efficiency=float(efficiency),
+        mixed_efficiency=float(data.get("mixed_efficiency", 1.0)),
         source=data.get("source", ""),
-        random_read_iops=kiops * 1000.0,
+        random_read_iops=data.get("random_read_kiops", 0.0) * 1000.0,
     )
 
 
@@ -67,9 +69,12 @@ def _scaling(path: Path, key: str, raw: list[Any]) -> tuple[tuple[int, float], .
     points = []
     for item in raw:
         if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], int)
-                or not isinstance(item[1], (int, float)) or item[0] < 1 or item[1] <= 0):
+                or isinstance(item[0], bool) or not isinstance(item[1], (int, float))
+                or isinstance(item[1], bool) or _SCALING_STREAMS.problem(item[0])
+                or _SCALING_FRACTION.problem(item[1])):
             raise DeviceError(f"{path}: field {key} needs [streams, fraction] pairs with "
-                              f"streams >= 1 and fraction > 0, got {item!r}")
+                              f"streams {_SCALING_STREAMS.describe()} and fraction "
+                              f"{_SCALING_FRACTION.describe()}, got {item!r}")
         points.append((item[0], float(item[1])))
     counts = [p[0] for p in points]
     if counts != sorted(set(counts)) or not points:

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from lsmsim import compare, explain_cli, fidelity_cli, reproduce, trace_cli
-from lsmsim.cli_numbers import byte_rate_bps, non_negative_int, positive_int, positive_number
+from lsmsim.cli_numbers import bucket_count, byte_rate_bps, non_negative_int, positive_number
 from lsmsim.data_file import DataFileError
-from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS
+from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS, MAX_BUCKETS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.output_path import OutputPathError, output_folder
 from lsmsim.plot_process import TimelinePlotter
@@ -74,11 +74,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--write-rate-limit", type=byte_rate_bps,
                      help="cap on client bytes/s, e.g. 30MB/s "
                           "(db_bench --benchmark_write_rate_limit)")
-    run.add_argument("--open-loop-ops", type=float,
+    run.add_argument("--open-loop-ops", type=positive_number,
                      help="open-loop arrival rate in ops/s (excess queues)")
     run.add_argument("--seed", type=non_negative_int, help="random seed (default 0)")
-    run.add_argument("--buckets", type=positive_int,
-                     help=f"key-space buckets, the resolution of key overlap ({DEFAULT_BUCKETS})")
+    run.add_argument("--buckets", type=bucket_count,
+                     help=f"key-space buckets, the resolution of key overlap ({DEFAULT_BUCKETS}; "
+                          f"at most {MAX_BUCKETS:,}: memory grows with them)")
     run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     run.add_argument("--without", action="append", default=[], metavar="MECHANISM",
                      help="switch a resource-model mechanism off to see what it changes "
@@ -172,6 +173,10 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
         rows.append(("write latency p50 / p99 / p99.9", f"{summary['latency_p50_us']:,.1f} / "
                                                         f"{summary['latency_p99_us']:,.1f} / "
                                                         f"{summary['latency_p999_us']:,.1f} us"))
+    if summary.get("open_loop_backlog_ops"):
+        rows.append(("open-loop ops queued at the end", f"{summary['open_loop_backlog_ops']:,.0f}, "
+                     f"oldest waiting {summary['open_loop_oldest_queued_wait_s']:,.1f} s "
+                     "(not in the latencies)"))
     rows += _read_rows(summary)
     rows.append(("stalled", f"{summary['stall_time_s']:.1f} s "
                             f"({100 * summary['stall_fraction']:.1f}%): "
@@ -211,10 +216,13 @@ def _read_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     if "read_throughput_ops_per_s" not in summary:
         return []
     rows = [("reads (gets + scans)", f"{summary['read_throughput_ops_per_s']:,.0f} ops/s; all "
-                                     f"client ops {summary['client_ops_per_s']:,.0f} ops/s"),
-            ("read latency p50 / p99 / p99.9", f"{summary['read_latency_p50_us']:,.1f} / "
-                                               f"{summary['read_latency_p99_us']:,.1f} / "
-                                               f"{summary['read_latency_p999_us']:,.1f} us")]
+                                     f"client ops {summary['client_ops_per_s']:,.0f} ops/s")]
+    if _present(summary, "read_latency_p50_us", "read_latency_p99_us", "read_latency_p999_us"):
+        # (none while the run has not reached its reads, e.g. still in its load)
+        rows.append(("read latency p50 / p99 / p99.9",
+                     f"{summary['read_latency_p50_us']:,.1f} / "
+                     f"{summary['read_latency_p99_us']:,.1f} / "
+                     f"{summary['read_latency_p999_us']:,.1f} us"))
     if _present(summary, "final_phase_ops_per_s"):
         # The run stage without its load, as YCSB reports a run's throughput.
         rows.append((f"last phase ({summary['final_phase']})",
@@ -265,7 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         if not isinstance(exc, _user_errors()):
             raise
-        print(f"lsmsim: error: {exc}", file=sys.stderr)
+        # One line, whatever the message quotes (a field name with a newline in it).
+        message = "\\n".join(str(exc).splitlines())
+        print(f"lsmsim: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from lsmsim.keyspace import MAX_BUCKETS
 from lsmsim.units import UnitError, parse_rate_bps
 
 
@@ -40,11 +41,19 @@ def non_negative_int(text: str) -> int:
     return _integer(text, minimum=0)
 
 
-def _integer(text: str, minimum: int) -> int:
+def bucket_count(text: str) -> int:
+    """Key-space buckets: 1 to MAX_BUCKETS (see keyspace.MAX_BUCKETS for the memory)."""
+    return _integer(text, minimum=1, maximum=MAX_BUCKETS,
+                    why="memory grows by ~300 B per bucket")
+
+
+def _integer(text: str, minimum: int, maximum: int | None = None, why: str = "") -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
     if value < minimum:
         raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
+    if maximum is not None and value > maximum:
+        raise argparse.ArgumentTypeError(f"must be at most {maximum:,} ({why}), got {text!r}")
     return value

@@ -1,5 +1,6 @@
-"""Reading the small TOML data files users write (devices, machine profiles), with errors
-that name the file, the field and the value."""
+"""Reading the small TOML data files users write (devices, machine profiles, scenarios),
+with errors that name the file, the field and the value. Each kind of file declares its
+fields' types and, for numbers, their `Range` (lsmsim.value_range), checked here."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import math
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
+
+from lsmsim.value_range import Range
 
 Number = (int, float)
 
@@ -18,32 +21,46 @@ class DataFileError(ValueError):
     """A data file that is missing, not TOML, or has a bad field."""
 
 
-def read_fields(path: Path, required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
-    """Parse `path` and check that it holds exactly the known fields with the right types."""
+def read_toml_text(path: Path, what: str = "file") -> str:
+    """The text of a TOML file, or one line naming the file: missing, unreadable, or not
+    UTF-8 (TOML is UTF-8 text; a binary file would otherwise fail deep in the decoder)."""
     if not path.is_file():
-        raise DataFileError(f"{path}: no such file")
+        raise DataFileError(f"{path}: no such {what}")
     try:
-        data = tomllib.loads(path.read_text())
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataFileError(f"{path}: not a TOML text file (byte 0x{raw[exc.start]:02x} at "
+                            f"offset {exc.start} is not UTF-8)") from None
+
+
+def read_fields(path: Path, required: dict[str, Any], optional: dict[str, Any],
+                ranges: Mapping[str, Range]) -> dict[str, Any]:
+    """Parse `path` and check that it holds exactly the known fields with the right types,
+    and each number in `ranges` within its range."""
+    text = read_toml_text(path)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DataFileError(f"{path}: not valid TOML: {exc}") from None
     known = {**required, **optional}
     unknown = sorted(set(data) - set(known))
     if unknown:
-        raise DataFileError(f"{path}: unknown field(s) {', '.join(unknown)}; valid fields: "
-                            f"{', '.join(sorted(known))}")
+        raise DataFileError(f"{path}: unknown field(s) {', '.join(map(repr, unknown))}; "
+                            f"valid fields: {', '.join(sorted(known))}")
     missing = sorted(set(required) - set(data))
     if missing:
         raise DataFileError(f"{path}: missing field(s) {', '.join(missing)}")
     for key, value in data.items():
         if not isinstance(value, known[key]) or (isinstance(value, bool) and known[key] is Number):
             raise DataFileError(f"{path}: field {key} has the wrong type: {value!r}")
+        problem = ranges[key].problem(value) if key in ranges else None
+        if problem is not None:
+            raise DataFileError(f"{path}: field {key} {problem}, got {value!r}")
     return data
-
-
-def require(path: Path, field: str, value: float, condition: bool, what: str) -> None:
-    """Raise a DataFileError naming the field unless `condition` holds."""
-    if not condition:
-        raise DataFileError(f"{path}: field {field} must be {what}, got {value!r}")
 
 
 def preset_names(preset_dir: Path) -> list[str]:

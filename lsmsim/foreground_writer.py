@@ -4,6 +4,16 @@ Its rate is the least of: what N closed-loop threads can issue given their CPU s
 the per-write cost; the delayed write rate while RocksDB delays writes (the average of
 WriteController::GetDelay's 1 ms token bucket); a client rate cap; a policy's admission
 cap; zero while writes are stopped. An open-loop workload queues what cannot be served.
+
+Open-loop latency is what a queueing analyst measures: an op's sojourn time, from its
+arrival to the end of its put, with the queue served first-come first-served. Arrivals
+come at the fixed rate lambda from time 0, so the op served at time t arrived when lambda x
+arrival = ops served so far, and it waited t - arrival = backlog / lambda (not backlog /
+service rate, which is the wait of the op arriving *now*, and can exceed the whole run when
+the service rate is small). Ops still queued when the run ends have no latency yet: they
+are left out of the percentiles, and the summary reports them (`backlog_summary`: how
+many, and how long the oldest has waited), as a load generator reports its unfinished
+requests.
 """
 
 from __future__ import annotations
@@ -85,9 +95,23 @@ class ForegroundWriter:
         return self.backlog_ops / excess
 
     def latency_s(self, memtable_entries: float) -> float:
-        """Mean latency of an op in the current segment (Little's law on the clients)."""
+        """Latency of an op served in the current segment: closed loop, the mean by Little's
+        law on the clients; open loop, its FIFO wait (module docstring) plus its put."""
         if self.rate <= 0:
             return INFINITE
         if self.open_loop:
-            return self.backlog_ops / self.rate + self.cpu_s_per_op(memtable_entries)
+            return self.queued_wait_s() + self.cpu_s_per_op(memtable_entries)
         return self.workload.threads / self.rate
+
+    def queued_wait_s(self) -> float:
+        """Open loop: how long the oldest queued op has waited (backlog / arrival rate)."""
+        return self.backlog_ops / self.workload.open_loop_ops_per_s
+
+    def backlog_summary(self) -> dict[str, float]:
+        """Open loop: the ops still queued at the end of the run, not in the latency
+        percentiles, and how long the oldest of them has waited."""
+        if not self.open_loop:
+            return {}
+        backlog = self.backlog_ops if self.backlog_ops > BACKLOG_EPSILON_OPS else 0.0
+        return {"open_loop_backlog_ops": backlog,
+                "open_loop_oldest_queued_wait_s": backlog / self.workload.open_loop_ops_per_s}

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from lsmsim import data_file
-from lsmsim.data_file import DataFileError, Number, read_fields, require
+from lsmsim.data_file import DataFileError, Number, read_fields
+from lsmsim.value_range import INT32_MAX, Range
 
 PROFILE_DIR = Path(__file__).parent / "machine_profiles"
 NS = 1e-9
@@ -101,6 +102,17 @@ _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
 _OPTIONAL = {"name": str, "calibration": dict, **{name: Number for name in _OPTIONAL_COSTS}}
+# A cost is at most a second of CPU per op, byte, entry or level (no machine is that slow,
+# and larger ones only overflow); the page cache at most 16 EiB (a 64-bit address space).
+_COST_RANGE = Range(0.0, 1e9)
+_RANGES = {"cores": Range(1, INT32_MAX, integer=True),
+           **{name: _COST_RANGE for name in COST_FIELDS}, "page_cache_GiB": Range(0.0, 2.0 ** 34)}
+# What one put costs. A put's CPU is at least their sum (a batch has at least one byte, the
+# skiplist at least one level), which must be at least MIN_PUT_NS: with none the client
+# rate is infinite, and with a tiny one (1e-142 ns) a memtable fills in less time than the
+# clock can resolve, so simulated time stops. RocksDB's fastest puts take ~1 us.
+PUT_COSTS = ("write_ns_per_op", "write_ns_per_byte", "memtable_insert_ns_per_level")
+MIN_PUT_NS = 1.0
 
 
 def profile_names() -> list[str]:
@@ -110,11 +122,12 @@ def profile_names() -> list[str]:
 def load_machine(name_or_path: str) -> MachineProfile:
     """A preset by name (see `profile_names()`) or a machine TOML file by path."""
     path = data_file.resolve_preset(name_or_path, PROFILE_DIR, "machine profile")
-    data = read_fields(path, _FIELDS, _OPTIONAL)
-    require(path, "cores", data["cores"], data["cores"] >= 1, "at least 1")
+    data = read_fields(path, _FIELDS, _OPTIONAL, _RANGES)
+    put_ns = sum(data[key] for key in PUT_COSTS)
+    if not put_ns >= MIN_PUT_NS:
+        raise DataFileError(f"{path}: fields {' + '.join(PUT_COSTS)} = {put_ns:g} ns: a put "
+                            f"must cost at least {MIN_PUT_NS:g} ns of CPU")
     costs = {key: data[key] for key in COST_FIELDS if key in data}
-    for key, value in costs.items():
-        require(path, key, value, value >= 0, "zero or positive")
     return with_costs(MachineProfile(data.get("name", path.stem), data["description"],
                                      data["cores"], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), costs)
 

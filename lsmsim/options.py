@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from lsmsim.units import UnitError, parse_rate_bps, parse_size_bytes
+from lsmsim.value_range import INT32_MAX, INT64_MAX, UINT64_MAX, Order, Range, order_problem
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -26,25 +27,49 @@ class OptionError(ValueError):
     """An unknown option, a malformed value, or values that contradict each other."""
 
 
-def _opt(default: Any, kind: str, scope: str, mutable: bool, doc: str) -> Any:
-    return field(default=default, metadata={"kind": kind, "scope": scope, "mutable": mutable,
-                                            "doc": doc})
+# The ranges of RocksDB's integer types (an `int` option is an int32, a size_t or uint64_t
+# one a uint64), used unless an option declares its own.
+INT32, UINT64 = Range(integer=True, high=INT32_MAX), Range(integer=True, high=UINT64_MAX)
+_DEFAULT_RANGE = {"int": INT32, "size": UINT64, "rate": UINT64, "float": Range()}
+
+
+def _opt(default: Any, kind: str, scope: str, mutable: bool, doc: str,
+         allowed: Range | None = None) -> Any:
+    """One option's declaration; `allowed` (numbers only) defaults to its kind's range."""
+    return field(default=default, metadata={
+        "kind": kind, "scope": scope, "mutable": mutable, "doc": doc,
+        "range": allowed or _DEFAULT_RANGE.get(kind)})
+
+
+POSITIVE_INT32 = Range(1, INT32_MAX, integer=True)
+POSITIVE_UINT64 = Range(1, UINT64_MAX, integer=True)
+DERIVED_INT32 = Range(1, INT32_MAX, integer=True, special=(-1,))  # -1 = derive
+# RocksDB accepts a level multiplier in (0, 1) (SanitizeOptions only turns <= 0 into 1), but
+# deeper levels smaller than L1 are no leveled LSM, and a tiny one rounds the targets down
+# to 0 bytes (CalculateBaseBytes' uint64), where level scores divide by zero.
+GROWTH_FACTOR = Range(1.0)
 
 
 @dataclass(frozen=True)
 class LsmOptions:
-    """The RocksDB options that shape memtables, compaction and write stalls."""
+    """The RocksDB options that shape memtables, compaction and write stalls. Each number
+    has a `Range` (RocksDB's integer type unless the option declares a narrower one, as
+    ColumnFamilyData's and DBImpl's SanitizeOptions or the simulator need) and `ORDERS`
+    lists the pairs that must keep an order."""
 
     # -- memtables (column family) -------------------------------------------------------
     write_buffer_size: int = _opt(64 * MIB, "size", "cf", True,
-                                  "bytes one memtable holds before it is switched")
+                                  "bytes one memtable holds before it is switched",
+                                  Range(64 * KIB, UINT64_MAX, integer=True))
     max_write_buffer_number: int = _opt(2, "int", "cf", True,
-                                        "memtables (active + immutable) before writes stop")
+                                        "memtables (active + immutable) before writes stop",
+                                        Range(2, INT32_MAX, integer=True))
     min_write_buffer_number_to_merge: int = _opt(1, "int", "cf", False,
-                                                 "immutables merged by one flush")
+                                                 "immutables merged by one flush", POSITIVE_INT32)
     # -- L0 and write-stall triggers -------------------------------------------------------
     level0_file_num_compaction_trigger: int = _opt(4, "int", "cf", True,
-                                                   "L0 files that make L0 compaction due")
+                                                   "L0 files that make L0 compaction due",
+                                                   POSITIVE_INT32)
     level0_slowdown_writes_trigger: int = _opt(20, "int", "cf", True,
                                                "L0 files that start delaying writes")
     level0_stop_writes_trigger: int = _opt(36, "int", "cf", True, "L0 files that stop writes")
@@ -55,16 +80,19 @@ class LsmOptions:
     disable_auto_compactions: bool = _opt(False, "bool", "cf", True,
                                           "no automatic compaction (and no L0/bytes stalls)")
     # -- level shape ----------------------------------------------------------------------
-    num_levels: int = _opt(7, "int", "cf", False, "number of levels")
-    max_bytes_for_level_base: int = _opt(256 * MIB, "size", "cf", True, "target size of L1")
+    num_levels: int = _opt(7, "int", "cf", False, "number of levels",
+                           Range(2, 64, integer=True))
+    max_bytes_for_level_base: int = _opt(256 * MIB, "size", "cf", True, "target size of L1",
+                                         POSITIVE_UINT64)
     max_bytes_for_level_multiplier: float = _opt(10.0, "float", "cf", True,
-                                                 "growth factor between level targets")
+                                                 "growth factor between level targets",
+                                                 GROWTH_FACTOR)
     level_compaction_dynamic_level_bytes: bool = _opt(False, "bool", "cf", False,
                                                       "size levels from the last level up")
     target_file_size_base: int = _opt(64 * MIB, "size", "cf", True,
-                                      "compaction output file size at L1")
+                                      "compaction output file size at L1", POSITIVE_UINT64)
     target_file_size_multiplier: int = _opt(1, "int", "cf", True,
-                                            "output file size growth per level")
+                                            "output file size growth per level", POSITIVE_INT32)
     max_compaction_bytes: int = _opt(0, "size", "cf", True,
                                      "cap on one compaction's input; 0 = 25 x target file size")
     level_compaction_dynamic_file_size: bool = _opt(
@@ -74,22 +102,26 @@ class LsmOptions:
     # -- block-based table: the read path (column family) ----------------------------------
     bloom_bits_per_key: float = _opt(0.0, "float", "cf", False,
                                      "full-filter bits per key (NewBloomFilterPolicy); 0 = no filter")
-    block_size: int = _opt(4 * KIB, "size", "cf", False, "uncompressed bytes per data block")
+    block_size: int = _opt(4 * KIB, "size", "cf", False, "uncompressed bytes per data block",
+                           POSITIVE_UINT64)
     block_cache_size: int = _opt(8 * MIB, "size", "cf", False,
                                  "LRU block cache for data blocks (7.x default 8 MiB)")
     # -- background jobs (DB) ---------------------------------------------------------------
-    max_background_jobs: int = _opt(2, "int", "db", True, "flush + compaction threads")
+    max_background_jobs: int = _opt(2, "int", "db", True, "flush + compaction threads",
+                                    POSITIVE_INT32)
     max_background_compactions: int = _opt(-1, "int", "db", True,
-                                           "-1 = derive from max_background_jobs")
+                                           "-1 = derive from max_background_jobs", DERIVED_INT32)
     max_background_flushes: int = _opt(-1, "int", "db", True,
-                                       "-1 = derive from max_background_jobs")
+                                       "-1 = derive from max_background_jobs", DERIVED_INT32)
     max_subcompactions: int = _opt(1, "int", "db", True,
-                                   "threads one L0 compaction is split into (key ranges)")
+                                   "threads one L0 compaction is split into (key ranges)",
+                                   Range(1, (1 << 32) - 1, integer=True))  # a uint32_t
     # -- write rate control (DB) ------------------------------------------------------------
     delayed_write_rate: int = _opt(0, "rate", "db", True,
                                    "max rate while delayed; 0 = limiter rate or 16 MiB/s")
     rate_limiter_bytes_per_sec: int = _opt(0, "rate", "db", True,
-                                           "cap on flush + compaction writes; 0 = none")
+                                           "cap on flush + compaction writes; 0 = none",
+                                           Range(integer=True, high=INT64_MAX))
     rate_limiter_auto_tuned: bool = _opt(False, "bool", "db", False,
                                          "RocksDB's auto-tuned rate limiter")
     disable_wal: bool = _opt(False, "bool", "db", True, "WriteOptions.disableWAL")
@@ -117,12 +149,11 @@ class LsmOptions:
     def updated(self, values: Mapping[str, Any], source: str = "options",
                 running: bool = False) -> "LsmOptions":
         """A copy with `values` applied; `running=True` refuses options RocksDB fixes at open."""
-        fields = {f.name: f for f in dataclasses.fields(self)}
         parsed: dict[str, Any] = {}
         for name, raw in values.items():
-            spec = fields.get(name)
+            spec = _FIELDS.get(name)
             if spec is None:
-                raise OptionError(_unknown_message(source, name, list(fields)))
+                raise OptionError(_unknown_message(source, name, list(_FIELDS)))
             if running and not spec.metadata["mutable"]:
                 raise OptionError(f"{source}: option {name} cannot change while the DB is open "
                                   "(RocksDB fixes it at DB::Open)")
@@ -132,52 +163,17 @@ class LsmOptions:
         return result
 
     def validate(self, source: str = "options") -> None:
-        """Reject negative and contradictory values with a message naming each field."""
-        def fail(message: str) -> None:
-            raise OptionError(f"{source}: {message}")
-
+        """Check every number against its declared range and every pair in ORDERS; the
+        error names the option and the value."""
         for f in dataclasses.fields(self):
+            allowed = f.metadata["range"]
             value = getattr(self, f.name)
-            if isinstance(value, bool):
-                continue
-            allowed_negative = f.name in ("max_background_compactions", "max_background_flushes")
-            if value < 0 and not (allowed_negative and value == -1):
-                fail(f"{f.name} must not be negative, got {value}")
-        if self.write_buffer_size < 64 * KIB:
-            fail(f"write_buffer_size must be at least 64 KiB, got {self.write_buffer_size}")
-        if self.max_write_buffer_number < 2:
-            fail(f"max_write_buffer_number must be at least 2, got {self.max_write_buffer_number}")
-        if self.min_write_buffer_number_to_merge < 1:
-            fail("min_write_buffer_number_to_merge must be at least 1")
-        if self.level0_file_num_compaction_trigger < 1:
-            fail("level0_file_num_compaction_trigger must be at least 1")
-        if self.level0_slowdown_writes_trigger < self.level0_file_num_compaction_trigger:
-            fail(f"level0_slowdown_writes_trigger ({self.level0_slowdown_writes_trigger}) must be "
-                 f">= level0_file_num_compaction_trigger "
-                 f"({self.level0_file_num_compaction_trigger})")
-        if self.level0_stop_writes_trigger < self.level0_slowdown_writes_trigger:
-            fail(f"level0_slowdown_writes_trigger ({self.level0_slowdown_writes_trigger}) must be "
-                 f"<= level0_stop_writes_trigger ({self.level0_stop_writes_trigger})")
-        hard = self.hard_pending_compaction_bytes_limit
-        if hard and self.soft_pending_compaction_bytes_limit > hard:
-            fail(f"soft_pending_compaction_bytes_limit ({self.soft_pending_compaction_bytes_limit})"
-                 f" must be <= hard_pending_compaction_bytes_limit ({hard})")
-        if not 2 <= self.num_levels <= 64:
-            fail(f"num_levels must be between 2 and 64, got {self.num_levels}")
-        if self.max_bytes_for_level_base <= 0 or self.target_file_size_base <= 0:
-            fail("max_bytes_for_level_base and target_file_size_base must be positive")
-        if self.max_bytes_for_level_multiplier <= 0:
-            fail("max_bytes_for_level_multiplier must be positive")
-        if self.target_file_size_multiplier < 1:
-            fail("target_file_size_multiplier must be at least 1")
-        if self.block_size < 1:
-            fail(f"block_size must be at least 1, got {self.block_size}")
-        if self.max_background_jobs < 1:
-            fail(f"max_background_jobs must be at least 1, got {self.max_background_jobs}")
-        if self.max_subcompactions < 1:
-            fail(f"max_subcompactions must be at least 1, got {self.max_subcompactions}")
-        if self.max_background_compactions == 0 or self.max_background_flushes == 0:
-            fail("max_background_compactions/flushes must be -1 (derive) or at least 1")
+            problem = allowed.problem(value) if allowed is not None else None
+            if problem is not None:
+                raise OptionError(f"{source}: option {f.name} {problem}, got {value!r}")
+        problem = order_problem(self.__dict__, ORDERS)
+        if problem is not None:
+            raise OptionError(f"{source}: {problem}")
 
     # -- derived values, as RocksDB sanitizes them ----------------------------------------------
     @property
@@ -215,6 +211,14 @@ class LsmOptions:
         return dataclasses.asdict(self)
 
 
+# Pairs of options that must keep an order (RocksDB's SanitizeOptions and the stall triggers'
+# meaning); a hard pending-bytes limit of 0 is no limit.
+ORDERS = (Order("level0_file_num_compaction_trigger", "level0_slowdown_writes_trigger"),
+          Order("level0_slowdown_writes_trigger", "level0_stop_writes_trigger"),
+          Order("soft_pending_compaction_bytes_limit", "hard_pending_compaction_bytes_limit",
+                off_when=0))
+
+
 # db_bench's flag defaults where they differ from the library (tools/db_bench_tool.cc, 7.x).
 DB_BENCH_DEFAULTS: dict[str, Any] = {
     "delayed_write_rate": 8 * MIB,
@@ -222,15 +226,20 @@ DB_BENCH_DEFAULTS: dict[str, Any] = {
 }
 
 
+_FIELDS = {f.name: f for f in dataclasses.fields(LsmOptions)}
+
+
 def parse_option(name: str, raw: Any, source: str = "options") -> Any:
     """One option's value, parsed by its declared kind; unknown names are rejected."""
-    spec = {f.name: f for f in dataclasses.fields(LsmOptions)}.get(name)
+    spec = _FIELDS.get(name)
     if spec is None:
         raise OptionError(_unknown_message(source, name, LsmOptions.names()))
     return _parse_value(source, name, spec.metadata["kind"], raw)
 
 
 def _parse_value(source: str, name: str, kind: str, raw: Any) -> Any:
+    """`raw` as the option's kind; a number is checked against the option's range before
+    it becomes an int, so `1e400` or `nan` is named rather than overflowing."""
     try:
         if kind == "bool":
             if isinstance(raw, bool):
@@ -241,18 +250,29 @@ def _parse_value(source: str, name: str, kind: str, raw: Any) -> Any:
             if text in ("false", "0", "no", "off"):
                 return False
             raise UnitError(f"expected true or false, got {raw!r}")
-        if kind == "float":
-            return float(raw)
-        if kind == "size":
-            return int(parse_size_bytes(raw))
-        if kind == "rate":
-            return int(parse_rate_bps(raw))
-        value = float(raw) if not isinstance(raw, bool) else None
-        if value is None or value != int(value):
-            raise UnitError(f"expected an integer, got {raw!r}")
-        return int(value)
-    except (UnitError, ValueError, TypeError) as exc:
+        value = _number(kind, raw)
+    except (UnitError, ValueError, TypeError, OverflowError) as exc:
         raise OptionError(f"{source}: option {name}: {exc}") from None
+    allowed = _FIELDS[name].metadata["range"]
+    problem = allowed.problem(value)
+    if problem is not None:
+        raise OptionError(f"{source}: option {name} {problem}, got {raw!r}")
+    return int(value) if allowed.integer else float(value)
+
+
+def _number(kind: str, raw: Any) -> float | int:
+    """An option's text or number as a number: exact for integers written as such."""
+    if isinstance(raw, bool):
+        raise UnitError(f"expected a number, got {raw!r}")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, str) and raw.strip().lstrip("+-").isdigit():
+        return int(raw)
+    if kind == "size":
+        return parse_size_bytes(raw)
+    if kind == "rate":
+        return parse_rate_bps(raw)
+    return float(raw)
 
 
 def _unknown_message(source: str, name: str, valid: list[str]) -> str:

@@ -11,9 +11,10 @@ rate limiter, and may choose compactions itself. A policy that changes the tree 
 its own compaction picker or sends flushes to a deeper level (hooks in their own section
 below). The engine never imports a specific policy: `policies/` holds them.
 
-Constants are declared once per policy class as `parameters` (name -> `Param`), so
-`--policy adoc:increase_threads=4` overrides one and a wrong name or value is a
-`PolicyError` naming the policy, the parameter and the valid ones.
+Constants are declared once per policy class as `parameters` (name -> `Param`, with its
+range) and `orders` (pairs such as min <= max), so `--policy adoc:increase_threads=4`
+overrides one and a wrong name, a value out of range or a broken order is a `PolicyError`
+naming the policy, the parameter and the value or the valid ones.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lsmsim.units import UnitError, parse_size_bytes
+from lsmsim.value_range import Order, Range, order_problem
 
 from lsmsim.compaction_picker import CompactionPicker, LevelCompactionPicker
 
@@ -40,6 +42,12 @@ IO_LOW, IO_HIGH, IO_USER = "low", "high", "user"
 RATE_LIMITER_WEIGHTS = {IO_USER: 100.0, IO_HIGH: 9.0, IO_LOW: 1.0}
 
 
+# The shortest period a policy's loop may wake at: RocksDB's own timers tick at 1 ms at the
+# finest (WriteController's token bucket refill); a shorter one only multiplies events,
+# and one of 0 would stop simulated time.
+MIN_PERIOD_S = 1e-3
+
+
 class PolicyError(ValueError):
     """An unknown policy or a bad policy parameter."""
 
@@ -47,8 +55,9 @@ class PolicyError(ValueError):
 @dataclass(frozen=True)
 class Param:
     """One policy constant: its default, what it means, and its kind: "int", "float",
-    "bool", "size" (bytes; accepts 64MB) or "choice" (one of `choices`). Numbers must lie
-    in [low, high] (non-negative by default)."""
+    "bool", "size" (bytes; accepts 64MB) or "choice" (one of `choices`). Numbers must be
+    finite and lie in [low, high], non-negative by default (see `lsmsim.value_range`); a
+    period's `low` is MIN_PERIOD_S."""
 
     default: Any
     doc: str
@@ -75,17 +84,15 @@ class Param:
         if isinstance(raw, bool):
             raise bad(f"a number ({self.kind})")
         try:
-            value = parse_size_bytes(raw) if self.kind == "size" else float(raw)
-        except (UnitError, TypeError, ValueError):
+            value = (raw if isinstance(raw, int)   # exact, however large
+                     else parse_size_bytes(raw) if self.kind == "size" else float(raw))
+        except (UnitError, TypeError, ValueError, OverflowError):
             raise bad("a size such as 64MB" if self.kind == "size" else f"a number ({self.kind})")
-        if self.kind in ("int", "size"):
-            if value != int(value):
-                raise bad("an integer")
-            value = int(value)
-        if not self.low <= value <= self.high:
-            raise bad("non-negative" if (self.low, self.high) == (0.0, float("inf"))
-                      else f"in [{self.low:g}, {self.high:g}]")
-        return value
+        allowed = Range(self.low, self.high, integer=self.kind in ("int", "size"))
+        problem = allowed.problem(value)
+        if problem is not None:
+            raise bad(problem.removeprefix("must be "))
+        return int(value) if allowed.integer else value
 
 
 class Policy:
@@ -93,6 +100,8 @@ class Policy:
 
     name = "rocksdb"
     parameters: ClassVar[dict[str, Param]] = {}
+    # Pairs of parameters that must keep an order (min_threads <= max_threads).
+    orders: ClassVar[tuple[Order, ...]] = ()
     # What the numbers of a coded `interval_samples` column mean, for its plot's ticks:
     # {"overflow": {0: "none", 1: "L0O", ...}}.
     SAMPLE_CODES: ClassVar[dict[str, dict[int, str]]] = {}
@@ -108,6 +117,9 @@ class Policy:
         self.params: dict[str, Any] = {key: spec.default for key, spec in self.parameters.items()}
         for key, raw in params.items():
             self.params[key] = self.parameters[key].parse(self.name, key, raw)
+        problem = order_problem(self.params, self.orders)
+        if problem is not None:
+            raise PolicyError(f"policy {self.name}: {problem}")
 
     @classmethod
     def variant(cls, name: str, **defaults: Any) -> type["Policy"]:

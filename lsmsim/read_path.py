@@ -54,12 +54,21 @@ def bloom_num_probes(bits_per_key: float) -> int:
     return 24 if millibits > 50000 else (millibits - 1) // 2000 - 1
 
 
+def sanitized_bits_per_key(bits_per_key: float) -> float:
+    """BloomLikeFilterPolicy's constructor (table/block_based/filter_policy.cc), exact:
+    below 0.5 no filter, below 1 one bit, 100 at most."""
+    if bits_per_key < 0.5:
+        return 0.0
+    return 1.0 if bits_per_key < 1.0 else min(bits_per_key, 100.0)
+
+
 def bloom_fp_rate(bits_per_key: float) -> float:
     """False-positive rate of a full filter (BloomMath::CacheLocalFpRate): the standard
     (1 - e^{-k/b})^k averaged over cache lines one standard deviation more and less
     crowded than the mean. 1.0 without a filter. The 32-bit fingerprint term (below 1e-4
     for files of under 400 K keys) is left out."""
-    if bits_per_key <= 0:
+    bits_per_key = sanitized_bits_per_key(bits_per_key)
+    if bits_per_key == 0:
         return 1.0
     probes = bloom_num_probes(bits_per_key)
     keys_per_line = CACHE_LINE_BITS / bits_per_key

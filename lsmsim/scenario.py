@@ -20,15 +20,16 @@ Errors name the file, the line, the table and the field with its value.
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsmsim.data_file import DataFileError, Number
+from lsmsim.data_file import DataFileError, Number, read_toml_text
+from lsmsim.keyspace import MAX_BUCKETS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError, parse_option
 from lsmsim.units import UnitError, parse_rate_bps
+from lsmsim.value_range import Range
 from lsmsim.workload import Phase, Workload, WorkloadError, make_workload
 
 _TOP = {"description": str, "duration_s": Number, "device": str, "machine": str, "policy": str,
@@ -38,6 +39,9 @@ _WORKLOAD = {"name": str, "key_distribution": str, "zipf_theta": Number, "key_si
              "value_size": int, "num_keys": int, "threads": int, "max_ops": int,
              "record_count": int, "repeat_from_phase": int, "readwritepercent": int,
              "write_rate_limit": (str, int, float), "phases": list}
+# The run's numbers (the workload's own are checked by Workload and Phase).
+_TOP_RANGES = {"duration_s": Range(low_open=True), "interval_s": Range(low_open=True),
+               "key_buckets": Range(1, MAX_BUCKETS, integer=True)}
 _PHASE = {f.name: (str if f.type == "str" else int if f.type == "int" else Number)
           for f in dataclasses.fields(Phase)}
 
@@ -112,9 +116,10 @@ class _Locator:
 def load_scenario(path: str | Path) -> Scenario:
     """Read and check a scenario file; every error names the file, line and field."""
     path = Path(path)
-    if not path.is_file():
-        raise ScenarioError(f"{path}: no such scenario file")
-    text = path.read_text()
+    try:
+        text = read_toml_text(path, "scenario file")
+    except DataFileError as exc:
+        raise ScenarioError(str(exc)) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -167,10 +172,10 @@ def load_scenario(path: str | Path) -> Scenario:
                 "key_buckets", "description"):
         if key in data:
             setattr(scenario, key, data[key])
-    for key in ("duration_s", "interval_s", "key_buckets"):
-        value = data.get(key)
-        if value is not None and not (value > 0 and math.isfinite(value)):
-            fail("", key, value, "must be positive and finite")
+    for key, allowed in _TOP_RANGES.items():
+        problem = allowed.problem(data[key]) if key in data else None
+        if problem is not None:
+            fail("", key, data[key], problem)
     if data.get("seed", 0) < 0:
         fail("", "seed", data["seed"], "must not be negative")
     for key, value in scenario.options.items():

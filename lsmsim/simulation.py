@@ -11,7 +11,7 @@ import numpy as np
 import simpy
 
 from lsmsim.db import DB
-from lsmsim.keyspace import DEFAULT_BUCKETS
+from lsmsim.keyspace import DEFAULT_BUCKETS, MAX_BUCKETS
 from lsmsim.machine import MachineProfile, load_machine
 from lsmsim.mechanisms import Mechanisms
 from lsmsim.options import LsmOptions
@@ -103,8 +103,8 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
 
 def _check_run_parameters(duration_s: float | None, interval_s: float, seed: int,
                           key_buckets: int) -> None:
-    """Refuse what would run forever, divide by zero, fail deep in numpy's seeding or
-    quietly mean something else (a key space of no buckets)."""
+    """Refuse what would run forever, divide by zero, fail deep in numpy's seeding, exhaust
+    memory (too many buckets) or quietly mean something else (a key space of no buckets)."""
     for name, value in (("duration_s", duration_s), ("interval_s", interval_s)):
         if value is not None and not (value > 0 and math.isfinite(value)):
             raise RunParameterError(f"{name} must be a positive, finite number of seconds, "
@@ -120,3 +120,7 @@ def _check_run_parameters(duration_s: float | None, interval_s: float, seed: int
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
             raise RunParameterError(f"{name} must be an integer of at least {minimum}, "
                                     f"got {value!r}")
+    if key_buckets > MAX_BUCKETS:
+        raise RunParameterError(f"key_buckets must be at most {MAX_BUCKETS:,} (memory grows "
+                                f"by ~300 B per bucket; see keyspace.MAX_BUCKETS), got "
+                                f"{key_buckets:,}")

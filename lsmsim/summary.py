@@ -179,6 +179,7 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
         "mean_device_util": float(np.mean(columns.get("device_util", [0.0]))),
         **_device_bandwidth(columns, db),
     })
+    summary.update(db.writer.backlog_summary())
     if db.clients is not None:
         summary.update(db.clients.summary(duration_s))
     return summary

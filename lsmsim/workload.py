@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from lsmsim.keyspace import DISTRIBUTIONS, KeyDistribution, make_distribution
+from lsmsim.value_range import INT32_MAX, INT64_MAX, Order, Range, order_problem
 
 OP_KINDS = ("write", "insert", "read", "scan", "rmw")
 MIX_TOLERANCE = 1e-6
@@ -25,6 +26,31 @@ MIX_TOLERANCE = 1e-6
 
 class WorkloadError(ValueError):
     """An unknown workload or a bad workload parameter."""
+
+
+# The ranges of the numbers of a phase and a workload (db_bench's flags: --threads,
+# --key_size, --value_size are int32, --num and --duration int64); rates and fractions are
+# finite.
+_SHARE, _COUNT, _INT32 = Range(), Range(integer=True), Range(integer=True, high=INT32_MAX)
+_PHASE_RANGES = {**{kind: _SHARE for kind in OP_KINDS}, "duration_s": Range(), "ops": _COUNT,
+                 "scan_length": Range(1, INT32_MAX, integer=True), "writer_threads": _INT32}
+_WORKLOAD_RANGES = {"zipf_theta": Range(), "key_size": Range(1, INT32_MAX, integer=True),
+                    "value_size": _INT32, "num_keys": Range(1, INT64_MAX, integer=True),
+                    "threads": Range(1, INT32_MAX, integer=True), "open_loop_ops_per_s": Range(),
+                    "write_rate_limit_bps": Range(), "max_ops": _COUNT, "record_count": _COUNT,
+                    "repeat_from_phase": Range(-1, INT32_MAX, integer=True),
+                    "readwritepercent": Range(0, 100, integer=True)}
+_WORKLOAD_ORDERS = (Order("record_count", "num_keys"),)
+
+
+def _range_problem(values: object, ranges: dict[str, Range]) -> str | None:
+    """The first field of `values` outside its range, in words, or None."""
+    for name, allowed in ranges.items():
+        value = getattr(values, name)
+        problem = allowed.problem(value) if not isinstance(value, bool) else "must be a number"
+        if problem is not None:
+            return f"{name} {problem}, got {value!r}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -52,19 +78,15 @@ class Phase:
 
     def __post_init__(self) -> None:
         where = f"phase {self.name!r}"
+        problem = _range_problem(self, _PHASE_RANGES)
+        if problem is not None:
+            raise WorkloadError(f"{where}: {problem}")
         shares = [getattr(self, kind) for kind in OP_KINDS]
-        if any(share < 0 for share in shares):
-            raise WorkloadError(f"{where}: operation shares must not be negative, got "
-                                f"{dict(zip(OP_KINDS, shares))}")
         if abs(sum(shares) - 1.0) > MIX_TOLERANCE:
             raise WorkloadError(f"{where}: shares of {', '.join(OP_KINDS)} must sum to 1, "
                                 f"got {sum(shares):g}")
-        if self.duration_s < 0 or self.ops < 0:
-            raise WorkloadError(f"{where}: duration_s and ops must not be negative")
         if self.duration_s and self.ops:
             raise WorkloadError(f"{where}: give duration_s or ops, not both")
-        if self.scan_length < 1 or self.writer_threads < 0:
-            raise WorkloadError(f"{where}: scan_length must be >= 1 and writer_threads >= 0")
         if self.key_distribution and self.key_distribution not in DISTRIBUTIONS:
             raise WorkloadError(f"{where}: unknown key distribution {self.key_distribution!r}; "
                                 f"valid: {', '.join(DISTRIBUTIONS)}")
@@ -104,24 +126,10 @@ class Workload:
     readwritepercent: int = 90  # db_bench readrandomwriterandom: reads per 100 operations
 
     def __post_init__(self) -> None:
-        if self.key_size < 1 or self.value_size < 0:
-            raise WorkloadError(f"workload {self.name}: key_size must be >= 1 and value_size "
-                                f">= 0, got {self.key_size} and {self.value_size}")
-        if self.num_keys < 1:
-            raise WorkloadError(f"workload {self.name}: num_keys must be >= 1, got {self.num_keys}")
-        if self.threads < 1:
-            raise WorkloadError(f"workload {self.name}: threads must be >= 1, got {self.threads}")
-        if self.max_ops < 0:
-            raise WorkloadError(f"workload {self.name}: max_ops must not be negative, "
-                                f"got {self.max_ops}")
-        if self.open_loop_ops_per_s < 0 or self.write_rate_limit_bps < 0:
-            raise WorkloadError(f"workload {self.name}: rates must not be negative")
-        if not 0 <= self.record_count <= self.num_keys:
-            raise WorkloadError(f"workload {self.name}: record_count must be in [0, num_keys], "
-                                f"got {self.record_count}")
-        if not 0 <= self.readwritepercent <= 100:
-            raise WorkloadError(f"workload {self.name}: readwritepercent must be in [0, 100], "
-                                f"got {self.readwritepercent}")
+        problem = (_range_problem(self, _WORKLOAD_RANGES)
+                   or order_problem(self.__dict__, _WORKLOAD_ORDERS))
+        if problem is not None:
+            raise WorkloadError(f"workload {self.name}: {problem}")
         try:
             make_distribution(self.key_distribution, self.zipf_theta)
         except ValueError as exc:

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from typing import Any, Generator
 
 from lsmsim.db import DB
-from lsmsim.policy import Param, Policy
+from lsmsim.options import KIB
+from lsmsim.policy import MIN_PERIOD_S, Param, Policy
+from lsmsim.value_range import INT32_MAX, UINT64_MAX, Order
 
 KEEP, ADD, HALF = "keep", "add", "half"
 OVERFLOW_CODES = {None: 0, "L0O": 1, "RDO": 2, "MMO": 3}
@@ -71,18 +73,21 @@ class Adoc(Policy):
                        "choice", ("paper", "code")),
         "l0_metric": Param("level0", "level0 = L0 files (paper); base_level = the code's "
                                      "base-level files", "choice", ("level0", "base_level")),
-        "tuning_gap_s": Param(1.0, "T_w, seconds between tuning steps"),
-        "increase_threads": Param(2, "additive thread step", "int"),
-        "increase_batch_bytes": Param(64 << 20, "additive batch step", "size"),
-        "min_threads": Param(2, "least threads", "int"),
-        "max_threads": Param(20, "most threads (core_num)", "int"),
-        "min_batch_bytes": Param(64 << 20, "least batch size", "size"),
-        "max_batch_bytes": Param(512 << 20, "most batch size (max_memtable_size)", "size"),
+        "tuning_gap_s": Param(1.0, "T_w, seconds between tuning steps", low=MIN_PERIOD_S),
+        "increase_threads": Param(2, "additive thread step", "int", high=INT32_MAX),
+        "increase_batch_bytes": Param(64 << 20, "additive batch step", "size", high=UINT64_MAX),
+        "min_threads": Param(2, "least threads", "int", low=1, high=INT32_MAX),
+        "max_threads": Param(20, "most threads (core_num)", "int", low=1, high=INT32_MAX),
+        "min_batch_bytes": Param(64 << 20, "least batch size", "size", low=64 * KIB,
+                                 high=UINT64_MAX),
+        "max_batch_bytes": Param(512 << 20, "most batch size (max_memtable_size)", "size",
+                                 low=64 * KIB, high=UINT64_MAX),
         "slow_flush": Param(0.5, "code rules: flush bandwidth below this fraction of its "
                                  "maximum is congestion (TEA_slow_flush)"),
         "emit_noop_changes": Param(True, "emit a change even when clamping leaves the value "
                                          "as it is (as coded)", "bool"),
     }
+    orders = (Order("min_threads", "max_threads"), Order("min_batch_bytes", "max_batch_bytes"))
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsmsim.background_job import CompactionJob
-from lsmsim.policy import IO_HIGH, IO_LOW, IO_USER, Param, Policy, PolicyError
+from lsmsim.policy import IO_HIGH, IO_LOW, IO_USER, Param, Policy
+from lsmsim.value_range import Order
 
 if TYPE_CHECKING:
     from lsmsim.background_job import BackgroundJob
@@ -93,13 +94,10 @@ class CruiseDb(Policy):
         "admission": Param(True, "adaptive admission on (off: tree and I/O classes only)",
                            "bool"),
     }
+    orders = (Order("target_watermark", "high_watermark", strict=True),)
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        if self.params["high_watermark"] <= self.params["target_watermark"]:
-            raise PolicyError(f"policy {self.name}: high_watermark "
-                              f"({self.params['high_watermark']}) must be above "
-                              f"target_watermark ({self.params['target_watermark']})")
         self.controller = AdmissionController(self.params["k1"], self.params["k2"],
                                               self.params["target_watermark"],
                                               self.params["high_watermark"])

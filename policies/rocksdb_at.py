@@ -12,6 +12,7 @@ from lsmsim.db import DB
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Param, Policy
 from lsmsim.storage_device import StorageDevice, peak_write_bps
+from lsmsim.value_range import INT64_MAX
 
 
 def delayed_rate_without_limiter(options: LsmOptions) -> dict[str, Any]:
@@ -28,7 +29,7 @@ class RocksDbAutoTuned(Policy):
     name = "rocksdb-at"
     parameters = {
         "rate_bytes_per_sec": Param(0, "the limiter's maximum rate; 0 = the device's peak "
-                                       "write bandwidth", "size"),
+                                       "write bandwidth", "size", high=INT64_MAX),
     }
 
     def open_options(self, options: LsmOptions, device: StorageDevice) -> dict[str, Any]:

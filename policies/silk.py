@@ -40,9 +40,11 @@ from lsmsim.background_job import BackgroundJob, merge_inputs
 from lsmsim.compaction_picker import Compaction
 from lsmsim.db import DB
 from lsmsim.options import LsmOptions
-from lsmsim.policy import Param, Policy
+from lsmsim.options import KIB
+from lsmsim.policy import MIN_PERIOD_S, Param, Policy
 from lsmsim.sst_file import SstFile
 from lsmsim.storage_device import StorageDevice, peak_write_bps
+from lsmsim.value_range import INT32_MAX, INT64_MAX, UINT64_MAX
 from policies.rocksdb_at import delayed_rate_without_limiter
 
 L0_TRIGGER_OUT_OF_REACH = 1 << 30
@@ -66,18 +68,22 @@ class Silk(Policy):
 
     name = "silk"
     parameters = {
-        "max_background_jobs": Param(2, "background threads (flush + compaction)", "int"),
+        "max_background_jobs": Param(2, "background threads (flush + compaction)", "int",
+                                     low=1, high=INT32_MAX),
         "write_buffer_size": Param(64 << 20, "memtable (batch) size; also the target file "
-                                   "size, and 4x it the L1 target, as ADOC's setup", "size"),
+                                   "size, and 4x it the L1 target, as ADOC's setup", "size",
+                                   low=64 * KIB, high=UINT64_MAX),
         "bandwidth_MBps": Param(0.0, "TOTAL device bandwidth in MB/s; 0 = the device's peak "
-                                     "write bandwidth"),
+                                     "write bandwidth", high=INT64_MAX / 1e6),
         "peak_fraction": Param(0.75, "client load (fraction of TOTAL) above which "
                                      "compactions pause (SILK: 150 of 200 MB/s)"),
-        "min_internal_MBps": Param(10.0, "least bandwidth left to internal work"),
+        "min_internal_MBps": Param(10.0, "least bandwidth left to internal work; at least "
+                                          "1 byte/s (SetBytesPerSecond needs > 0)", low=1e-6,
+                                    high=INT64_MAX / 1e6),
         "hysteresis_MBps": Param(10.0, "smallest change that resets the limiter"),
-        "check_interval_s": Param(1.0, "seconds between load checks"),
+        "check_interval_s": Param(1.0, "seconds between load checks", low=MIN_PERIOD_S),
         "high_pool_l0_files": Param(4, "L0 files from which a compaction may use the "
-                                       "flush pool", "int"),
+                                       "flush pool", "int", high=INT32_MAX),
         "preempt": Param(True, "paused deeper compactions yield their bandwidth (paper); "
                                "false = they run on (code)", "bool"),
         "pause_bug": Param("fixed", "fixed = pause/resume per peak (paper); as_coded = "
@@ -89,7 +95,7 @@ class Silk(Policy):
         "triad_min_reclaim": Param(0.4, "duplicate fraction of L0 entries below which an "
                                         "L0 compaction is deferred"),
         "triad_max_l0_files": Param(4, "deferral applies only up to this many L0 files",
-                                    "int"),
+                                    "int", high=INT32_MAX),
     }
 
     def __init__(self, **params: Any) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from lsmsim.db import DB
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Param, Policy
+from lsmsim.value_range import INT32_MAX
 from lsmsim.storage_device import StorageDevice
 from lsmsim.write_stall import WriteStallCause
 
@@ -33,11 +34,14 @@ class TwoStageThrottling(Policy):
     name = "two-stage"
     parameters = {
         "stage2_l0_files": Param(0, "L0 files where aggressive throttling starts; 0 = "
-                                    "(slowdown + stop) / 2", "int"),
+                                    "(slowdown + stop) / 2", "int", high=INT32_MAX),
         "dynamic_l0": Param(True, "shape L0 by the read/write ratio (§V-B)", "bool"),
-        "write_intensive_l0_files": Param(24, "slowdown trigger for write-heavy work", "int"),
-        "read_intensive_l0_files": Param(6, "slowdown trigger for read-heavy work", "int"),
-        "write_intensive_above": Param(0.25, "write fraction that makes work write-heavy"),
+        "write_intensive_l0_files": Param(24, "slowdown trigger for write-heavy work", "int",
+                                          low=1, high=INT32_MAX),
+        "read_intensive_l0_files": Param(6, "slowdown trigger for read-heavy work", "int",
+                                         low=1, high=INT32_MAX),
+        "write_intensive_above": Param(0.25, "write fraction that makes work write-heavy",
+                                       high=1.0),
     }
 
     def open_options(self, options: LsmOptions, device: StorageDevice) -> dict[str, Any]:

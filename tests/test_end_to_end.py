@@ -12,7 +12,7 @@ import pytest
 
 import lsmsim
 from conftest import run_small
-from lsmsim.cli import main
+from lsmsim.cli import format_summary, main
 from lsmsim.entry_format import EntryFormat
 from lsmsim.summary import summarize_trace
 
@@ -93,7 +93,18 @@ def test_write_buffer_size_changes_at_run_time_like_setoptions():
 @pytest.mark.parametrize("argv, message", [
     (["run", "fillrandom", "--set", "write_bufer_size=1"], "Did you mean write_buffer_size"),
     (["run", "fillrandom", "--set", "level0_slowdown_writes_trigger=40"], "must be <="),
-    (["run", "fillrandom", "--set", "write_buffer_size=-5MB"], "must not be negative"),
+    (["run", "fillrandom", "--set", "write_buffer_size=-5MB"],
+     "option write_buffer_size must be an integer in [65536, 18446744073709551615], got '-5MB'"),
+    # Issue 18: nan acted as an infinite multiplier, 1e400 overflowed converting to int.
+    (["run", "fillrandom", "--set", "max_bytes_for_level_multiplier=nan"],
+     "option max_bytes_for_level_multiplier must be a finite number of at least 1, got 'nan'"),
+    (["run", "fillrandom", "--set", "write_buffer_size=1e400"],
+     "option write_buffer_size must be an integer in [65536, 18446744073709551615], got '1e400'"),
+    (["run", "fillrandom", "--policy", "adoc:tuning_gap_s=0"], "policy adoc: parameter "
+     "tuning_gap_s must be a finite number of at least 0.001, got 0"),
+    (["run", "fillrandom", "--policy", "silk:check_interval_s=0"], "check_interval_s"),
+    (["run", "fillrandom", "--policy", "adoc:min_threads=10,max_threads=2"],
+     "policy adoc: min_threads (10) must be <= max_threads (2)"),
     (["run", "fillrandom", "--set", "write_buffer_size=lots"], "write_buffer_size"),
     (["run", "nosuch"], "Valid workloads"),
     (["run", "fillrandom", "--device", "floppy"], "Valid devices"),
@@ -115,6 +126,10 @@ def test_cli_errors_are_one_clear_line(argv, message, capsys):
     (["run", "fillrandom", "--duration", "an hour"], "argument --duration: expected a number"),
     (["run", "fillrandom", "--seed", "-1"], "argument --seed: must be at least 0, got '-1'"),
     (["run", "fillrandom", "--buckets", "0"], "argument --buckets: must be at least 1"),
+    # Issue 18: 10^8 buckets exhausted memory.
+    (["run", "fillrandom", "--buckets", "100000000"],
+     "argument --buckets: must be at most 1,048,576 (memory grows by ~300 B per bucket)"),
+    (["run", "fillrandom", "--open-loop-ops", "nan"], "argument --open-loop-ops: must be a posi"),
     (["run", "fillrandom", "--write-rate-limit", "fast"],
      "argument --write-rate-limit: expected a rate such as 30MB/s"),
     (["compare", "fillrandom", "--policies", "rocksdb", "--devices", "nvme", "--workers", "0"],
@@ -137,6 +152,7 @@ def test_cli_refuses_bad_numbers_naming_the_flag(argv, message, capsys):
     (dict(seed=-1), "seed must be an integer of at least 0, got -1"),
     (dict(seed=1.5), "seed must be an integer"),
     (dict(key_buckets=0), "key_buckets must be an integer of at least 1, got 0"),
+    (dict(key_buckets=10 ** 8), "key_buckets must be at most 1,048,576"),
     (dict(duration_s=3600, interval_s=0.001),
      r"interval_s=0.001 over duration_s=3600 makes 3,600,000 timeseries rows .* "
      r"use interval_s >= 0.0072"),
@@ -265,3 +281,33 @@ def test_console_command_ends_quietly_when_its_reader_goes_away():
     finally:
         os.close(write_end)
     assert closed.returncode == 1 and "Traceback" not in closed.stderr
+
+
+def test_open_loop_beyond_capacity_reports_fifo_waits_and_the_backlog(capsys):
+    """Issue 18: 1 M ops/s offered to a store that serves ~150 K reported a p99.9 latency
+    longer than the run (the wait of an op arriving at the end, backlog / service rate).
+    An op's FIFO wait is backlog / arrival rate: no latency can exceed the run, every
+    arrival is either served or still queued, and the queued ones are reported."""
+    rate, duration_s = 1_000_000.0, 20.0
+    result = lsmsim.simulate("fillrandom", device="nvme", duration_s=duration_s,
+                      open_loop_ops_per_s=rate)
+    summary = result.summary
+    backlog = summary["open_loop_backlog_ops"]
+    assert summary["ops"] + backlog == pytest.approx(rate * duration_s)
+    assert backlog > 0.5 * rate * duration_s
+    assert summary["open_loop_oldest_queued_wait_s"] == pytest.approx(backlog / rate)
+    bin_width = 10 ** (1 / 50)  # the histogram's upper bin edges
+    oldest_wait_s = summary["open_loop_oldest_queued_wait_s"]
+    assert summary["latency_p999_us"] * 1e-6 <= oldest_wait_s * bin_width < duration_s
+    assert summary["latency_p50_us"] < summary["latency_p999_us"]
+    print(format_summary(summary, result.config))
+    assert f"open-loop ops queued at the end  {backlog:,.0f}" in capsys.readouterr().out
+
+
+def test_a_run_still_in_its_load_prints_no_read_latency(capsys):
+    """No read finished yet: the read latency row is left out, not printed as 'nan' (found
+    by tests/test_fuzz_inputs.py)."""
+    assert main(["run", "ycsb_a", "--duration", "1", "--num", "1000000", "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "reads (gets + scans)             0 ops/s" in out
+    assert "read latency" not in out and "nan" not in out

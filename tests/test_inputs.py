@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from device_models import load_device
@@ -69,7 +71,8 @@ def test_user_device_file_and_its_errors(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('description = "x"\nread_MBps = -1\nwrite_MBps = 50\n'
                    'read_latency_us = 10\nwrite_latency_us = 10\n')
-    with pytest.raises(DataFileError, match=r"bad.toml: field read_MBps must be positive"):
+    with pytest.raises(DataFileError, match=r"bad.toml: field read_MBps must be a finite number "
+                                            r"in \(0, 1000000000\], got -1"):
         load_device(str(bad))
     typo = tmp_path / "typo.toml"
     typo.write_text(good.read_text() + "writ_MBps = 3\n")
@@ -85,5 +88,44 @@ def test_machine_profiles_load_and_reject_bad_files(tmp_path):
     bad.write_text('description = "x"\ncores = 0\nwrite_ns_per_op = 1\nwrite_ns_per_byte = 1\n'
                    'memtable_insert_ns_per_level = 1\nflush_ns_per_byte = 1\n'
                    'compaction_ns_per_byte = 1\npage_cache_GiB = 1\n')
-    with pytest.raises(DataFileError, match="m.toml: field cores must be at least 1"):
+    with pytest.raises(DataFileError, match=r"m.toml: field cores must be an integer in \[1, "):
         load_machine(str(bad))
+
+
+MACHINE = ('description = "x"\ncores = 2\nwrite_ns_per_op = {op}\nwrite_ns_per_byte = {byte}\n'
+           'memtable_insert_ns_per_level = {level}\nflush_ns_per_byte = 1\n'
+           'compaction_ns_per_byte = 1\npage_cache_GiB = 1\n')
+
+
+@pytest.mark.parametrize("costs, message", [
+    # Issue 18: an infinite cost reported 0 ops/s; all put costs 0 divided by zero.
+    (dict(op="inf", byte=1, level=1), "field write_ns_per_op must be a finite number in "
+                                      "[0, 1000000000], got inf"),
+    (dict(op="nan", byte=1, level=1), "field write_ns_per_op must be"),
+    (dict(op=0, byte=0, level=0), "fields write_ns_per_op + write_ns_per_byte + "
+                                  "memtable_insert_ns_per_level = 0 ns: a put must cost at "
+                                  "least 1 ns of CPU"),
+    # Found by tests/test_fuzz_inputs.py: a put of 1e-142 ns stopped simulated time.
+    (dict(op=6.3e-142, byte=7.3e-215, level=0), "= 6.3e-142 ns: a put must cost"),
+])
+def test_machine_costs_must_be_finite_and_a_put_must_cost_a_nanosecond(tmp_path, costs, message):
+    path = tmp_path / "m.toml"
+    path.write_text(MACHINE.format(**costs))
+    with pytest.raises(DataFileError, match=re.escape(message)) as info:
+        load_machine(str(path))
+    assert str(path) in str(info.value)
+
+
+def test_a_put_costing_only_its_bytes_is_enough(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text(MACHINE.format(op=0, byte=2, level=0))
+    assert load_machine(str(path)).write_cpu_s(1000, 0) == pytest.approx(2e-6)
+
+
+@pytest.mark.parametrize("loader", [load_device, load_machine])
+def test_binary_data_files_are_named_not_decoded(tmp_path, loader):
+    path = tmp_path / "x.toml"
+    path.write_bytes(b"description = \"\xff\xfe\x00\"\n")
+    with pytest.raises(DataFileError, match=r"x.toml: not a TOML text file \(byte 0xff at "
+                                            r"offset 15 is not UTF-8\)"):
+        loader(str(path))

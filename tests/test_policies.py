@@ -46,7 +46,15 @@ def open_with(policy: str, options: dict | None = None, device: str = "nvme"):
     ("adoc:rules=fancy", "one of paper, code"),
     ("silk:preempt=maybe", "true or false"),
     ("silk-o:write_buffer_size=12XB", "a size such as 64MB"),
-    ("adoc:max_threads=-4", "non-negative"),
+    ("adoc:max_threads=-4", "max_threads must be an integer in [1, 2147483647], got -4"),
+    # Issue 18: a period of 0 hung ADOC and divided by zero in SILK; min > max was accepted.
+    ("adoc:tuning_gap_s=0", "tuning_gap_s must be a finite number of at least 0.001, got 0"),
+    ("silk:check_interval_s=0", "check_interval_s must be a finite number of at least 0.001"),
+    ("adoc:min_threads=10,max_threads=2", "min_threads (10) must be <= max_threads (2)"),
+    ("adoc-b:min_batch_bytes=1GB", "min_batch_bytes (1073741824) must be <= max_batch_bytes"),
+    ("silk:bandwidth_MBps=nan", "bandwidth_MBps must be a finite number"),
+    ("silk-o:write_buffer_size=1e400", "write_buffer_size must be an integer"),
+    ("adoc:increase_threads=" + "9" * 400, "increase_threads must be an integer in [0, "),
     ("rocksdb:x=1", "Valid parameters: none"),
 ])
 def test_bad_parameters_name_policy_parameter_and_valid_ones(spec, message):

@@ -157,9 +157,9 @@ def test_latest_applies_only_to_reads_and_inserts():
         make_workload("ycsb_a", phases=[Phase(write=0.5, read=0.5, key_distribution="latest")])
 
 
-def _write(tmp_path: Path, text: str) -> Path:
+def _write(tmp_path: Path, text: str | bytes) -> Path:
     path = tmp_path / "s.toml"
-    path.write_text(text)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
     return path
 
 
@@ -179,6 +179,13 @@ def _write(tmp_path: Path, text: str) -> Path:
     ('interval_s = nan\n[workload]\nname = "ycsb_a"\n', "line 1: interval_s = nan: must be"),
     ('duration_s = inf\n[workload]\nname = "ycsb_a"\n', "duration_s = inf: must be positive"),
     ('seed = -3\n[workload]\nname = "ycsb_a"\n', "line 1: seed = -3: must not be negative"),
+    ('key_buckets = 100000000\n[workload]\nname = "ycsb_a"\n',
+     "line 1: key_buckets = 100000000: must be an integer in [1, 1048576]"),
+    ('[workload]\nname = "ycsb_a"\n[options]\nwrite_buffer_size = 1e400\n',
+     "line 4: [options] write_buffer_size = inf: option write_buffer_size must be an integer"),
+    # Issue 18: a binary file raised UnicodeDecodeError.
+    (b'[workload]\nname = "\x89PNG\r\n\x1a"\n', "not a TOML text file (byte 0x89 at offset 19 "
+                                                  "is not UTF-8)"),
 ])
 def test_scenario_errors_name_file_line_and_field(tmp_path, text, message):
     path = _write(tmp_path, text)
@@ -247,3 +254,12 @@ def test_summary_table_gives_the_run_stage_apart_from_its_load():
     assert 0 < stage != result.summary["client_ops_per_s"]  # the load is left out
     write_only = lsmsim.simulate("fillrandom", device="nvme", duration_s=5)
     assert "last phase" not in format_summary(write_only.summary, write_only.config)
+
+
+@pytest.mark.parametrize("bits, same_as", [(2.2e-313, 0.0), (0.49, 0.0), (0.7, 1.0),
+                                           (1e9, 100.0)])
+def test_bloom_bits_per_key_sanitized_as_rocksdb(bits, same_as):
+    """BloomLikeFilterPolicy rounds below 0.5 down to no filter, up to 1 below 1 and caps at
+    100 (a denormal divided by zero before: found by tests/test_fuzz_inputs.py)."""
+    from lsmsim.read_path import bloom_fp_rate
+    assert bloom_fp_rate(bits) == bloom_fp_rate(same_as)
