@@ -63,32 +63,40 @@ def capture(out_dir: str | Path, flags: Sequence[str], seconds: float = 30.0,
             f"--report_file={out / 'report.csv'}"]
     started = time.monotonic()
     with open(out / "stdout.txt", "w") as stdout:
-        process = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.STDOUT, cwd=out)
-        stopped = False
+        # A command started in the background by a shell inherits SIGINT ignored; db_bench
+        # gets the default back, so the SIGINT below stops it.
+        process = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.STDOUT, cwd=out,
+                                   preexec_fn=_default_sigint)
+        stopped_by = ""
         try:
             process.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
-            stopped = True
+            stopped_by = "SIGINT"
             process.send_signal(signal.SIGINT)
             try:
                 process.wait(timeout=SIGINT_GRACE_S)
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired:  # db_bench 7.8.3 runs on through a SIGINT
+                stopped_by = f"SIGKILL after SIGINT was ignored for {SIGINT_GRACE_S:.0f} s"
                 process.kill()
                 process.wait()
     wall_s = time.monotonic() - started
     output = (out / "stdout.txt").read_text(errors="replace")
-    if not stopped and process.returncode != 0:
+    if not stopped_by and process.returncode != 0:
         tail = " | ".join(output.strip().splitlines()[-3:])
         raise CaptureError(f"db_bench exited with status {process.returncode}: {tail}")
     command = shlex.join(["db_bench", *argv[1:]])
-    if stopped:
-        command += f"\nstopped after {wall_s:.0f} s wall time (SIGINT)"
+    if stopped_by:
+        command += f"\nstopped after {wall_s:.0f} s wall time ({stopped_by})"
     (out / "command.txt").write_text(command + "\n")
     _keep_db_files(db_dir, out)
     (out / "machine.json").write_text(json.dumps(machine_facts(out, output), indent=2) + "\n")
     if not keep_db:
         shutil.rmtree(db_dir, ignore_errors=True)
     return out
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _keep_db_files(db_dir: Path, out: Path) -> None:
