@@ -15,8 +15,9 @@ reads LOG.gz).
 A quiet machine matters: before each run the script waits (up to `--wait-s`) until the
 CPUs were at least `--min-idle` idle over two seconds (the load average would still count
 the previous run's own threads for a minute), and records that idle share and the
-process count in `capture_log.csv`, so a run taken beside other work can be seen and
-taken again.
+share of CPU time the hypervisor stole during the run (a virtual machine's cores are
+shared with other guests) in `capture_log.csv`, so a run taken beside other work can be
+seen and taken again.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 from lsmsim.trace_capture import capture
 
 JOBS = (1, 2, 3, 4, 6, 8, 12)
-CONFIGS = (("wb16", 16, 0), ("wb64", 64, 0), ("wb16_rl40", 16, 40))
+CONFIGS = {"wb16": (16, 0), "wb64": (64, 0), "wb16_rl40": (16, 40)}
 BASE_FLAGS = ("--benchmarks=fillrandom", "--num=100000000", "--key_size=16",
               "--value_size=1000", "--compression_type=none", "--stats_interval_seconds=10",
               "--seed=42")
@@ -43,16 +44,22 @@ def flags(jobs: int, memtable_mb: int, limit_mb: int) -> list[str]:
             f"--write_buffer_size={memtable_mb << 20}", *extra]
 
 
-def idle_share(seconds: float = 2.0) -> float:
-    """Share of all CPUs' time spent idle over the next `seconds` (/proc/stat)."""
-    def sample() -> tuple[int, int]:
-        fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
-        return fields[3] + fields[4], sum(fields)  # idle + iowait, total
+def cpu_times() -> list[int]:
+    """The all-CPU line of /proc/stat: user, nice, system, idle, iowait, irq, softirq, steal."""
+    return [int(v) for v in open("/proc/stat").readline().split()[1:9]]
 
-    idle0, total0 = sample()
+
+def share(before: list[int], after: list[int], *columns: int) -> float:
+    """Share of all CPU time between two `cpu_times` spent in `columns`."""
+    spent = [b - a for a, b in zip(before, after)]
+    return sum(spent[c] for c in columns) / max(sum(spent), 1)
+
+
+def idle_share(seconds: float = 2.0) -> float:
+    """Share of all CPUs' time spent idle (or waiting for I/O) over the next `seconds`."""
+    before = cpu_times()
     time.sleep(seconds)
-    idle1, total1 = sample()
-    return (idle1 - idle0) / max(total1 - total0, 1)
+    return share(before, cpu_times(), 3, 4)
 
 
 def wait_until_quiet(min_idle: float, wait_s: float) -> float:
@@ -64,18 +71,15 @@ def wait_until_quiet(min_idle: float, wait_s: float) -> float:
     return idle
 
 
-def _running_processes() -> int:
-    """Runnable processes now (/proc/loadavg's fourth field, less this one)."""
-    return int(open("/proc/loadavg").read().split()[3].split("/")[0]) - 1
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--first-repeat", type=int, default=1)
     parser.add_argument("--jobs", default=",".join(map(str, JOBS)))
     parser.add_argument("--min-idle", type=float, default=0.95)
+    parser.add_argument("--configs", default=",".join(CONFIGS))
     parser.add_argument("--wait-s", type=float, default=120.0)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -84,23 +88,24 @@ def main() -> None:
     with open(log_path, "a", newline="") as handle:
         log = csv.writer(handle)
         if new_log:
-            log.writerow(["run", "started_unix_s", "idle_before", "processes_running_after"])
-        for repeat in range(1, args.repeats + 1):
-            for name, memtable_mb, limit_mb in CONFIGS:
+            log.writerow(["run", "started_unix_s", "idle_before", "steal_during"])
+        for repeat in range(args.first_repeat, args.first_repeat + args.repeats):
+            for name in args.configs.split(","):
+                memtable_mb, limit_mb = CONFIGS[name]
                 for jobs in (int(j) for j in args.jobs.split(",")):
                     run = f"j{jobs}_{name}_r{repeat}"
                     folder = args.out / run
                     if (folder / "LOG.gz").exists():
                         continue  # taken by an earlier, interrupted sweep
                     idle_before = wait_until_quiet(args.min_idle, args.wait_s)
-                    started = time.time()
+                    started, times = time.time(), cpu_times()
                     capture(folder, flags(jobs, memtable_mb, limit_mb), seconds=args.seconds)
+                    steal = share(times, cpu_times(), 7)
                     with open(folder / "LOG", "rb") as raw, gzip.open(folder / "LOG.gz",
                                                                       "wb") as packed:
                         shutil.copyfileobj(raw, packed)
                     (folder / "LOG").unlink()
-                    log.writerow([run, round(started), round(idle_before, 3),
-                                  _running_processes()])
+                    log.writerow([run, round(started), round(idle_before, 3), round(steal, 4)])
                     handle.flush()
                     print(f"{run}: CPUs {idle_before:.0%} idle before", flush=True)
 
