@@ -326,7 +326,7 @@ class DB:
         limiter_bps = limiter.rate_bps
         cores = float(self.machine.cores)
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
-        runnable, _ = runnable_fractions(cores, foreground, work, threads)
+        runnable = runnable_fractions(cores, foreground, work, threads)
         for job, thread_cap, fraction in zip(jobs, thread_caps, runnable):
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]

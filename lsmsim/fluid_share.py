@@ -53,9 +53,9 @@ def _water_fill_over(capacity: float, wants: list[float], weights: list[float]) 
 
 
 def runnable_fractions(cores: float, foreground: float, work: list[tuple[float, float]],
-                       threads: list[float]) -> tuple[list[float], float]:
+                       threads: list[float]) -> list[float]:
     """Fraction of the time each job's threads are runnable under CPU contention, to weight
-    their CPU share, and the core share a runnable thread gets: `work` holds each job's (CPU
+    their CPU share: `work` holds each job's (CPU
     seconds, seconds blocked on its own I/O) per unit of progress, `threads` how many
     threads work on it at once (a compaction's subcompactions); `foreground` is the client
     threads' runnable count (their CPU demand in cores: a stopped writer is not runnable).
@@ -69,16 +69,17 @@ def runnable_fractions(cores: float, foreground: float, work: list[tuple[float, 
     CPU a job leaves while it waits. Max-min with CPU weights `u` gives exactly these
     shares. Mean-field: the runnable-thread count is the sum of the fractions, found by
     fixed-point iteration (it converges in a few rounds; three are enough for 2 cores).
-    With a core for every thread the weights are all 1 (they cannot matter) and the share 1.
+    With a core for every thread the weights are all 1 (they cannot matter).
     Simplified: a client activity keeps weight 1 however many threads it stands for."""
-    if foreground + sum(threads) <= cores:  # a core for every thread: no one waits for CPU
-        return [1.0] * len(work), 1.0
-    share = cores / (foreground + sum(threads))
+    runnable = foreground + sum(threads)
+    if runnable <= cores:  # a core for every thread: no one waits for CPU
+        return [1.0] * len(work)
+    share = cores / runnable
     fractions: list[float] = []
     for _ in range(3):
         fractions = [cpu / (cpu + share * wait) if cpu > 0.0 else 1.0 for cpu, wait in work]
         share = min(1.0, cores / (foreground + sum([f * t for f, t in zip(fractions, threads)])))
-    return fractions, share
+    return fractions
 
 
 def io_streams(work: list[tuple[float, float]], threads: list[float]) -> float:

@@ -75,7 +75,7 @@ def capture(out_dir: str | Path, flags: Sequence[str], seconds: float = 30.0,
             process.send_signal(signal.SIGINT)
             try:
                 process.wait(timeout=SIGINT_GRACE_S)
-            except subprocess.TimeoutExpired:  # db_bench 7.8.3 runs on through a SIGINT
+            except subprocess.TimeoutExpired:  # a db_bench that does not stop on SIGINT
                 stopped_by = f"SIGKILL after SIGINT was ignored for {SIGINT_GRACE_S:.0f} s"
                 process.kill()
                 process.wait()

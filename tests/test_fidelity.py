@@ -231,7 +231,7 @@ def test_a_job_blocked_on_its_own_io_leaves_its_cpu_share_to_the_writer():
     I/O (0.5 s per CPU-second) beside an always-runnable writer on 2 cores each take
     `cpu / share + wait` per unit, where `share` is what the writer gets."""
     work = [(1.0, 0.5)] * 3
-    fractions, _ = runnable_fractions(2.0, 1.0, work, [1.0] * len(work))
+    fractions = runnable_fractions(2.0, 1.0, work, [1.0] * len(work))
     demands = [Demand([1.0, 0.0, 0.0], cap=1.0)]
     demands += [Demand([cpu, 0.0, 0.0], cap=1.0 / (cpu + wait), weights=(u, 1.0, 1.0))
                 for (cpu, wait), u in zip(work, fractions)]
@@ -241,7 +241,7 @@ def test_a_job_blocked_on_its_own_io_leaves_its_cpu_share_to_the_writer():
         assert rate == pytest.approx(1.0 / (1.0 / writer + 0.5), rel=0.01)
         assert writer > 1.15 * rate  # plain max-min would give all four 0.5 core
     # With a core for every thread nobody waits for CPU: no weights.
-    assert runnable_fractions(2.0, 1.0, [(1.0, 0.5)], [1.0]) == ([1.0], 1.0)
+    assert runnable_fractions(2.0, 1.0, [(1.0, 0.5)], [1.0]) == [1.0]
 
 
 def test_background_jobs_on_two_cores_get_less_cpu_than_the_writer():

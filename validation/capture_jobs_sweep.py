@@ -46,7 +46,7 @@ def flags(jobs: int, memtable_mb: int, limit_mb: int) -> list[str]:
 
 def cpu_times() -> list[int]:
     """The all-CPU line of /proc/stat: user, nice, system, idle, iowait, irq, softirq, steal."""
-    return [int(v) for v in open("/proc/stat").readline().split()[1:9]]
+    return [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
 
 
 def share(before: list[int], after: list[int], *columns: int) -> float:

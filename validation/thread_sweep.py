@@ -64,9 +64,10 @@ def command(jobs: int, puts: int) -> list[str]:
             f"--max_background_jobs={jobs}"]
 
 
-def run_cell(spec: tuple[str, int, int, tuple[str, ...]]) -> Cell:
-    device, jobs, puts, without = spec
-    result = setup_from_flags(command(jobs, puts)).simulate(device=device, machine="server",
+def run_cell(spec: tuple[str, str, int, int, tuple[str, ...]]) -> Cell:
+    """One cell: the device's name, the preset or file simulated, jobs, puts, mechanisms off."""
+    device, device_file, jobs, puts, without = spec
+    result = setup_from_flags(command(jobs, puts)).simulate(device=device_file, machine="server",
                                                             without=without)
     summary = result.summary
     by_cause = summary["stall_duration_s_by_cause"]
@@ -161,15 +162,15 @@ def main() -> int:
         fitted = args.device_dir / f"{name}.toml" if args.device_dir else None
         return str(fitted) if fitted is not None and fitted.exists() else name
 
-    specs = [(device_file(d), j, args.puts, tuple(args.without)) for d in devices for j in jobs]
+    specs = [(d, device_file(d), j, args.puts, tuple(args.without))
+             for d in devices for j in jobs]
     results = run_jobs(run_cell, specs, args.workers, progress="runs")
     failed = [(spec, r) for spec, r in zip(specs, results) if isinstance(r, JobFailed)]
     if failed:
         for spec, result in failed:
-            print(f"FAILED {spec[0]} {spec[1]} jobs: {result.error}", file=sys.stderr)
+            print(f"FAILED {spec[1]} {spec[2]} jobs: {result.error}", file=sys.stderr)
         return 1
-    cells = [Cell(device, c.jobs, c.throughput_ops_per_s, c.stall_s, c.flush_rate_MBps)
-             for device, c in zip([d for d in devices for _ in jobs], results)]
+    cells: list[Cell] = results  # type: ignore[assignment]  # none failed
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "thread_sweep.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
