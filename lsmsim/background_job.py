@@ -10,6 +10,7 @@ starts, because the outcome does not depend on timing; only the duration does.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -19,10 +20,29 @@ import numpy as np
 from lsmsim.compaction_picker import Compaction
 from lsmsim.keyspace import SMALL_VECTOR, merge_distinct
 from lsmsim.memtable import Memtable
+from lsmsim.page_cache_writeback import KernelWriteback, synced_fraction, thread_seconds
 from lsmsim.sst_file import SstFile
 
-# A job thread's ((CPU s, own wait s) per unit of progress, progress-rate cap).
-ThreadTiming = tuple[tuple[float, float], float]
+
+@dataclass(frozen=True, slots=True)
+class ThreadWork:
+    """What one of a job's threads spends per unit of the job's progress (as if it did the
+    whole job; `BackgroundJob.threads` of them share it), fixed when the job starts.
+
+    A thread computes, reads its inputs with blocking reads and waits for the part of its
+    output it Syncs (`lsmsim.page_cache_writeback`): `blocked_s` of each unit it is not
+    runnable, and for `io_s` of it it has I/O in flight (a device stream). `cap` is the
+    job's progress-rate cap, `threads / (cpu_s + blocked_s)`. Under CPU contention
+    `lsmsim.fluid_share.runnable_fractions` keeps CPU and blocked time serial too."""
+
+    cpu_s: float
+    read_s: float     # device seconds of its reads at one stream's bandwidth
+    write_s: float    # device seconds of its writes at one stream's bandwidth
+    synced: float     # fraction of its writes it waits for at Sync (1: all)
+    dirty_bytes: float  # mean dirty page-cache bytes it holds while it writes
+    blocked_s: float
+    io_s: float
+    cap: float
 
 
 @dataclass(eq=False)
@@ -40,35 +60,39 @@ class BackgroundJob:
     # Threads working on it at once: 1, or a compaction's subcompactions' speed-up (its total
     # input over its largest range's, `lsmsim.subcompaction`).
     threads: float = 1.0
-    _thread_timing: ThreadTiming | None = field(default=None, init=False, repr=False)
+    _thread_work: ThreadWork | None = field(default=None, init=False, repr=False)
 
     kind: ClassVar[str] = "job"
 
-    def thread_cap(self, read_bps: float, write_bps: float) -> float:
-        """Progress-rate cap of the job's threads, given the device's one-stream read and
-        write bandwidth: `threads` times one thread's. A thread computes, reads its inputs with blocking reads and waits
-        for each output file's Sync (BuildTable and CompactionJob::FinishCompactionOutputFile
-        call WritableFileWriter::Sync; with buffered I/O and bytes_per_sync=0 the kernel
-        writes a file back only then), so its CPU time and its own device time add up
-        rather than overlap. Under CPU contention `lsmsim.fluid_share.runnable_fractions`
-        keeps them serial too."""
-        seconds = self.cpu_s + self.own_wait_s(read_bps, write_bps)
-        return self.threads / seconds if seconds > 0 else float("inf")
-
-    def own_wait_s(self, read_bps: float, write_bps: float) -> float:
-        """Seconds a thread blocks on its own reads and output Syncs (not runnable), per unit
-        of the job's progress done by one thread."""
-        return self.read_bytes / read_bps + self.write_bytes / write_bps
-
-    def thread_timing(self, read_bps: float, write_bps: float) -> ThreadTiming:
-        """((CPU s, `own_wait_s`) per unit, `thread_cap`) of the job's thread at the device's
-        one-stream bandwidths, the first for `lsmsim.fluid_share.runnable_fractions`.
+    def thread_work(self, read_bps: float, write_bps: float,
+                    writeback: KernelWriteback | None, bytes_per_sync: float) -> ThreadWork:
+        """The job's `ThreadWork` at the device's one-stream bandwidths, with the kernel's
+        writeback (None: every written byte waited for at Sync, the rule without
+        `page_cache_writeback`) and the `bytes_per_sync` its files were opened with.
         Computed on the first call and kept: the job's work is fixed when it starts and so
-        is the device, while the DB asks at every event. Pass the same bandwidths each time."""
-        if self._thread_timing is None:
-            self._thread_timing = ((self.cpu_s, self.own_wait_s(read_bps, write_bps)),
-                                   self.thread_cap(read_bps, write_bps))
-        return self._thread_timing
+        is the device, while the DB asks at every event. Pass the same values each time."""
+        if self._thread_work is None:
+            read_s = self.read_bytes / read_bps
+            write_s = self.write_bytes / write_bps
+            synced, dirty_bytes = 1.0, 0.0
+            if writeback is not None and self.write_bytes > 0:
+                file_bytes = self.write_bytes / max(1, len(self.outputs))
+                first = synced_fraction(bytes_per_sync, file_bytes, 0.0, writeback.expire_s)
+                blocked_s, _ = thread_seconds(self.cpu_s, read_s, write_s, first)
+                file_write_s = file_bytes * (self.cpu_s + blocked_s) / self.write_bytes
+                synced = synced_fraction(bytes_per_sync, file_bytes, file_write_s,
+                                         writeback.expire_s)
+                dirty_bytes = synced * file_bytes / 2.0
+            self._thread_work = self.with_synced(ThreadWork(
+                self.cpu_s, read_s, write_s, synced, dirty_bytes, 0.0, 0.0, 0.0), synced)
+        return self._thread_work
+
+    def with_synced(self, work: ThreadWork, synced: float) -> ThreadWork:
+        """`work` with the fraction of writes waited for set to `synced`."""
+        blocked_s, io_s = thread_seconds(work.cpu_s, work.read_s, work.write_s, synced)
+        seconds = work.cpu_s + blocked_s
+        cap = self.threads / seconds if seconds > 0 else float("inf")
+        return dataclasses.replace(work, synced=synced, blocked_s=blocked_s, io_s=io_s, cap=cap)
 
 
 @dataclass(eq=False)

@@ -16,6 +16,7 @@ from lsmsim import compare, explain_cli, fidelity_cli, reproduce, trace_cli
 from lsmsim.cli_numbers import bucket_count, byte_rate_bps, non_negative_int, positive_number
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS, MAX_BUCKETS
+from lsmsim.mechanisms import MechanismError, Mechanisms
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.output_path import OutputPathError, output_folder
 from lsmsim.plot_process import TimelinePlotter
@@ -26,7 +27,6 @@ from lsmsim.workload import WORKLOADS, WorkloadError
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors printed as one line with status 2 (the subcommands' own are imported on an
     error only, so that `lsmsim run` does not load the LOG reader or the calibration)."""
-    from lsmsim.mechanisms import MechanismError
     from lsmsim.simulation import RunParameterError
     from policies import PolicyError
     return (OptionError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     run.add_argument("--without", action="append", default=[], metavar="MECHANISM",
                      help="switch a resource-model mechanism off to see what it changes "
-                          "(io_streams); repeatable")
+                          f"({', '.join(Mechanisms.names())}); repeatable")
     run.set_defaults(handler=_run)
     listing = commands.add_parser("list", help="list valid names")
     listing.add_argument("what", choices=["devices", "machines", "options", "workloads",

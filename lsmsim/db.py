@@ -29,6 +29,7 @@ from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace, memtable_keys
 from lsmsim.machine import MachineProfile
 from lsmsim.mechanisms import Mechanisms
+from lsmsim.page_cache_writeback import background_share
 from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
@@ -95,6 +96,8 @@ class DB:
         self.machine = machine
         self.device = device
         self._one_stream_bps = device.bandwidth_bps(1, False)  # a job thread's own I/O
+        # Linux's writeback of the jobs' output (None: every byte waited for at Sync).
+        self._writeback = machine.kernel_writeback() if mechanisms.page_cache_writeback else None
         self.workload = workload
         self.policy = policy
         self.entry = EntryFormat(workload.key_size, workload.value_size)
@@ -283,14 +286,23 @@ class DB:
         """Set every activity's rate from the shared CPU, device and rate limiter."""
         jobs = self._jobs()
         one_read_bps, one_write_bps = self._one_stream_bps
+        writeback = self._writeback
+        bytes_per_sync = self.options.bytes_per_sync
+        thread_works = [job.thread_work(one_read_bps, one_write_bps, writeback, bytes_per_sync)
+                        for job in jobs]
+        if writeback is not None:  # the flusher writes back what exceeds its threshold
+            dirty_bytes = sum([job.threads * w.dirty_bytes for job, w in zip(jobs, thread_works)])
+            share = background_share(dirty_bytes, writeback.background_bytes)
+            if share < 1.0:
+                thread_works = [job.with_synced(w, w.synced * share)
+                                for job, w in zip(jobs, thread_works)]
         work: list[tuple[float, float]] = []
-        thread_caps: list[float] = []
+        io_s: list[float] = []
         threads: list[float] = []
         reading = writing = False
-        for job in jobs:  # one loop, not several comprehensions: most events have one or two jobs
-            job_work, thread_cap = job.thread_timing(one_read_bps, one_write_bps)
-            work.append(job_work)
-            thread_caps.append(thread_cap)
+        for job, thread in zip(jobs, thread_works):  # one loop: most events have one or two jobs
+            work.append((thread.cpu_s, thread.blocked_s))
+            io_s.append(thread.io_s)
             threads.append(job.threads)
             if job.read_bytes > 0:
                 reading = True
@@ -298,7 +310,7 @@ class DB:
                 writing = True
         wal = self.writer.wal_synced
         if self.mechanisms.io_streams:
-            streams: float = io_streams(work, threads)
+            streams: float = io_streams(work, threads, io_s)
         else:
             streams = len(jobs)
         if wal:
@@ -327,13 +339,13 @@ class DB:
         cores = float(self.machine.cores)
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
         runnable = runnable_fractions(cores, foreground, work, threads)
-        for job, thread_cap, fraction in zip(jobs, thread_caps, runnable):
+        for job, thread, fraction in zip(jobs, thread_works, runnable):
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
                 policy.job_weights(self, job))
             # Each of a job's threads is a runnable thread to CFS and queues its own I/O.
-            demands.append(Demand(per_unit, thread_cap, (cpu_weight * fraction * job.threads,
+            demands.append(Demand(per_unit, thread.cap, (cpu_weight * fraction * job.threads,
                                                          device_weight * job.threads,
                                                          limiter_weight)))
         capacities = [cores, 1.0, float(limiter_bps) if limiter_bps else None]

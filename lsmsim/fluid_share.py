@@ -82,14 +82,19 @@ def runnable_fractions(cores: float, foreground: float, work: list[tuple[float, 
     return fractions
 
 
-def io_streams(work: list[tuple[float, float]], threads: list[float]) -> float:
+def io_streams(work: list[tuple[float, float]], threads: list[float],
+               io_s: list[float] | None = None) -> float:
     """Threads issuing I/O at a moment, on average: each job's threads times the fraction of
-    their time blocked on their own I/O, `wait / (cpu + wait)` (`work` as for
-    `runnable_fractions`). A thread computing is not a stream to the device. Simplified: the
-    fraction is a thread's uncontended one; on an oversubscribed CPU a thread also waits
-    for a core, so somewhat fewer are in I/O at once than counted."""
-    return sum([t * wait / (cpu + wait) if wait > 0.0 else 0.0
-                for (cpu, wait), t in zip(work, threads)])
+    their time with I/O in flight, `io / (cpu + wait)` (`work` as for `runnable_fractions`;
+    `io_s` each job's seconds of I/O per unit, by default its `wait`: every write waited
+    for). A thread computing while the kernel writes its pages back still has I/O in flight;
+    one computing with none is not a stream to the device. Simplified: the fraction is a
+    thread's uncontended one; on an oversubscribed CPU a thread also waits for a core, so
+    somewhat fewer are in I/O at once than counted."""
+    if io_s is None:
+        io_s = [wait for _, wait in work]
+    return sum([t * io / (cpu + wait) if io > 0.0 else 0.0
+                for (cpu, wait), io, t in zip(work, io_s, threads)])
 
 
 def allocate(capacities: list[float | None], demands: list[Demand]) -> list[float]:

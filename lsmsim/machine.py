@@ -15,6 +15,7 @@ from typing import Any
 
 from lsmsim import data_file
 from lsmsim.data_file import DataFileError, Number, read_fields
+from lsmsim.page_cache_writeback import KernelWriteback
 from lsmsim.value_range import INT32_MAX, Range
 
 PROFILE_DIR = Path(__file__).parent / "machine_profiles"
@@ -47,6 +48,15 @@ class MachineProfile:
     get_cpu_s_per_block: float = 1500 * 1e-9
     page_cache_cpu_s_per_byte: float = 0.5 * 1e-9
     scan_cpu_s_per_entry: float = 150 * 1e-9
+    # Linux writeback (sysctl vm.*, the kernel's defaults), as ratios of `page_cache_bytes`
+    # (`lsmsim.page_cache_writeback`).
+    dirty_background_ratio: float = 10.0
+    dirty_expire_centisecs: int = 3000
+
+    def kernel_writeback(self) -> KernelWriteback:
+        """The machine's page-cache writeback settings."""
+        return KernelWriteback(self.page_cache_bytes, self.dirty_background_ratio,
+                               self.dirty_expire_centisecs)
 
     def write_cpu_s(self, batch_bytes: int, memtable_entries: float) -> float:
         """CPU of one put: fixed cost, bytes through WAL and memtable, and the skiplist
@@ -98,15 +108,22 @@ FITTED_BY_DEFAULT = ("write_ns_per_op",)
 # Costs a profile file may leave out (MachineProfile's default), so older files stay valid.
 _OPTIONAL_COSTS = ("flush_ns_per_entry", "compaction_ns_per_entry",
                    "compaction_merge_ns_per_entry_per_log2_run", *READ_COSTS)
+# Linux settings a profile may give (else the kernel's defaults), named as the TOML file and
+# the MachineProfile field name them; facts of the machine, not costs to fit.
+KERNEL_SETTINGS = ("dirty_background_ratio", "dirty_expire_centisecs")
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
-_OPTIONAL = {"name": str, "calibration": dict, **{name: Number for name in _OPTIONAL_COSTS}}
+_OPTIONAL = {"name": str, "calibration": dict,
+             **{name: Number for name in (*_OPTIONAL_COSTS, *KERNEL_SETTINGS)}}
 # A cost is at most a second of CPU per op, byte, entry or level (no machine is that slow,
 # and larger ones only overflow); the page cache at most 16 EiB (a 64-bit address space).
 _COST_RANGE = Range(0.0, 1e9)
 _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
-           **{name: _COST_RANGE for name in COST_FIELDS}, "page_cache_GiB": Range(0.0, 2.0 ** 34)}
+           **{name: _COST_RANGE for name in COST_FIELDS}, "page_cache_GiB": Range(0.0, 2.0 ** 34),
+           # vm.dirty_background_ratio is a percentage (0-100); dirty_expire_centisecs an int.
+           "dirty_background_ratio": Range(0.0, 100.0),
+           "dirty_expire_centisecs": Range(0, INT32_MAX, integer=True)}
 # What one put costs. A put's CPU is at least their sum (a batch has at least one byte, the
 # skiplist at least one level), which must be at least MIN_PUT_NS: with none the client
 # rate is infinite, and with a tiny one (1e-142 ns) a memtable fills in less time than the
@@ -128,8 +145,10 @@ def load_machine(name_or_path: str) -> MachineProfile:
         raise DataFileError(f"{path}: fields {' + '.join(PUT_COSTS)} = {put_ns:g} ns: a put "
                             f"must cost at least {MIN_PUT_NS:g} ns of CPU")
     costs = {key: data[key] for key in COST_FIELDS if key in data}
+    settings = {key: data[key] for key in KERNEL_SETTINGS if key in data}
     return with_costs(MachineProfile(data.get("name", path.stem), data["description"],
-                                     data["cores"], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), costs)
+                                     data["cores"], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, **settings),
+                      costs)
 
 
 def cost_values(profile: MachineProfile) -> dict[str, float]:
@@ -151,7 +170,8 @@ def machine_toml(profile: MachineProfile, calibration: dict[str, Any] | None = N
     """A machine profile file that `load_machine` reads back to `profile`, with an optional
     [calibration] table (plain values and sub-tables of them)."""
     fields: dict[str, Any] = {"name": profile.name, "description": profile.description,
-                              "cores": profile.cores, **cost_values(profile)}
+                              "cores": profile.cores, **cost_values(profile),
+                              **{key: getattr(profile, key) for key in KERNEL_SETTINGS}}
     if calibration:
         fields["calibration"] = calibration
     return data_file.toml_text(fields)

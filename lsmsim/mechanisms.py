@@ -26,11 +26,20 @@ class Mechanisms:
     # threads times the fraction of their time blocked on their own reads and Syncs). Off:
     # every running job is one stream, computing or not.
     io_streams: bool = True
+    # Background writes land in the page cache and reach the device by writeback: range
+    # syncs every `bytes_per_sync`, the flusher past `dirty_background_ratio` or
+    # `dirty_expire_centisecs` (`lsmsim.page_cache_writeback`), so a job computes while its
+    # pages are written. Off: a job waits for every byte it writes at its files' Syncs.
+    page_cache_writeback: bool = True
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
 
     @classmethod
     def without(cls, names: Iterable[str]) -> "Mechanisms":
         """All mechanisms on except `names`; an unknown name is an error naming the valid."""
-        valid = [f.name for f in dataclasses.fields(cls)]
+        valid = cls.names()
         off = {}
         for name in names:
             if name not in valid:

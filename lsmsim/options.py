@@ -124,6 +124,10 @@ class LsmOptions:
                                            Range(integer=True, high=INT64_MAX))
     rate_limiter_auto_tuned: bool = _opt(False, "bool", "db", False,
                                          "RocksDB's auto-tuned rate limiter")
+    # -- writing SST files (DB) -------------------------------------------------------------
+    bytes_per_sync: int = _opt(0, "size", "db", True,
+                               "start writeback of an SST file every this many bytes "
+                               "(sync_file_range); 0 = only at the file's Sync")
     disable_wal: bool = _opt(False, "bool", "db", True, "WriteOptions.disableWAL")
     sync: bool = _opt(False, "bool", "db", True,
                       "WriteOptions.sync: fsync the WAL on every write group")

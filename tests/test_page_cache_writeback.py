@@ -1,0 +1,119 @@
+"""Page-cache writeback of flush and compaction output (lsmsim.page_cache_writeback): what a
+job's thread waits for at Sync, what the kernel writes back while it computes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import run_small
+from lsmsim.data_file import DataFileError
+from lsmsim.db_bench import setup_from_flags
+from lsmsim.machine import load_machine, machine_toml
+from lsmsim.page_cache_writeback import (NOT_SYNCED_TAIL_BYTES, background_share,
+                                         synced_fraction, thread_seconds)
+
+MIB = 1 << 20
+
+
+def test_without_range_syncs_a_thread_waits_for_its_whole_file_at_sync():
+    assert synced_fraction(0, 64 * MIB, file_write_s=2.0, expire_s=30.0) == 1.0
+
+
+def test_range_syncs_leave_the_last_mebibyte_and_one_range_to_wait_for():
+    """WritableFileWriter::Flush range-syncs up to 1 MiB before the end once a range of
+    bytes_per_sync has grown: at close at most 1 MiB + bytes_per_sync are still dirty."""
+    synced = synced_fraction(1 * MIB, 64 * MIB, file_write_s=2.0, expire_s=30.0)
+    assert synced == pytest.approx((NOT_SYNCED_TAIL_BYTES + MIB) / (64 * MIB))
+    assert synced_fraction(64 * MIB, 8 * MIB, 1.0, 30.0) == 1.0  # a range longer than the file
+
+
+def test_pages_older_than_the_expiry_are_written_back_by_the_flusher():
+    """A file written over 60 s with vm.dirty_expire_centisecs = 3000: its first half is
+    written back before the close."""
+    assert synced_fraction(0, 64 * MIB, file_write_s=60.0, expire_s=30.0) == pytest.approx(0.5)
+
+
+def test_past_the_background_threshold_the_flusher_takes_the_excess():
+    assert background_share(1.0e9, 2.0e9) == 1.0
+    assert background_share(4.0e9, 2.0e9) == pytest.approx(0.5)
+
+
+@given(cpu=st.floats(0.0, 10.0), read=st.floats(0.0, 10.0), write=st.floats(0.0, 10.0),
+       synced=st.floats(0.0, 1.0))
+def test_a_thread_never_runs_ahead_of_its_own_io_nor_waits_longer_than_for_all_of_it(
+        cpu, read, write, synced):
+    blocked, io = thread_seconds(cpu, read, write, synced)
+    assert io == read + write
+    assert cpu + blocked >= io * (1 - 1e-12)                       # device-bound at worst
+    assert read + synced * write <= blocked * (1 + 1e-12) + 1e-300  # what it Syncs it waits for
+    assert blocked <= read + write + 1e-12                          # never more than all of it
+
+
+BIG_FILES = {"write_buffer_size": "16MB", "target_file_size_base": "16MB"}
+
+
+def test_range_syncs_let_jobs_compute_while_their_pages_are_written():
+    """On a SATA SSD each flush and compaction thread waits for every byte at its files'
+    Syncs without bytes_per_sync; with 1 MiB range syncs most of a 16 MB file is written
+    back while the thread computes, so background work keeps up better and writes stall
+    less. Switched off, bytes_per_sync changes nothing."""
+    options = {**BIG_FILES, "max_background_jobs": 2}
+    waited = run_small(duration_s=30, device="sata-ssd", options=options)
+    ranged = run_small(duration_s=30, device="sata-ssd",
+                       options={**options, "bytes_per_sync": MIB})
+    assert (ranged.summary["throughput_ops_per_s"]
+            > 1.1 * waited.summary["throughput_ops_per_s"])
+    off = run_small(duration_s=30, device="sata-ssd", options={**options, "bytes_per_sync": MIB},
+                    without=["page_cache_writeback"])
+    assert off.config["mechanisms_off"] == ["page_cache_writeback"]
+    for figure in ("throughput_ops_per_s", "stall_time_s", "flush_count",
+                   "compaction_count", "write_amplification"):
+        assert off.summary[figure] == waited.summary[figure]
+
+
+def test_with_little_memory_the_flusher_writes_back_before_the_sync():
+    """A machine whose page cache holds 256 MiB: eight jobs writing 16 MB files hold more
+    dirty pages than its 10% background threshold, and the kernel writes back part of what
+    they would otherwise wait for; with 4 GiB the threshold is never reached and the
+    mechanism changes nothing."""
+    options = {**BIG_FILES, "max_background_jobs": 8, "max_subcompactions": 4}
+    rates = {}
+    for memory_mib in (256, 4096):
+        machine = dataclasses.replace(load_machine("server"), page_cache_bytes=memory_mib * MIB)
+        rates[memory_mib] = [
+            run_small(duration_s=30, device="sata-ssd", machine=machine, options=options,
+                      without=without).summary["throughput_ops_per_s"]
+            for without in ([], ["page_cache_writeback"])]
+    on, off = rates[256]
+    assert on > 1.1 * off
+    assert rates[4096][0] == rates[4096][1]
+
+
+def test_db_bench_bytes_per_sync_is_modelled():
+    setup = setup_from_flags(["--benchmarks=fillrandom", "--bytes_per_sync=1048576"])
+    assert setup.options.bytes_per_sync == MIB
+    assert "bytes_per_sync" not in setup.unmodelled
+
+
+@pytest.mark.parametrize("field, value", [("dirty_background_ratio", 150),
+                                          ("dirty_expire_centisecs", -1),
+                                          ("dirty_expire_centisecs", 2.5)])
+def test_a_machine_profile_with_a_bad_writeback_setting_is_refused(tmp_path, field, value):
+    lines = [line for line in machine_toml(load_machine("server")).splitlines()
+             if not line.startswith(field)]
+    path = tmp_path / "machine.toml"
+    path.write_text("\n".join([*lines, f"{field} = {value}"]) + "\n")
+    with pytest.raises(DataFileError, match=f"{field}"):
+        load_machine(str(path))
+
+
+def test_a_machine_profile_round_trips_its_writeback_settings(tmp_path):
+    profile = dataclasses.replace(load_machine("server"), dirty_background_ratio=5.0,
+                                  dirty_expire_centisecs=1500)
+    path = tmp_path / "machine.toml"
+    path.write_text(machine_toml(profile))
+    assert load_machine(str(path)).kernel_writeback() == profile.kernel_writeback()
