@@ -39,6 +39,14 @@ CASES = [
     ("  the same without io_streams",
      dict(device="nvme", duration_s=3600, without=["io_streams"],
           options={"max_background_jobs": 8, "max_subcompactions": 20})),
+    # Page-cache writeback: range syncs, and a page cache small enough for the flusher to act
+    # (the dirty share is recomputed at every event then).
+    ("fillrandom nvme 3600 s, 8 jobs, bytes_per_sync 1 MiB",
+     dict(device="nvme", duration_s=3600,
+          options={"max_background_jobs": 8, "bytes_per_sync": 1 << 20})),
+    ("  the same without page_cache_writeback",
+     dict(device="nvme", duration_s=3600, without=["page_cache_writeback"],
+          options={"max_background_jobs": 8, "bytes_per_sync": 1 << 20})),
     ("fillrandom local-2core 600 s, 16 MB memtables",
      dict(device="nvme", machine="local-2core", duration_s=600,
           options={"write_buffer_size": "16MB"})),

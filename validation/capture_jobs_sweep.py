@@ -32,14 +32,19 @@ from pathlib import Path
 from lsmsim.trace_capture import capture
 
 JOBS = (1, 2, 3, 4, 6, 8, 12)
-CONFIGS = {"wb16": (16, 0), "wb64": (64, 0), "wb16_rl40": (16, 40)}
+# name -> (memtable MiB, background rate limit MiB/s, bytes_per_sync MiB); 0 = none.
+CONFIGS = {"wb16": (16, 0, 0), "wb64": (64, 0, 0), "wb16_rl40": (16, 40, 0),
+           # Page-cache writeback: 1 MiB range syncs (issue 13, item 2).
+           "wb16_bps1": (16, 0, 1), "wb64_bps1": (64, 0, 1)}
 BASE_FLAGS = ("--benchmarks=fillrandom", "--num=100000000", "--key_size=16",
               "--value_size=1000", "--compression_type=none", "--stats_interval_seconds=10",
               "--seed=42")
 
 
-def flags(jobs: int, memtable_mb: int, limit_mb: int) -> list[str]:
+def flags(jobs: int, memtable_mb: int, limit_mb: int, bytes_per_sync_mb: int) -> list[str]:
     extra = [f"--rate_limiter_bytes_per_sec={limit_mb << 20}"] if limit_mb else []
+    if bytes_per_sync_mb:
+        extra.append(f"--bytes_per_sync={bytes_per_sync_mb << 20}")
     return [*BASE_FLAGS, f"--max_background_jobs={jobs}",
             f"--write_buffer_size={memtable_mb << 20}", *extra]
 
@@ -79,7 +84,8 @@ def main() -> None:
     parser.add_argument("--first-repeat", type=int, default=1)
     parser.add_argument("--jobs", default=",".join(map(str, JOBS)))
     parser.add_argument("--min-idle", type=float, default=0.95)
-    parser.add_argument("--configs", default=",".join(CONFIGS))
+    parser.add_argument("--configs", default="wb16,wb64,wb16_rl40",
+                        help=f"of {', '.join(CONFIGS)}")
     parser.add_argument("--wait-s", type=float, default=120.0)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -91,7 +97,7 @@ def main() -> None:
             log.writerow(["run", "started_unix_s", "idle_before", "steal_during"])
         for repeat in range(args.first_repeat, args.first_repeat + args.repeats):
             for name in args.configs.split(","):
-                memtable_mb, limit_mb = CONFIGS[name]
+                memtable_mb, limit_mb, bytes_per_sync_mb = CONFIGS[name]
                 for jobs in (int(j) for j in args.jobs.split(",")):
                     run = f"j{jobs}_{name}_r{repeat}"
                     folder = args.out / run
@@ -99,7 +105,8 @@ def main() -> None:
                         continue  # taken by an earlier, interrupted sweep
                     idle_before = wait_until_quiet(args.min_idle, args.wait_s)
                     started, times = time.time(), cpu_times()
-                    capture(folder, flags(jobs, memtable_mb, limit_mb), seconds=args.seconds)
+                    capture(folder, flags(jobs, memtable_mb, limit_mb, bytes_per_sync_mb),
+                            seconds=args.seconds)
                     steal = share(times, cpu_times(), 7)
                     with open(folder / "LOG", "rb") as raw, gzip.open(folder / "LOG.gz",
                                                                       "wb") as packed:
