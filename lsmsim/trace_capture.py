@@ -3,8 +3,9 @@
 The run folder gets `report.csv` (--report_interval_seconds=1), `LOG` and the newest
 `OPTIONS-*` from the database directory, `command.txt` (the exact command line, and
 "stopped after N s wall time (SIGINT)" when the time bound ended it, as in
-../shared/traces/local-2core), `stdout.txt` and `machine.json` (cores, memory, free disk,
-kernel, db_bench version). The database itself is deleted afterwards unless kept.
+../shared/traces/local-2core), `stdout.txt`, `machine.json` (cores, memory, free disk,
+kernel, db_bench version) and `threads.csv` (each thread's scheduler statistics every
+second, `lsmsim.thread_schedstat`). The database itself is deleted afterwards unless kept.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from lsmsim.db_bench import parse_flags
+from lsmsim.thread_schedstat import ThreadSampler
 
 DB_BENCH = "db_bench"
 # Flags capture sets itself: where the DB and the per-second report go.
 CAPTURE_FLAGS = ("db", "report_interval_seconds", "report_file")
 SIGINT_GRACE_S = 20.0
+THREAD_SAMPLE_S = 1.0
 
 
 class CaptureError(RuntimeError):
@@ -62,15 +65,15 @@ def capture(out_dir: str | Path, flags: Sequence[str], seconds: float = 30.0,
     argv = [executable, *flags, f"--db={db_dir}", "--report_interval_seconds=1",
             f"--report_file={out / 'report.csv'}"]
     started = time.monotonic()
-    with open(out / "stdout.txt", "w") as stdout:
+    with open(out / "stdout.txt", "w") as stdout, open(out / "threads.csv", "w",
+                                                         newline="") as threads:
         # A command started in the background by a shell inherits SIGINT ignored; db_bench
         # gets the default back, so the SIGINT below stops it.
         process = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.STDOUT, cwd=out,
                                    preexec_fn=_default_sigint)
         stopped_by = ""
-        try:
-            process.wait(timeout=seconds)
-        except subprocess.TimeoutExpired:
+        if not _run_sampling_threads(process, ThreadSampler(process.pid, threads),
+                                     started, seconds):
             stopped_by = "SIGINT"
             process.send_signal(signal.SIGINT)
             try:
@@ -93,6 +96,22 @@ def capture(out_dir: str | Path, flags: Sequence[str], seconds: float = 30.0,
     if not keep_db:
         shutil.rmtree(db_dir, ignore_errors=True)
     return out
+
+
+def _run_sampling_threads(process: subprocess.Popen, sampler: ThreadSampler,
+                          started: float, seconds: float) -> bool:
+    """Wait up to `seconds` for `process` to end, sampling its threads' scheduler
+    statistics every THREAD_SAMPLE_S; whether it ended by itself."""
+    deadline = started + seconds
+    while True:
+        now = time.monotonic()
+        sampler(now - started)
+        try:
+            process.wait(timeout=min(THREAD_SAMPLE_S, max(deadline - now, 0.0)))
+            return True
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                return False
 
 
 def _default_sigint() -> None:

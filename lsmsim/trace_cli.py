@@ -97,8 +97,8 @@ def _capture(args: argparse.Namespace) -> int:
         raise CaptureError("give db_bench flags after --, e.g. lsmsim trace capture --out run/ "
                            "-- --benchmarks=fillrandom --compression_type=none")
     out = capture(args.out, flags, seconds=args.seconds, keep_db=args.keep_db)
-    print(f"captured {out}/ (report.csv, LOG, OPTIONS, command.txt, machine.json, stdout.txt);"
-          f" read it with: lsmsim trace import {out}")
+    print(f"captured {out}/ (report.csv, LOG, OPTIONS, command.txt, machine.json, stdout.txt, "
+          f"threads.csv); read it with: lsmsim trace import {out}")
     return 0
 
 

@@ -7,6 +7,7 @@ the full traces in ../shared/traces when that folder is present.
 from __future__ import annotations
 
 import gzip
+import csv
 import json
 import shutil
 from datetime import datetime, timezone
@@ -311,9 +312,21 @@ def test_live_capture_then_import(tmp_path, capsys):
                  "--max_bytes_for_level_base=16777216", "--target_file_size_base=4194304",
                  "--seed=1"])
     assert code == 0, capsys.readouterr().err
-    for name in ("report.csv", "LOG", "command.txt", "machine.json", "stdout.txt"):
+    for name in ("report.csv", "LOG", "command.txt", "machine.json", "stdout.txt",
+                 "threads.csv"):
         assert (out / name).is_file(), name
     assert list(out.glob("OPTIONS-*")) and not (out / "db").exists()
+    # Each thread's scheduler statistics every second: db_bench's own threads and RocksDB's
+    # flush (rocksdb:high) and compaction (rocksdb:low) pools, counters that never fall.
+    with open(out / "threads.csv") as handle:
+        samples = list(csv.DictReader(handle))
+    assert {"db_bench", "rocksdb:high", "rocksdb:low"} <= {row["comm"] for row in samples}
+    assert len({row["at_s"] for row in samples}) >= 7
+    by_thread: dict[str, list[int]] = {}
+    for row in samples:
+        by_thread.setdefault(row["tid"], []).append(int(row["run_ns"]))
+    assert all(runs == sorted(runs) for runs in by_thread.values())
+    assert max(runs[-1] for runs in by_thread.values()) > 1e9  # the writer ran for seconds
     machine = json.loads((out / "machine.json").read_text())
     assert machine["cores"] >= 1 and machine["db_bench_rocksdb_version"]
     trace = import_trace(out)

@@ -1,0 +1,64 @@
+"""Per-thread scheduler statistics of a running process, sampled from Linux's /proc: how
+long each thread ran, how long it waited on a run queue for a core, and how often it gave
+up the core by itself (blocked) or was preempted.
+
+`/proc/<pid>/task/<tid>/schedstat` holds the time a task spent on a CPU and waiting on a
+run queue (ns, `sched_info` in kernel/sched/stats.h) and its timeslices;
+`/proc/<pid>/task/<tid>/status` holds `voluntary_ctxt_switches` (it blocked: I/O, a
+mutex, a condition variable) and `nonvoluntary_ctxt_switches` (preempted). A thread's wall
+time less both is time it was blocked. RocksDB names its pool threads (`rocksdb:high0`:
+flushes, `rocksdb:low0`: compactions, ThreadPoolImpl), so the samples tell what a real
+run's flush and compaction threads lose to CPU contention, which the simulator's CPU model
+(`lsmsim.fluid_share.runnable_fractions`) is checked against.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import TextIO
+
+COLUMNS = ("at_s", "tid", "comm", "run_ns", "runqueue_ns", "timeslices",
+           "voluntary_switches", "involuntary_switches")
+
+
+def sample(pid: int) -> list[tuple[int, str, int, int, int, int, int]]:
+    """(tid, comm, run ns, run-queue ns, timeslices, voluntary, involuntary switches) of
+    each live thread of `pid`; threads that end while being read are left out."""
+    rows = []
+    tasks = Path(f"/proc/{pid}/task")
+    try:
+        tids = sorted(int(entry.name) for entry in tasks.iterdir())
+    except OSError:  # the process has ended
+        return rows
+    for tid in tids:
+        folder = tasks / str(tid)
+        try:
+            comm = (folder / "comm").read_text().strip()
+            run_ns, runqueue_ns, slices = (int(v) for v in
+                                           (folder / "schedstat").read_text().split()[:3])
+            switches = {}
+            for line in (folder / "status").read_text().splitlines():
+                key, _, value = line.partition(":")
+                if key.endswith("ctxt_switches"):
+                    switches[key] = int(value)
+        except (OSError, ValueError):
+            continue
+        rows.append((tid, comm, run_ns, runqueue_ns, slices,
+                     switches.get("voluntary_ctxt_switches", 0),
+                     switches.get("nonvoluntary_ctxt_switches", 0)))
+    return rows
+
+
+class ThreadSampler:
+    """Appends a sample of every thread of a process to a CSV file (`COLUMNS`) each time it
+    is called."""
+
+    def __init__(self, pid: int, handle: TextIO) -> None:
+        self.pid = pid
+        self.writer = csv.writer(handle)
+        self.writer.writerow(COLUMNS)
+
+    def __call__(self, at_s: float) -> None:
+        for row in sample(self.pid):
+            self.writer.writerow([round(at_s, 3), *row])
