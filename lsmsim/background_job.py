@@ -20,7 +20,9 @@ import numpy as np
 from lsmsim.compaction_picker import Compaction
 from lsmsim.keyspace import SMALL_VECTOR, merge_distinct
 from lsmsim.memtable import Memtable
+from lsmsim.options import LsmOptions
 from lsmsim.page_cache_writeback import KernelWriteback, synced_fraction, thread_seconds
+from lsmsim.wakeup_wait import job_wakeups
 from lsmsim.sst_file import SstFile
 
 
@@ -40,6 +42,7 @@ class ThreadWork:
     write_s: float    # device seconds of its writes at one stream's bandwidth
     synced: float     # fraction of its writes it waits for at Sync (1: all)
     dirty_bytes: float  # mean dirty page-cache bytes it holds while it writes
+    wakeups: float    # times it blocks and is woken (`lsmsim.wakeup_wait.job_wakeups`)
     blocked_s: float
     io_s: float
     cap: float
@@ -65,16 +68,18 @@ class BackgroundJob:
     kind: ClassVar[str] = "job"
 
     def thread_work(self, read_bps: float, write_bps: float,
-                    writeback: KernelWriteback | None, bytes_per_sync: float) -> ThreadWork:
+                    writeback: KernelWriteback | None, options: LsmOptions) -> ThreadWork:
         """The job's `ThreadWork` at the device's one-stream bandwidths, with the kernel's
         writeback (None: every written byte waited for at Sync, the rule without
-        `page_cache_writeback`) and the `bytes_per_sync` its files were opened with.
+        `page_cache_writeback`) and the options its files were opened with
+        (`bytes_per_sync`, `writable_file_max_buffer_size`, `compaction_readahead_size`).
         Computed on the first call and kept: the job's work is fixed when it starts and so
         is the device, while the DB asks at every event. Pass the same values each time."""
         if self._thread_work is None:
             read_s = self.read_bytes / read_bps
             write_s = self.write_bytes / write_bps
             synced, dirty_bytes = 1.0, 0.0
+            bytes_per_sync = options.bytes_per_sync
             if writeback is not None and self.write_bytes > 0:
                 file_bytes = self.write_bytes / max(1, len(self.outputs))
                 first = synced_fraction(bytes_per_sync, file_bytes, 0.0, writeback.expire_s)
@@ -83,13 +88,18 @@ class BackgroundJob:
                 synced = synced_fraction(bytes_per_sync, file_bytes, file_write_s,
                                          writeback.expire_s)
                 dirty_bytes = synced * file_bytes / 2.0
+            wakeups = job_wakeups(self.write_bytes, len(self.outputs), self.read_bytes,
+                                  options.writable_file_max_buffer_size,
+                                  options.compaction_readahead_size)
             self._thread_work = self.with_synced(ThreadWork(
-                self.cpu_s, read_s, write_s, synced, dirty_bytes, 0.0, 0.0, 0.0), synced)
+                self.cpu_s, read_s, write_s, synced, dirty_bytes, wakeups, 0.0, 0.0, 0.0), synced)
         return self._thread_work
 
-    def with_synced(self, work: ThreadWork, synced: float) -> ThreadWork:
-        """`work` with the fraction of writes waited for set to `synced`."""
+    def with_synced(self, work: ThreadWork, synced: float, wait_s: float = 0.0) -> ThreadWork:
+        """`work` with the fraction of writes waited for set to `synced`, and `wait_s` more
+        per unit spent waiting for a core after wake-ups (`lsmsim.wakeup_wait`)."""
         blocked_s, io_s = thread_seconds(work.cpu_s, work.read_s, work.write_s, synced)
+        blocked_s += wait_s
         seconds = work.cpu_s + blocked_s
         cap = self.threads / seconds if seconds > 0 else float("inf")
         return dataclasses.replace(work, synced=synced, blocked_s=blocked_s, io_s=io_s, cap=cap)

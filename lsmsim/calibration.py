@@ -20,7 +20,8 @@ time each job was blocked beyond its CPU), written to `device_out/<preset>.toml`
 identified, and the runs on it are simulated on that file from then on.
 
 The rest (by default `write_ns_per_op`, the foreground put's CPU cost; `--fit` names
-others) is fitted with Nelder-Mead in log space within [1/10, 10] times the start value,
+others) is fitted in log space within [1/10, 10] times the start value (measured where the
+runs' threads.csv measure it): a coarse scan of each cost alone, then Nelder-Mead,
 each evaluation simulating every distinct command once (a process pool over runs).
 `cores` is a fact of the machine and comes with the base profile, as do the held costs.
 
@@ -51,17 +52,20 @@ import numpy as np
 from lsmsim.db_bench import DbBenchSetup
 from lsmsim.device_calibration import DeviceFit, fit_device, write_fitted
 from lsmsim.entry_format import EntryFormat
-from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
-                            cost_values, with_costs)
+from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, MIN_PUT_NS, READ_COSTS,
+                            MachineProfile, cost_values, with_costs)
+from lsmsim.thread_schedstat import group_totals
 from lsmsim.trace import Trace
 from lsmsim.trace_import import ImportedTrace
 from lsmsim.trace_validation import check_run_folders, run_devices, run_setup
+from lsmsim.wakeup_wait import estimate_wakeup_wait
 from lsmsim.worker_pool import Interrupted, JobFailed, run_jobs
 
 W_STALL = 1.0
 W_WA = 0.25
 SENSITIVITY_STEP = 0.10
 BOUND_FACTOR = 10.0
+SCAN_POINTS = 9  # per fitted cost, ln-spaced over [1/BOUND_FACTOR, BOUND_FACTOR] x start
 # A fitted cost whose +10% changes the loss by less than this is not identified.
 FLAT_TOLERANCE = 0.01
 FLAT_STEP = 1.25
@@ -117,7 +121,7 @@ class Calibration:
             "cpu_s": round(self.cpu_s, 1),
             "wall_s": round(self.wall_s, 1),
             "fitted": self.fitted,
-            "measured_from_log": self.measured,
+            "measured_from_runs": self.measured,  # LOGs and threads.csv
             "held_from_base_profile": self.held,
             "notes": self.notes,
             **({"device_files": self.device_files} if self.device_fits else {}),
@@ -151,6 +155,50 @@ def measured_costs(traces: Sequence[Trace]) -> tuple[dict[str, float], list[str]
     else:
         notes.append("flush CPU not measured: no DUMPING STATS with L0 CompMergeCPU(sec) "
                      "over enough flushed bytes")
+    return measured, notes
+
+
+def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run],
+                          profile: MachineProfile) -> tuple[dict[str, float], list[str]]:
+    """What the runs' `threads.csv` (trace capture's per-thread schedstat) measure: the
+    foreground put's fixed CPU cost `write_ns_per_op` (the writer thread's CPU per put, less
+    what `profile`'s per-byte and skiplist costs explain: `MachineProfile.write_cpu_s`
+    averaged over a memtable's fill) and `wakeup_wait_us` (`lsmsim.wakeup_wait`). Runs
+    without the file (captured before lsmsim recorded it) measure neither."""
+    with_threads = [(folder / "threads.csv", run) for folder, run in zip(folders, runs)
+                    if (folder / "threads.csv").is_file()]
+    if not with_threads:
+        return {}, []
+    cpu_s = ops = explained_s = 0.0
+    for path, run in with_threads:
+        _, totals = group_totals(path)
+        puts = run.throughput_ops_per_s * float(run.setup.duration_s or 0.0)
+        writer = totals.get("writer")
+        if writer is None or puts <= 0:
+            continue
+        entry = EntryFormat(run.setup.workload.key_size, run.setup.workload.value_size)
+        fill = max(1, int(run.setup.options.write_buffer_size // entry.memtable_bytes))
+        depth = float(np.mean(np.log2(np.arange(fill) + 2.0)))  # over the memtable's fill
+        variable = profile.write_cpu_s(entry.batch_bytes, 0.0) - profile.write_cpu_s_per_op
+        variable += profile.memtable_insert_cpu_s_per_level * (depth - 1.0)
+        cpu_s += writer["cpu_s"]
+        ops += puts
+        explained_s += variable * puts
+    measured: dict[str, float] = {}
+    notes = []
+    per_op_ns = (cpu_s - explained_s) / ops * 1e9 if ops else 0.0
+    if per_op_ns >= MIN_PUT_NS:
+        measured["write_ns_per_op"] = round(per_op_ns, 1)
+    else:
+        notes.append(f"write_ns_per_op not measured: the writer threads' CPU per put "
+                     f"({cpu_s / max(ops, 1) * 1e9:.0f} ns) is no more than the per-byte and "
+                     "skiplist costs explain")
+    wait_s, basis = estimate_wakeup_wait([path for path, _ in with_threads], profile.cores)
+    measured["wakeup_wait_us"] = round(wait_s * 1e6, 1)
+    notes.append(f"wakeup_wait_us measured from {basis['runs']} threads.csv: "
+                 f"{basis['wakeups_per_cpu_s']} wake-ups and "
+                 f"{basis['excess_wait_per_cpu_s']} s of wait beyond the fair share per "
+                 "CPU second of the job threads")
     return measured, notes
 
 
@@ -322,8 +370,14 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
     started_wall_s = time.perf_counter()
     runs, traces = load_runs(folders, device, max_seconds, workers)
     measured, notes = measured_costs(traces) if measure else ({}, [])
-    measured = {k: v for k, v in measured.items() if k not in fit}
+    if measure:
+        from_threads, thread_notes = measured_from_threads(check_run_folders(folders), runs,
+                                                           with_costs(base, measured))
+        measured.update(from_threads)
+        notes += thread_notes
+    # A cost that is also fitted starts from its measured value.
     start = with_costs(base, measured)
+    measured = {k: v for k, v in measured.items() if k not in fit}
     device_fits: list[DeviceFit] = []
     device_files: dict[str, str] = {}
     if device_out is not None:
@@ -392,20 +446,23 @@ def fit_costs(runs: list[Run], profile: MachineProfile, fit: Sequence[str],
         return objective(with_costs(profile, dict(zip(fit, np.exp(x)))))
 
     start_loss = loss_at(start)
-    simplex = np.vstack([start] + [start + np.log(1.3) * np.eye(len(fit))[i]
-                                   for i in range(len(fit))])
     bounds = [(x - math.log(BOUND_FACTOR), x + math.log(BOUND_FACTOR)) for x in start]
+    # The loss is bumpy, piecewise constant in places (jobs and stalls are discrete), and
+    # Nelder-Mead stops in the first dip it finds: scan each cost alone over its range on
+    # a coarse log grid first, and start from the best value of each.
+    scanned, scan_loss = _scan_start(loss_at, start, bounds, start_loss)
+    simplex = np.vstack([scanned] + [scanned + np.log(1.3) * np.eye(len(fit))[i]
+                                     for i in range(len(fit))])
     from scipy.optimize import minimize  # slow to import: only when fitting
 
-    result = minimize(loss_at, start, method="Nelder-Mead", bounds=bounds,
-                      options={"maxfev": max_evaluations, "initial_simplex": simplex,
-                               "xatol": 0.005, "fatol": 1e-4})
-    # The loss is piecewise constant in places (jobs and stalls are discrete): keep the
-    # best point seen, which Nelder-Mead returns, and the start if nothing beat it.
-    best = result.x if result.fun <= start_loss else start
+    result = minimize(loss_at, scanned, method="Nelder-Mead", bounds=bounds,
+                      options={"maxfev": max(max_evaluations - objective.evaluations, 1),
+                               "initial_simplex": simplex, "xatol": 0.005, "fatol": 1e-4})
+    # Keep the best point seen, which Nelder-Mead returns, or the scan's if nothing beat it.
+    best = result.x if result.fun <= scan_loss else scanned
     fitted = {k: float(v) for k, v in zip(fit, np.exp(best))}
     profile = with_costs(profile, fitted)
-    loss = min(float(result.fun), start_loss)
+    loss = min(float(result.fun), scan_loss)
     notes = [] if result.success else [f"optimizer stopped: {result.message}"]
     for key, (_, ceiling) in zip(fit, bounds):
         profile, notes_for_key = _upper_end_if_flat(objective, profile, key, loss,
@@ -426,6 +483,27 @@ def fit_costs(runs: list[Run], profile: MachineProfile, fit: Sequence[str],
     return Calibration(profile, loss, start_loss, fitted, {}, held, sensitivity,
                        [r.label for r in runs], objective.evaluations,
                        _cpu_s() - started_cpu_s, time.perf_counter() - started_wall_s, notes)
+
+
+def _scan_start(loss_at: Any, start: np.ndarray, bounds: list[tuple[float, float]],
+                start_loss: float) -> tuple[np.ndarray, float]:
+    """A start for Nelder-Mead (ln costs) and its loss: each cost set alone to each of
+    SCAN_POINTS values evenly spaced in ln between its bounds, the others at `start`; the
+    best value of each cost, kept only if the point they make together is no worse."""
+    best = start.copy()
+    for i, (low, high) in enumerate(bounds):
+        losses = {}
+        for value in np.linspace(low, high, SCAN_POINTS):
+            point = start.copy()
+            point[i] = value
+            losses[float(value)] = loss_at(point)
+        lowest = min(losses, key=losses.__getitem__)
+        if losses[lowest] < start_loss:
+            best[i] = lowest
+    if np.array_equal(best, start):
+        return start, start_loss
+    combined = loss_at(best)
+    return (best, combined) if combined <= start_loss else (start, start_loss)
 
 
 def _upper_end_if_flat(objective: "Objective", profile: MachineProfile, key: str,

@@ -29,10 +29,10 @@ from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace, memtable_keys
 from lsmsim.machine import MachineProfile
 from lsmsim.mechanisms import Mechanisms
-from lsmsim.page_cache_writeback import background_share
 from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
+from lsmsim.page_cache_writeback import background_share
 from lsmsim.policy import Policy
 from lsmsim.rate_limiter import GenericRateLimiter
 from lsmsim.sst_file import SstFile
@@ -40,6 +40,7 @@ from lsmsim.stall_tracker import StallTracker, cause_name
 from lsmsim.storage_device import StorageDevice
 from lsmsim.subcompaction import plan_subcompactions
 from lsmsim.version_storage import VersionStorage
+from lsmsim.wakeup_wait import busy_probability
 from lsmsim.workload import Workload
 from lsmsim.write_controller import WriteController
 from lsmsim.write_stall import ColumnFamilyStallState, StallInputs, WriteStallCondition
@@ -98,6 +99,7 @@ class DB:
         self._one_stream_bps = device.bandwidth_bps(1, False)  # a job thread's own I/O
         # Linux's writeback of the jobs' output (None: every byte waited for at Sync).
         self._writeback = machine.kernel_writeback() if mechanisms.page_cache_writeback else None
+        self._wakeup_wait_s = machine.wakeup_wait_s if mechanisms.wakeup_wait else 0.0
         self.workload = workload
         self.policy = policy
         self.entry = EntryFormat(workload.key_size, workload.value_size)
@@ -287,8 +289,8 @@ class DB:
         jobs = self._jobs()
         one_read_bps, one_write_bps = self._one_stream_bps
         writeback = self._writeback
-        bytes_per_sync = self.options.bytes_per_sync
-        thread_works = [job.thread_work(one_read_bps, one_write_bps, writeback, bytes_per_sync)
+        options = self.options
+        thread_works = [job.thread_work(one_read_bps, one_write_bps, writeback, options)
                         for job in jobs]
         if writeback is not None:  # the flusher writes back what exceeds its threshold
             dirty_bytes = sum([job.threads * w.dirty_bytes for job, w in zip(jobs, thread_works)])
@@ -339,6 +341,15 @@ class DB:
         cores = float(self.machine.cores)
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
         runnable = runnable_fractions(cores, foreground, work, threads)
+        wakeup_wait_s = self._wakeup_wait_s
+        if wakeup_wait_s and jobs:  # woken while every core is busy: a wait for a core
+            busy = busy_probability(
+                foreground + sum([f * t for f, t in zip(runnable, threads)]), cores)
+            if busy > 0.0:
+                thread_works = [job.with_synced(w, w.synced, w.wakeups * wakeup_wait_s * busy)
+                                for job, w in zip(jobs, thread_works)]
+                work = [(w.cpu_s, w.blocked_s) for w in thread_works]
+                runnable = runnable_fractions(cores, foreground, work, threads)
         for job, thread, fraction in zip(jobs, thread_works, runnable):
             per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]

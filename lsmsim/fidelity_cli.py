@@ -154,7 +154,8 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> None:
     from lsmsim.trace_validation import format_report, validate
 
     print(f"fitted {', '.join(f'{k} = {v:g}' for k, v in result.fitted.items())}; measured from "
-          f"the LOGs: {', '.join(f'{k} = {v:g}' for k, v in result.measured.items()) or 'none'}")
+          f"the runs (LOGs, threads.csv): "
+          f"{', '.join(f'{k} = {v:g}' for k, v in result.measured.items()) or 'none'}")
     print(f"loss {result.start_loss:.4f} -> {result.loss:.4f} in {result.evaluations} "
           f"evaluations ({result.cpu_s:.0f} CPU s, {result.wall_s:.0f} s wall)")
     print("relative loss change at -10% / +10% of each cost: " + ", ".join(

@@ -16,6 +16,7 @@ from typing import Any
 from lsmsim import data_file
 from lsmsim.data_file import DataFileError, Number, read_fields
 from lsmsim.page_cache_writeback import KernelWriteback
+from lsmsim.wakeup_wait import WAKEUP_WAIT_S
 from lsmsim.value_range import INT32_MAX, Range
 
 PROFILE_DIR = Path(__file__).parent / "machine_profiles"
@@ -51,7 +52,10 @@ class MachineProfile:
     # Linux writeback (sysctl vm.*, the kernel's defaults), as ratios of `page_cache_bytes`
     # (`lsmsim.page_cache_writeback`).
     dirty_background_ratio: float = 10.0
-    dirty_expire_centisecs: int = 3000
+    dirty_expire_centisecs: float = 3000.0  # an integer in the TOML file, as in sysctl
+    # How long a thread woken while every core is busy waits for one, on average
+    # (`lsmsim.wakeup_wait`); measured from real runs' per-thread schedstat.
+    wakeup_wait_s: float = WAKEUP_WAIT_S
 
     def kernel_writeback(self) -> KernelWriteback:
         """The machine's page-cache writeback settings."""
@@ -108,14 +112,17 @@ FITTED_BY_DEFAULT = ("write_ns_per_op",)
 # Costs a profile file may leave out (MachineProfile's default), so older files stay valid.
 _OPTIONAL_COSTS = ("flush_ns_per_entry", "compaction_ns_per_entry",
                    "compaction_merge_ns_per_entry_per_log2_run", *READ_COSTS)
-# Linux settings a profile may give (else the kernel's defaults), named as the TOML file and
-# the MachineProfile field name them; facts of the machine, not costs to fit.
-KERNEL_SETTINGS = ("dirty_background_ratio", "dirty_expire_centisecs")
+# Linux settings and scheduler figures a profile may give (else the defaults above), as the
+# TOML file spells them -> (MachineProfile field, unit); facts of the machine and its
+# kernel, not costs that `lsmsim calibrate` fits to throughput.
+KERNEL_FIELDS = {"dirty_background_ratio": ("dirty_background_ratio", 1.0),
+                 "dirty_expire_centisecs": ("dirty_expire_centisecs", 1.0),
+                 "wakeup_wait_us": ("wakeup_wait_s", 1e-6)}
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
 _OPTIONAL = {"name": str, "calibration": dict,
-             **{name: Number for name in (*_OPTIONAL_COSTS, *KERNEL_SETTINGS)}}
+             **{name: Number for name in (*_OPTIONAL_COSTS, *KERNEL_FIELDS)}}
 # A cost is at most a second of CPU per op, byte, entry or level (no machine is that slow,
 # and larger ones only overflow); the page cache at most 16 EiB (a 64-bit address space).
 _COST_RANGE = Range(0.0, 1e9)
@@ -123,7 +130,8 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            **{name: _COST_RANGE for name in COST_FIELDS}, "page_cache_GiB": Range(0.0, 2.0 ** 34),
            # vm.dirty_background_ratio is a percentage (0-100); dirty_expire_centisecs an int.
            "dirty_background_ratio": Range(0.0, 100.0),
-           "dirty_expire_centisecs": Range(0, INT32_MAX, integer=True)}
+           "dirty_expire_centisecs": Range(0, INT32_MAX, integer=True),
+           "wakeup_wait_us": Range(0.0, 1e6)}
 # What one put costs. A put's CPU is at least their sum (a batch has at least one byte, the
 # skiplist at least one level), which must be at least MIN_PUT_NS: with none the client
 # rate is infinite, and with a tiny one (1e-142 ns) a memtable fills in less time than the
@@ -145,7 +153,8 @@ def load_machine(name_or_path: str) -> MachineProfile:
         raise DataFileError(f"{path}: fields {' + '.join(PUT_COSTS)} = {put_ns:g} ns: a put "
                             f"must cost at least {MIN_PUT_NS:g} ns of CPU")
     costs = {key: data[key] for key in COST_FIELDS if key in data}
-    settings = {key: data[key] for key in KERNEL_SETTINGS if key in data}
+    settings = {field: data[key] * unit for key, (field, unit) in KERNEL_FIELDS.items()
+                if key in data}
     return with_costs(MachineProfile(data.get("name", path.stem), data["description"],
                                      data["cores"], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, **settings),
                       costs)
@@ -156,13 +165,20 @@ def cost_values(profile: MachineProfile) -> dict[str, float]:
     return {key: getattr(profile, field) / unit for key, (field, unit) in COST_FIELDS.items()}
 
 
+def kernel_values(profile: MachineProfile) -> dict[str, float]:
+    """The profile's kernel settings in the units of its TOML file (KERNEL_FIELDS)."""
+    return {key: getattr(profile, field) / unit for key, (field, unit) in KERNEL_FIELDS.items()}
+
+
 def with_costs(profile: MachineProfile, values: dict[str, float]) -> MachineProfile:
-    """`profile` with some costs replaced, given in the units of the TOML file."""
-    unknown = sorted(set(values) - set(COST_FIELDS))
+    """`profile` with some costs (or kernel figures, KERNEL_FIELDS) replaced, given in the
+    units of the TOML file."""
+    fields = {**COST_FIELDS, **KERNEL_FIELDS}
+    unknown = sorted(set(values) - set(fields))
     if unknown:
         raise DataFileError(f"unknown machine cost(s) {', '.join(unknown)}; valid: "
                             f"{', '.join(COST_FIELDS)}")
-    return dataclasses.replace(profile, **{COST_FIELDS[key][0]: value * COST_FIELDS[key][1]
+    return dataclasses.replace(profile, **{fields[key][0]: value * fields[key][1]
                                            for key, value in values.items()})
 
 
@@ -171,7 +187,7 @@ def machine_toml(profile: MachineProfile, calibration: dict[str, Any] | None = N
     [calibration] table (plain values and sub-tables of them)."""
     fields: dict[str, Any] = {"name": profile.name, "description": profile.description,
                               "cores": profile.cores, **cost_values(profile),
-                              **{key: getattr(profile, key) for key in KERNEL_SETTINGS}}
+                              **kernel_values(profile)}
     if calibration:
         fields["calibration"] = calibration
     return data_file.toml_text(fields)

@@ -124,7 +124,13 @@ class LsmOptions:
                                            Range(integer=True, high=INT64_MAX))
     rate_limiter_auto_tuned: bool = _opt(False, "bool", "db", False,
                                          "RocksDB's auto-tuned rate limiter")
-    # -- writing SST files (DB) -------------------------------------------------------------
+    # -- writing and reading SST files (DB) ---------------------------------------------------
+    writable_file_max_buffer_size: int = _opt(1 * MIB, "size", "db", True,
+                                              "bytes WritableFileWriter buffers per write()",
+                                              POSITIVE_UINT64)
+    compaction_readahead_size: int = _opt(0, "size", "db", True,
+                                          "bytes a compaction reads ahead per read; "
+                                          "0 = the kernel's readahead only")
     bytes_per_sync: int = _opt(0, "size", "db", True,
                                "start writeback of an SST file every this many bytes "
                                "(sync_file_range); 0 = only at the file's Sync")

@@ -15,9 +15,12 @@ run's flush and compaction threads lose to CPU contention, which the simulator's
 from __future__ import annotations
 
 import csv
+from collections import defaultdict
 from pathlib import Path
 from typing import TextIO
 
+# RocksDB's pool threads by name (ThreadPoolImpl): flushes and compactions.
+GROUPS = {"rocksdb:high": "flush", "rocksdb:low": "compaction"}
 COLUMNS = ("at_s", "tid", "comm", "run_ns", "runqueue_ns", "timeslices",
            "voluntary_switches", "involuntary_switches")
 
@@ -62,3 +65,35 @@ class ThreadSampler:
     def __call__(self, at_s: float) -> None:
         for row in sample(self.pid):
             self.writer.writerow([round(at_s, 3), *row])
+
+
+def group_totals(path: Path) -> tuple[float, dict[str, dict[str, float]]]:
+    """(seconds sampled, {group: {cpu_s, runqueue_s, voluntary, preemptions}}) of one
+    threads.csv, each thread's counters from its first sample to its last, grouped as the
+    writer (the db_bench thread that ran longest: the benchmark's client thread), `flush`,
+    `compaction` (`GROUPS`) and `other`."""
+    first: dict[str, list[float]] = {}
+    last: dict[str, list[float]] = {}
+    names: dict[str, str] = {}
+    times = []
+    with open(path) as handle:
+        for row in csv.DictReader(handle):
+            tid = row["tid"]
+            values = [float(row[k]) for k in ("run_ns", "runqueue_ns", "voluntary_switches",
+                                              "involuntary_switches")]
+            first.setdefault(tid, values)
+            last[tid] = values
+            names[tid] = row["comm"]
+            times.append(float(row["at_s"]))
+    length_s = max(times) - min(times) if times else 0.0
+    spent = {tid: [b - a for a, b in zip(first[tid], last[tid])] for tid in last}
+    writer = max((tid for tid in spent if names[tid] == "db_bench"),
+                 key=lambda t: spent[t][0], default=None)
+    totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for tid, (run_ns, queue_ns, voluntary, preempted) in spent.items():
+        group = "writer" if tid == writer else GROUPS.get(names[tid], "other")
+        totals[group]["cpu_s"] += run_ns / 1e9
+        totals[group]["runqueue_s"] += queue_ns / 1e9
+        totals[group]["voluntary"] += voluntary
+        totals[group]["preemptions"] += preempted
+    return length_s, totals

@@ -129,7 +129,8 @@ def _keep_db_files(db_dir: Path, out: Path) -> None:
 
 
 def machine_facts(out: Path, db_bench_stdout: str = "") -> dict[str, Any]:
-    """Cores, memory, free disk where the DB lived, kernel and db_bench's RocksDB version."""
+    """Cores, CPU clock, memory, free disk where the DB lived, kernel and db_bench's RocksDB
+    version."""
     memory_bytes = None
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -137,9 +138,16 @@ def machine_facts(out: Path, db_bench_stdout: str = "") -> dict[str, Any]:
                 memory_bytes = int(line.split()[1]) * 1024
     except OSError:
         pass
+    cpu_mhz = None
+    try:  # the clock tells hosts of one virtual machine kind apart (their speed differs)
+        found = re.search(r"^cpu MHz\s*:\s*([\d.]+)", Path("/proc/cpuinfo").read_text(), re.M)
+        cpu_mhz = float(found.group(1)) if found else None
+    except OSError:
+        pass
     version = re.search(r"RocksDB:\s+version (\S+)", db_bench_stdout)
     cpu = re.search(r"CPU:\s+(.*)", db_bench_stdout)
     return {"cores": os.cpu_count(), "cpu": cpu.group(1).strip() if cpu else platform.processor(),
+            "cpu_mhz": cpu_mhz,
             "memory_bytes": memory_bytes, "disk_free_bytes": shutil.disk_usage(out).free,
             "kernel": platform.release(), "machine": platform.machine(),
             "db_bench_rocksdb_version": version.group(1) if version else None}

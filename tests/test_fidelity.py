@@ -246,15 +246,15 @@ def test_a_job_blocked_on_its_own_io_leaves_its_cpu_share_to_the_writer():
 
 def test_background_jobs_on_two_cores_get_less_cpu_than_the_writer():
     """In a simulated local-2core run with four background jobs, whenever two or more jobs
-    run beside the writer, the writer (never blocked) uses more CPU than any job (each
-    blocks on its output Syncs), as compactions in the 7.8.3 LOGs show (cpu/wall 0.45
-    with three jobs running, below the 0.5 core of an equal split)."""
+    run beside the writer and writes are not delayed, the writer (never blocked) uses more
+    CPU than any job (each blocks on its output Syncs), as compactions in the 7.8.3 LOGs
+    show (cpu/wall 0.45 with three jobs running, below the 0.5 core of an equal split)."""
     env, db = open_db({"max_background_jobs": 4}, machine="local-2core")
     checked = 0
     for step in range(1, 400):
         env.run(until=step * 0.05)
         jobs = db._jobs()
-        if len(jobs) >= 2 and db.writer.rate > 0:
+        if len(jobs) >= 2 and db.writer.rate > 0 and not db.write_controller.needs_delay():
             writer_cpu = db.writer.rate * db._demands[0].per_unit[0]
             assert all(job.rate * job.cpu_s < writer_cpu for job in jobs)
             checked += 1
