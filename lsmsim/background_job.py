@@ -22,8 +22,8 @@ from lsmsim.keyspace import SMALL_VECTOR, merge_distinct
 from lsmsim.memtable import Memtable
 from lsmsim.options import LsmOptions
 from lsmsim.page_cache_writeback import KernelWriteback, synced_fraction, thread_seconds
-from lsmsim.wakeup_wait import job_wakeups
 from lsmsim.sst_file import SstFile
+from lsmsim.wakeup_wait import job_wakeups
 
 
 @dataclass(frozen=True, slots=True)

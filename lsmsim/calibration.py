@@ -162,8 +162,8 @@ def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run],
                           profile: MachineProfile) -> tuple[dict[str, float], list[str]]:
     """What the runs' `threads.csv` (trace capture's per-thread schedstat) measure: the
     foreground put's fixed CPU cost `write_ns_per_op` (the writer thread's CPU per put, less
-    what `profile`'s per-byte and skiplist costs explain: `MachineProfile.write_cpu_s`
-    averaged over a memtable's fill) and `wakeup_wait_us` (`lsmsim.wakeup_wait`). Runs
+    what `profile`'s per-byte and skiplist costs explain, the skiplist's depth averaged over
+    a memtable's fill as `MachineProfile.write_cpu_s` takes it) and `wakeup_wait_us` (`lsmsim.wakeup_wait`). Runs
     without the file (captured before lsmsim recorded it) measure neither."""
     with_threads = [(folder / "threads.csv", run) for folder, run in zip(folders, runs)
                     if (folder / "threads.csv").is_file()]
@@ -179,8 +179,8 @@ def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run],
         entry = EntryFormat(run.setup.workload.key_size, run.setup.workload.value_size)
         fill = max(1, int(run.setup.options.write_buffer_size // entry.memtable_bytes))
         depth = float(np.mean(np.log2(np.arange(fill) + 2.0)))  # over the memtable's fill
-        variable = profile.write_cpu_s(entry.batch_bytes, 0.0) - profile.write_cpu_s_per_op
-        variable += profile.memtable_insert_cpu_s_per_level * (depth - 1.0)
+        variable = (profile.write_cpu_s_per_byte * entry.batch_bytes
+                    + profile.memtable_insert_cpu_s_per_level * depth)
         cpu_s += writer["cpu_s"]
         ops += puts
         explained_s += variable * puts

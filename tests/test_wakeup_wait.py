@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import run_small
+from lsmsim.calibration import Run, measured_from_threads
+from lsmsim.db_bench import setup_from_flags
+from lsmsim.entry_format import EntryFormat
 from lsmsim.machine import load_machine
 from lsmsim.thread_schedstat import COLUMNS, group_totals
 from lsmsim.wakeup_wait import busy_probability, estimate_wakeup_wait, job_wakeups
@@ -102,3 +105,26 @@ def test_a_machine_without_wakeup_wait_behaves_as_with_the_mechanism_off():
     off = run_small(duration_s=20, machine="local-2core", options=options,
                     without=["wakeup_wait"])
     assert zero.summary["throughput_ops_per_s"] == off.summary["throughput_ops_per_s"]
+
+
+def test_calibration_measures_the_put_cost_and_the_wakeup_wait_from_threads_csv(tmp_path):
+    """A run folder whose threads.csv shows the writer thread spending 4 us of CPU per put:
+    write_ns_per_op is that less the per-byte and skiplist costs the profile already
+    charges (averaged over a memtable's fill); wakeup_wait_us comes with it."""
+    profile = load_machine("local-2core")
+    setup = setup_from_flags(["--benchmarks=fillrandom", "--value_size=1000",
+                              "--write_buffer_size=16777216"], duration_s=20.0)
+    run = Run("synthetic", setup, "nvme", throughput_ops_per_s=100_000.0, stall_fraction=0.0,
+              write_amplification=1.0)
+    _write_threads_csv(tmp_path / "threads.csv", seconds=20, wait_per_wakeup_s=0.002)
+    # The synthetic writer runs all of every second: 20 CPU s for 2 M puts, 10 us a put.
+    measured, notes = measured_from_threads([tmp_path], [run], profile)
+    entry = EntryFormat(16, 1000)
+    fill = 16 * MIB // entry.memtable_bytes
+    depth = sum(math.log2(k + 2) for k in range(fill)) / fill
+    charged_ns = (profile.write_cpu_s_per_byte * entry.batch_bytes
+                  + profile.memtable_insert_cpu_s_per_level * depth) * 1e9
+    assert measured["write_ns_per_op"] == pytest.approx(10_000 - charged_ns, abs=0.1)
+    assert measured["wakeup_wait_us"] == pytest.approx(2000.0, rel=1e-3)
+    assert any("wakeup_wait_us measured from 1 threads.csv" in note for note in notes)
+    assert measured_from_threads([tmp_path / "elsewhere"], [run], profile) == ({}, [])
