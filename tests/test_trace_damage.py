@@ -230,6 +230,8 @@ def test_row_with_a_damaged_time_gives_its_ops_to_the_next_row(tmp_path):
     ("2026/13/22", "impossible date"), ("2026/11/31", "impossible date"),
     ("2026/11/22-25", "impossible date"),
     ("2026/11/27", "out of step"),  # a changed digit: a valid date five days away
+    # A changed year no longer looked like a LOG line and was dropped without a word.
+    ("20x6", "unreadable date"), ("2026-11", "unreadable date"),
 ])
 def test_log_line_with_a_damaged_date_is_skipped(tmp_path, date, why):
     lines = _log_text().splitlines()
