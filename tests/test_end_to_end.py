@@ -224,6 +224,9 @@ def test_sampling_interval_does_not_change_the_dynamics(device, options):
         assert run.summary["ops"] == pytest.approx(runs[0].summary["ops"], rel=1e-12)
         for column in ("ops", "stopped_s", "delayed_s", "device_write_bps"):
             assert _row_total(run, column) == pytest.approx(_row_total(runs[0], column), rel=1e-9)
+        # Means over the run weigh each row by its length (60 s in rows of 7 s ends in 4 s).
+        for name in ("mean_cpu_util", "mean_device_util", "mean_device_MBps"):
+            assert run.summary[name] == pytest.approx(runs[0].summary[name], rel=1e-9), name
 
 
 def _row_total(run, column: str) -> float:
