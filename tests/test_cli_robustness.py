@@ -209,7 +209,9 @@ def test_db_bench_runs_for_duration_whatever_num():
 
 
 @pytest.mark.parametrize("flag", ["--num=abc", "--duration=x", "--threads=inf",
-                                  "--value_size=1.5"])
+                                  "--value_size=1.5",
+                                  # the key space: --num=0 was taken as 1 key without a word
+                                  "--num=0", "--num=-3"])
 def test_db_bench_bad_numbers_name_the_flag(flag, capsys):
     assert main(["db_bench", "--benchmarks=fillrandom", flag]) == 2
     name, value = flag.split("=")
