@@ -169,6 +169,13 @@ FOLDER_WRITERS = {
 BAD_OUTPUTS = [(command, "--device-out" if "device-out" in command else "--out", path)
                for command in FOLDER_WRITERS for path in ("/proc/x/out", "{tmp}/a-file")]
 BAD_OUTPUTS += [("calibrate", "--out", "/proc/x/m.toml"), ("calibrate", "--out", "{tmp}")]
+# Commands that write one figure or page: a folder that cannot be made, a file where its
+# folder goes, a folder where the file goes.
+FILE_WRITERS = {"explain": (["explain", str(LOCAL)], "--graph", "g.png"),
+                "replay": (["replay", str(LOCAL)], "--out", "r.html")}
+BAD_OUTPUTS += [(command, flag, path.format(name=name)) for command, (_, flag, name)
+                in FILE_WRITERS.items()
+                for path in ("/proc/x/{name}", "{{tmp}}/a-file/{name}", "{{tmp}}")]
 
 
 @pytest.mark.parametrize("command,flag,path", BAD_OUTPUTS)
@@ -176,8 +183,10 @@ def test_bad_output_paths_fail_first_with_one_line(command, flag, path, tmp_path
     """Before any work: each command answers at once, naming the flag and the path."""
     (tmp_path / "a-file").write_text("")
     path = path.replace("{tmp}", str(tmp_path))
-    argv = [a.replace("{tmp}", str(tmp_path))
-            for a in FOLDER_WRITERS.get(command, ["calibrate", str(LOCAL)])]
+    base = (FOLDER_WRITERS[command] if command in FOLDER_WRITERS
+            else FILE_WRITERS[command][0] if command in FILE_WRITERS
+            else ["calibrate", str(LOCAL)])
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in base]
     cut = argv.index("--") if "--" in argv else len(argv)
     argv[cut:cut] = [flag, path]
     started = time.perf_counter()
@@ -185,6 +194,16 @@ def test_bad_output_paths_fail_first_with_one_line(command, flag, path, tmp_path
     assert time.perf_counter() - started < 1.0
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and err.startswith(f"lsmsim: error: {flag} {path}: "), err
+
+
+def test_explain_checks_its_default_graph_path_first(monkeypatch, capsys):
+    """Without --graph, explain of a real run draws dataflow.png in the current folder."""
+    monkeypatch.chdir("/proc")
+    started = time.perf_counter()
+    assert main(["explain", str(LOCAL)]) == 2
+    assert time.perf_counter() - started < 1.0
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("lsmsim: error: --graph dataflow.png: "), err
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes in read-only folders")
