@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import os
 import re
 import shutil
 from pathlib import Path
@@ -352,8 +353,10 @@ def _damaged(draw) -> tuple[str, bytes]:
     return name, gzip.compress(joined, mtime=0) if name.endswith(".gz") else joined
 
 
-@settings(max_examples=50, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+# `LSMSIM_FUZZ_EXAMPLES=3000` runs longer, as in tests/test_fuzz_inputs.py.
+@settings(max_examples=int(os.environ.get("LSMSIM_FUZZ_EXAMPLES", "50")), deadline=None,
+          derandomize="LSMSIM_FUZZ_EXAMPLES" not in os.environ,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(damage=_damaged(), layout=st.sampled_from(["run folder", "no command.txt", "lone LOG"]))
 def test_damaged_input_gives_a_finite_trace_or_one_trace_error(tmp_path_factory, damage, layout):
     name, data = damage
