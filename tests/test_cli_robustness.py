@@ -5,6 +5,7 @@ are checked before any work; `compare --policies` and `db_bench` flags."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import signal
@@ -271,6 +272,25 @@ def test_ctrl_c_in_reproduce_writes_the_finished_runs(tmp_path, monkeypatch, cap
     assert [(r["label"], r["error"]) for r in rows] == [("nvme", ""), ("hdd", NOT_RUN)]
     assert float(rows[0]["throughput_ops_per_s"]) > 0
     assert not (tmp_path / "out" / "tiny.png").exists()
+
+
+def test_ctrl_c_in_validate_reports_the_finished_runs(tmp_path, monkeypatch, capsys):
+    from lsmsim import trace_validation
+    first, second = tmp_path / "first", tmp_path / "second"
+    shutil.copytree(LOCAL, first)
+    shutil.copytree(LOCAL, second)
+    monkeypatch.setattr(trace_validation, "_simulate_folder",
+                        _interrupting(trace_validation._simulate_folder, at_call=2))
+    out = tmp_path / "out"
+    assert main(["validate", str(first), str(second), "--machine", "local-2core",
+                 "--max-seconds", "5", "--workers", "1", "--out", str(out)]) == 130
+    captured = capsys.readouterr()
+    assert any(line.startswith("first ") for line in captured.out.splitlines())
+    assert "FAILED second: not run: interrupted" in captured.out
+    assert captured.err.strip().endswith("lsmsim: interrupted by SIGINT: 1 of 2 runs finished")
+    document = json.loads((out / "validation.json").read_text())
+    assert len(document["traces"]) == 1 and list(document["failed"]) == ["second"]
+    assert not list(out.glob("*.png"))  # overlay figures skipped: the user asked to stop
 
 
 def test_ctrl_c_during_calibrate_writes_the_best_profile_so_far(tmp_path, monkeypatch, capsys):
