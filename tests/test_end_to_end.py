@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -168,6 +169,18 @@ def test_cli_run_prints_summary_and_writes(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "throughput" in out and "write amplification" in out
     assert (tmp_path / "timeseries.csv").exists() and not (tmp_path / "timeline.png").exists()
+
+
+@pytest.mark.parametrize("argv, shown", [
+    # Issue 18: a run too short for a put printed 'write amplification nan' and '0 simulated s'.
+    (["--duration", "1e-9"], ["1e-09 simulated s", "write amplification - (no puts written)"]),
+    # One put per 1,016 s printed '0 ops/s (0.0 MB/s)'.
+    (["--write-rate-limit", "1B/s", "--duration", "3600"], ["0.00098 ops/s (1e-06 MB/s)"]),
+])
+def test_cli_never_prints_nan_or_a_figure_rounded_to_zero(argv, shown, capsys):
+    assert main(["run", "fillrandom", "--no-plot", *argv]) == 0
+    out = re.sub(r"  +", " ", capsys.readouterr().out)
+    assert "nan" not in out and all(text in out for text in shown), out
 
 
 def test_cli_lists_names(capsys):
