@@ -183,6 +183,12 @@ def _write(tmp_path: Path, text: str | bytes) -> Path:
      "line 1: key_buckets = 100000000: must be an integer in [1, 1048576]"),
     ('[workload]\nname = "ycsb_a"\n[options]\nwrite_buffer_size = 1e400\n',
      "line 4: [options] write_buffer_size = inf: option write_buffer_size must be an integer"),
+    # Found by the fuzz test: ycsb_a's phases draw zipfian keys whatever key_distribution
+    # says, and a theta of 0 raised ValueError from inside the run's set-up.
+    ('[workload]\nname = "ycsb_a"\nkey_distribution = "uniform"\nzipf_theta = 0.0\n',
+     "line 4: [workload] zipf_theta = 0.0: workload ycsb_a: zipf_theta must be a finite "
+     "number in (0, 10) other than 1, got 0.0"),
+    ('[workload]\nname = "ycsb_a"\nzipf_theta = 1\n', "zipf_theta must be"),
     # Issue 18: a binary file raised UnicodeDecodeError.
     (b'[workload]\nname = "\x89PNG\r\n\x1a"\n', "not a TOML text file (byte 0x89 at offset 19 "
                                                   "is not UTF-8)"),
