@@ -41,6 +41,7 @@ _LOOKS_TIMESTAMPED = re.compile(r"^\d{4}/\d")
 # A LOG line whose date is damaged beyond `_LOOKS_TIMESTAMPED` (a changed year: "20x6/..."):
 # a 26-character stamp's worth of text, a thread, then what RocksDB's lines carry. No line
 # of a stats dump or the options text looks like this (checked on 45 real LOGs).
+_EVENT_NAME = re.compile(r"[a-z][a-z0-9_]*")  # flush_started, table_file_creation, ...
 _DAMAGED_STAMP = re.compile(r"^\S{20,32} +\S+ +(?:EVENT_LOG_v1 |\[|\(Original Log Time )")
 _ORIGINAL = re.compile(r"^\(Original Log Time " + _TIME + r"\) ?(.*)$")
 _VERSION = re.compile(r"^(?:RocksDB|SpeeDB) version: (\S+)")
@@ -365,6 +366,8 @@ def parse_log(path: str | Path, max_warnings: int = 1000) -> RocksDBLog:
             event["time_micros"] = round(at_s * 1e6)
             events.append(event)
             event_threads.append(thread)
+        elif '{"time_micros"' in message:  # the marker damaged: an event lost unseen
+            skip(number, "event line without its EVENT_LOG_v1 marker", line)
         elif "Stalling writes" in message or "Stopping writes" in message:
             stall = _stall_line(message, at_s, thread, number)
             if stall is None:
@@ -416,6 +419,8 @@ def _event(text: str) -> dict[str, Any] | str:
         return str(exc).split(":")[0]
     if not isinstance(event, dict) or not isinstance(event.get("event"), str):
         return "no event name"
+    if not _EVENT_NAME.fullmatch(event["event"]):  # a damaged name, not a new kind of event
+        return f"event name {event['event']!r} is not one"
     for name in _REQUIRED_FIELDS.get(event["event"], ()):
         if name not in event:
             return f"no {name}"

@@ -245,6 +245,23 @@ def test_log_line_with_a_damaged_date_is_skipped(tmp_path, date, why):
     assert trace.summary["flush_count"] == import_trace(LOCAL).summary["flush_count"] - 1
 
 
+@pytest.mark.parametrize("old, new, why", [
+    ("EVENT_LOG_v1", "EVENT\u00ebLOG_v1", "event line without its EVENT_LOG_v1 marker"),
+    ('"event": "flush_finished"', '"event": "flush_fi#ished"',
+     "event name 'flush_fi#ished' is not one"),
+])
+def test_event_line_with_a_damaged_marker_or_name_is_skipped(tmp_path, old, new, why):
+    """Found by flipping bytes of the fuzz base: either lost a flush without a word."""
+    lines = _log_text().splitlines()
+    at = next(i for i, t in enumerate(lines) if "EVENT_LOG_v1" in t and "flush_finished" in t)
+    lines[at] = lines[at].replace(old, new, 1)
+    folder = _local_copy(tmp_path)
+    _write_log(folder, "\n".join(lines) + "\n")
+    trace = import_trace(folder)
+    assert why in _one_warning(trace, f"LOG:{at + 1}: skipped ")
+    assert trace.summary["flush_count"] == import_trace(LOCAL).summary["flush_count"] - 1
+
+
 def test_first_log_line_with_a_damaged_year_does_not_set_the_origin(tmp_path):
     """Found by the fuzz test: a first line dated 2006 made every time 20 years late (and
     a lone LOG's rows, one a second, tens of gigabytes)."""
