@@ -189,6 +189,9 @@ def _write(tmp_path: Path, text: str | bytes) -> Path:
      "line 4: [workload] zipf_theta = 0.0: workload ycsb_a: zipf_theta must be a finite "
      "number in (0, 10) other than 1, got 0.0"),
     ('[workload]\nname = "ycsb_a"\nzipf_theta = 1\n', "zipf_theta must be"),
+    # Found by the fuzz test: one put's latency at 1e-300 bytes/s overflowed (OverflowError).
+    ('[workload]\nname = "fillrandom"\nwrite_rate_limit = 1e-300\n',
+     "write_rate_limit_bps must be a finite number of at least 1 or 0, got 1e-300"),
     # Issue 18: a binary file raised UnicodeDecodeError.
     (b'[workload]\nname = "\x89PNG\r\n\x1a"\n', "not a TOML text file (byte 0x89 at offset 19 "
                                                   "is not UTF-8)"),
