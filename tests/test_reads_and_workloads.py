@@ -203,6 +203,14 @@ def test_scenario_errors_name_file_line_and_field(tmp_path, text, message):
     assert str(path) in str(error.value) and message in str(error.value)
 
 
+def test_a_whole_number_zipf_theta_runs(tmp_path, capsys):
+    """Found by the fuzz test: zipf_theta = 2 (a TOML integer) raised numpy's 'Integers to
+    negative integer powers are not allowed' from the run's set-up."""
+    path = _write(tmp_path, '[workload]\nname = "ycsb_a"\nzipf_theta = 2\nnum_keys = 30000\n')
+    assert main(["run", str(path), "--duration", "2", "--no-plot", "--buckets", "16"]) == 0
+    assert "put throughput" in capsys.readouterr().out
+
+
 def test_cli_runs_a_scenario_and_flags_override_its_fields(tmp_path, capsys):
     path = _write(tmp_path, 'duration_s = 3600\ndevice = "nvme"\n[workload]\nname = "ycsb_c"\n'
                             'num_keys = 30000\n[options]\nwrite_buffer_size = "4MB"\n')
