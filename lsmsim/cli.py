@@ -7,6 +7,7 @@ wrong and what is valid, and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from pathlib import Path
@@ -274,7 +275,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(exc, SimulationStuckError):
             print(f"lsmsim: internal error: {exc}", file=sys.stderr)
             return 1
-        if not isinstance(exc, _user_errors()):
+        if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+            # a path given on the command line or in a file, too long to be one
+            exc = ValueError(f"{str(exc.filename)[:60]}...: file name too long")
+        elif not isinstance(exc, _user_errors()):
             raise
         # One line, whatever the message quotes (a field name with a newline in it).
         message = "\\n".join(str(exc).splitlines())

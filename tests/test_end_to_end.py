@@ -113,6 +113,11 @@ def test_write_buffer_size_changes_at_run_time_like_setoptions():
     (["run", "fillrandom", "--policy", "adocc"], "Valid policies"),
     (["run", "fillrandom", "--value-size", "-1"], "value_size"),
     (["db_bench", "--benchmarks=fillrandom", "--seed=-1"], "--seed must be >= 0"),
+    # Found by the fuzz test: names longer than the file system allows raised OSError.
+    (["run", "fillrandom", "--device", "9" * 300], "unknown device '999"),
+    (["run", "x" * 300 + ".toml"], "x.toml: no such scenario file"),
+    (["run", "fillrandom", "--machine", "x" * 300 + ".toml"], "x.toml: no such file"),
+    (["trace", "import", "x" * 300], "xxx...: file name too long"),
 ])
 def test_cli_errors_are_one_clear_line(argv, message, capsys):
     assert main(argv) == 2
