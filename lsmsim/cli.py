@@ -7,6 +7,7 @@ wrong and what is valid, and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from lsmsim.mechanisms import MechanismError, Mechanisms
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.output_path import OutputPathError, output_folder
 from lsmsim.plot_process import TimelinePlotter
-from lsmsim.units import UnitError, format_bytes, format_seconds
+from lsmsim.units import UnitError, format_bytes, format_figure, format_seconds
 from lsmsim.workload import WORKLOADS, WorkloadError
 
 
@@ -164,10 +165,11 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
     rows = [
         ("workload / device / policy",
          f"{config['workload']['name']} / {config['device']} / {config['policy']['name']}"),
-        ("put throughput", f"{summary['throughput_ops_per_s']:,.0f} ops/s "
-                       f"({summary['throughput_MBps']:.1f} MB/s)"),
-        ("tail throughput p99 / p99.9", f"{summary['tail_throughput_p99_ops_per_s']:,.0f} / "
-                                        f"{summary['tail_throughput_p999_ops_per_s']:,.0f} ops/s"),
+        ("put throughput", f"{format_figure(summary['throughput_ops_per_s'])} ops/s "
+                           f"({format_figure(summary['throughput_MBps'], 1)} MB/s)"),
+        ("tail throughput p99 / p99.9",
+         f"{format_figure(summary['tail_throughput_p99_ops_per_s'])} / "
+         f"{format_figure(summary['tail_throughput_p999_ops_per_s'])} ops/s"),
     ]
     if has("latency_p50_us", "latency_p99_us", "latency_p999_us"):
         rows.append(("write latency p50 / p99 / p99.9", f"{summary['latency_p50_us']:,.1f} / "
@@ -186,7 +188,8 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
         count = summary["stall_count_by_cause"][cause]
         if count:
             rows.append((f"  {cause}", f"{seconds:.1f} s in {count} episodes"))
-    rows.append(("write amplification", f"{summary['write_amplification']:.2f}"))
+    rows.append(("write amplification", f"{summary['write_amplification']:.2f}"
+                 if has("write_amplification") else "- (no puts written)"))
     if has("space_amplification"):
         rows.append(("space amplification", f"{summary['space_amplification']:.2f}"))
     rows += [
@@ -215,8 +218,9 @@ def _read_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     """Summary rows of a workload with reads (none for a write-only one)."""
     if "read_throughput_ops_per_s" not in summary:
         return []
-    rows = [("reads (gets + scans)", f"{summary['read_throughput_ops_per_s']:,.0f} ops/s; all "
-                                     f"client ops {summary['client_ops_per_s']:,.0f} ops/s")]
+    rows = [("reads (gets + scans)",
+             f"{format_figure(summary['read_throughput_ops_per_s'])} ops/s; all client ops "
+             f"{format_figure(summary['client_ops_per_s'])} ops/s")]
     if _present(summary, "read_latency_p50_us", "read_latency_p99_us", "read_latency_p999_us"):
         # (none while the run has not reached its reads, e.g. still in its load)
         rows.append(("read latency p50 / p99 / p99.9",
@@ -271,7 +275,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(exc, SimulationStuckError):
             print(f"lsmsim: internal error: {exc}", file=sys.stderr)
             return 1
-        if not isinstance(exc, _user_errors()):
+        if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+            # a path given on the command line or in a file, too long to be one
+            exc = ValueError(f"{str(exc.filename)[:60]}...: file name too long")
+        elif not isinstance(exc, _user_errors()):
             raise
         # One line, whatever the message quotes (a field name with a newline in it).
         message = "\\n".join(str(exc).splitlines())

@@ -145,7 +145,8 @@ def format_table(cells: list[Cell]) -> str:
             continue
         m = cell.metrics
         rows.append([cell.device, cell.policy,
-                     *(fmt.format(m[column]) for column, _, fmt, _ in METRICS),
+                     *(fmt.format(m[column]) if m[column] == m[column] else "-"  # NaN: none
+                       for column, _, fmt, _ in METRICS),
                      *(f"{m[f'stall_s_{f}']:.0f}/{m[f'stall_count_{f}']:.0f}"
                        for f in STALL_FAMILIES), "ok"])
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]

@@ -21,10 +21,19 @@ class DataFileError(ValueError):
     """A data file that is missing, not TOML, or has a bad field."""
 
 
+def is_file(path: Path, dirs: bool = False) -> bool:
+    """Whether `path` is a file (or, with `dirs`, anything); False, not OSError, for a name
+    longer than the file system allows (pathlib raises ENAMETOOLONG)."""
+    try:
+        return path.exists() if dirs else path.is_file()
+    except OSError:
+        return False
+
+
 def read_toml_text(path: Path, what: str = "file") -> str:
     """The text of a TOML file, or one line naming the file: missing, unreadable, or not
     UTF-8 (TOML is UTF-8 text; a binary file would otherwise fail deep in the decoder)."""
-    if not path.is_file():
+    if not is_file(path):
         raise DataFileError(f"{path}: no such {what}")
     try:
         raw = path.read_bytes()
@@ -71,10 +80,10 @@ def resolve_preset(name_or_path: str, preset_dir: Path, kind: str) -> Path:
     """A path given as such (ends in .toml or exists), else the preset of that name; an
     unknown name gets "did you mean" and the list of valid names."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
+    if path.suffix == ".toml" or is_file(path, dirs=True):
         return path
     preset = preset_dir / f"{name_or_path}.toml"
-    if preset.is_file():
+    if is_file(preset):
         return preset
     names = preset_names(preset_dir)
     close = difflib.get_close_matches(name_or_path, names, n=2)

@@ -22,7 +22,7 @@ import numpy as np
 
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.units import UnitError, parse_size_bytes
-from lsmsim.workload import WRITE_ONLY, Workload, make_workload
+from lsmsim.workload import WORKLOAD_RANGES, WRITE_ONLY, Workload, make_workload
 
 if TYPE_CHECKING:
     from lsmsim.rocksdb_log import RocksDBLog
@@ -132,6 +132,11 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
                            f"write benchmark, one of {', '.join(sorted(WRITE_ONLY))}")
     try:
         num = _integer(get["num"], "num", source)
+        # --num is the key space even when --duration ends the run: at least one key (0
+        # or less was taken as 1 key without a word).
+        problem = WORKLOAD_RANGES["num_keys"].problem(num)
+        if problem is not None:
+            raise DbBenchError(f"{source}: --num {problem} (the key space), got {get['num']!r}")
         writes = _integer(get["writes"], "writes", source)
         threads = _integer(get["threads"], "threads", source)
         run_s = _number(get["duration"], "duration", source)
@@ -140,7 +145,7 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
         per_thread = 0 if run_s > 0 else writes if writes > 0 else num
         rate = parse_size_bytes(get["benchmark_write_rate_limit"])
         workload = make_workload(
-            benchmarks[0], num_keys=max(num, 1), key_size=_integer(get["key_size"], "key_size", source),
+            benchmarks[0], num_keys=num, key_size=_integer(get["key_size"], "key_size", source),
             value_size=_integer(get["value_size"], "value_size", source), threads=threads,
             max_ops=threads * per_thread, write_rate_limit_bps=rate)
         seed = _integer(get["seed"], "seed", source)

@@ -59,7 +59,9 @@ def _explain(args: argparse.Namespace) -> int:
     from lsmsim.explain import account, summary
     from lsmsim.run_input import load_run
 
-    _check_figure_path("--graph", args.graph, (".png", ".svg", ".pdf"))
+    written = args.run.is_dir() and (args.run / "summary.json").is_file()
+    path = args.graph or (args.run / "dataflow.png" if written else Path("dataflow.png"))
+    _check_figure_path("--graph", path, (".png", ".svg", ".pdf"))  # the default too
     trace = load_run(args.run)
     flow = Dataflow(trace)
     episodes = trace.stall_episodes
@@ -89,8 +91,6 @@ def _explain(args: argparse.Namespace) -> int:
             print(f"At {at_s:.1f} s writes were not held back.\n")
         graph = flow.graph(max(0.0, at_s - 10.0), at_s)
     print(summary(flow))
-    written = args.run.is_dir() and (args.run / "summary.json").is_file()
-    path = args.graph or (args.run / "dataflow.png" if written else Path("dataflow.png"))
     save_dataflow(graph, path, _title(trace))
     print(f"\ndataflow graph drawn to {path}")
     return 0
@@ -107,11 +107,9 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_figure_path(flag: str, path: Path | None, suffixes: tuple[str, ...]) -> None:
+def _check_figure_path(flag: str, path: Path, suffixes: tuple[str, ...]) -> None:
     """A kind of file we write, where the command can write (`output_path.output_file`);
-    its folder is made. None, the default, is fine."""
-    if path is None:
-        return
+    its folder is made."""
     if path.suffix not in suffixes:
         raise ExplainError(f"{flag} {path}: give a {' or '.join(suffixes)} file")
     output_file(path, flag).parent.mkdir(parents=True, exist_ok=True)

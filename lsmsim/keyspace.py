@@ -264,7 +264,8 @@ class ZipfianKeys:
     def __init__(self, theta: float = 0.99) -> None:
         if not 0.0 < theta < 10.0 or theta == 1.0:
             raise ValueError(f"zipfian theta must be in (0, 10) and not 1, got {theta}")
-        self.theta = theta
+        theta = self.theta = float(theta)  # a whole number (zipf_theta = 2) too: numpy
+        # refuses integers to negative integer powers
         self._table = np.concatenate(([0.0], np.cumsum(np.arange(1, 4097) ** -theta)))
         self._shares: tuple[np.ndarray, np.ndarray] | None = None  # (edges, per-bucket share)
 

@@ -9,10 +9,10 @@ compaction stats table, Stalls(count)). Times are seconds since the LOG's first 
 taken from each line's "Original Log Time" when RocksDB buffered the line.
 
 A line that starts like a LOG line but cannot be read (truncated, bad JSON, a field of the
-wrong type, an unknown stall message, an impossible date or one out of step with both
-neighbouring lines) is skipped, counted and named in `warnings` by file and line number. A
-LOG whose text stops short (its last line cut mid-line, its gzip stream cut short or
-damaged) is read up to there and says so in `early_end`. A file that is not a RocksDB LOG
+wrong type, an unknown stall message, an unreadable or impossible date or one out of step
+with both neighbouring lines) is skipped, counted and named in `warnings` by file and line
+number. A LOG whose text stops short (its last line cut mid-line, its gzip stream cut
+short or damaged) is read up to there and says so in `early_end`. A file that is not a RocksDB LOG
 at all, or cannot be read at all, raises `LogFormatError`.
 """
 
@@ -38,6 +38,11 @@ class LogFormatError(ValueError):
 _TIME = r"(\d{4})/(\d{2})/(\d{2})-(\d{2}):(\d{2}):(\d{2})\.(\d{6})"
 _LINE = re.compile(r"^" + _TIME + r" +(\S+) ?(.*)$")
 _LOOKS_TIMESTAMPED = re.compile(r"^\d{4}/\d")
+# A LOG line whose date is damaged beyond `_LOOKS_TIMESTAMPED` (a changed year: "20x6/..."):
+# a 26-character stamp's worth of text, a thread, then what RocksDB's lines carry. No line
+# of a stats dump or the options text looks like this (checked on 45 real LOGs).
+_EVENT_NAME = re.compile(r"[a-z][a-z0-9_]*")  # flush_started, table_file_creation, ...
+_DAMAGED_STAMP = re.compile(r"^\S{20,32} +\S+ +(?:EVENT_LOG_v1 |\[|\(Original Log Time )")
 _ORIGINAL = re.compile(r"^\(Original Log Time " + _TIME + r"\) ?(.*)$")
 _VERSION = re.compile(r"^(?:RocksDB|SpeeDB) version: (\S+)")
 _OPTION = re.compile(r"^\s*Options\.([A-Za-z0-9_.\[\]]+)\s*:\s*(.*?)\s*$")
@@ -328,6 +333,8 @@ def parse_log(path: str | Path, max_warnings: int = 1000) -> RocksDBLog:
                 continue
             if _LOOKS_TIMESTAMPED.match(line):
                 skip(number, "malformed line", line)
+            elif _DAMAGED_STAMP.match(line):
+                skip(number, "line with an unreadable date", line)
             elif dump_lines is not None:
                 dump_lines.append(line)
             continue
@@ -359,6 +366,8 @@ def parse_log(path: str | Path, max_warnings: int = 1000) -> RocksDBLog:
             event["time_micros"] = round(at_s * 1e6)
             events.append(event)
             event_threads.append(thread)
+        elif '{"time_micros"' in message:  # the marker damaged: an event lost unseen
+            skip(number, "event line without its EVENT_LOG_v1 marker", line)
         elif "Stalling writes" in message or "Stopping writes" in message:
             stall = _stall_line(message, at_s, thread, number)
             if stall is None:
@@ -410,6 +419,8 @@ def _event(text: str) -> dict[str, Any] | str:
         return str(exc).split(":")[0]
     if not isinstance(event, dict) or not isinstance(event.get("event"), str):
         return "no event name"
+    if not _EVENT_NAME.fullmatch(event["event"]):  # a damaged name, not a new kind of event
+        return f"event name {event['event']!r} is not one"
     for name in _REQUIRED_FIELDS.get(event["event"], ()):
         if name not in event:
             return f"no {name}"

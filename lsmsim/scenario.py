@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsmsim.data_file import DataFileError, Number, read_toml_text
+from lsmsim.data_file import DataFileError, Number, is_file, read_toml_text
 from lsmsim.keyspace import MAX_BUCKETS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError, parse_option
 from lsmsim.units import UnitError, parse_rate_bps
@@ -219,4 +219,4 @@ def _resolve_names(scenario: Scenario, fail: Any) -> None:
 
 
 def is_scenario_path(text: str) -> bool:
-    return text.endswith(".toml") or Path(text).is_file()
+    return text.endswith(".toml") or is_file(Path(text))

@@ -165,6 +165,7 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
                               db.entry.user_bytes)
     live_bytes = db.live_keys() * db.entry.sst_bytes
     latency = db.recorder.latency
+    interval_s = db.recorder.interval_s
     summary.update({
         "latency_p50_us": latency.percentile_s(50) * 1e6,
         "latency_p99_us": latency.percentile_s(99) * 1e6,
@@ -174,10 +175,10 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
         else float("nan"),
         "final_lsm_state": db.version.file_counts(),
         "peak_memtable_bytes": float(max(columns.get("memtable_bytes", [0.0]))),
-        "mean_cpu_util": float(np.mean(columns.get("cpu_util", [0.0]))),
-        "mean_cpu_cores_busy": float(np.mean(columns.get("cpu_util", [0.0]))) * db.machine.cores,
-        "mean_device_util": float(np.mean(columns.get("device_util", [0.0]))),
-        **_device_bandwidth(columns, db),
+        "mean_cpu_util": _time_mean(columns, "cpu_util", interval_s),
+        "mean_cpu_cores_busy": _time_mean(columns, "cpu_util", interval_s) * db.machine.cores,
+        "mean_device_util": _time_mean(columns, "device_util", interval_s),
+        **_device_bandwidth(columns, db, interval_s),
     })
     summary.update(db.writer.backlog_summary())
     if db.clients is not None:
@@ -185,7 +186,8 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
     return summary
 
 
-def _device_bandwidth(columns: Mapping[str, Sequence[float]], db: "DB") -> dict[str, float]:
+def _device_bandwidth(columns: Mapping[str, Sequence[float]], db: "DB",
+                      interval_s: float) -> dict[str, float]:
     """Device bytes per second (reads + writes) at the busiest interval and on average, and
     the device's limit: its peak write bandwidth over any number of streams, what FIO
     flooding the device measures (ADOC Fig. 5's "theoretical bandwidth limit")."""
@@ -194,5 +196,18 @@ def _device_bandwidth(columns: Mapping[str, Sequence[float]], db: "DB") -> dict[
     used_bps = (np.asarray(columns.get("device_read_bps", [0.0]), dtype=float)
                 + np.asarray(columns.get("device_write_bps", [0.0]), dtype=float))
     return {"peak_device_MBps": float(used_bps.max()) / 1e6 if used_bps.size else 0.0,
-            "mean_device_MBps": float(used_bps.mean()) / 1e6 if used_bps.size else 0.0,
+            "mean_device_MBps": _time_mean({**columns, "used": used_bps}, "used",
+                                           interval_s) / 1e6,
             "device_limit_MBps": peak_write_bps(db.device) / 1e6}
+
+
+def _time_mean(columns: Mapping[str, Sequence[float]], name: str, interval_s: float) -> float:
+    """The mean over the run of a per-interval rate or fraction, each row weighted by its
+    length: `interval_s`, but a run's last row may be partial, and a plain mean of rows
+    would let `--interval` change the figure. 0.0 without rows."""
+    values = np.asarray(columns.get(name, []), dtype=float)
+    times = np.asarray(columns.get("time_s", []), dtype=float)
+    if values.size == 0 or values.size != times.size:
+        return float(values.mean()) if values.size else 0.0
+    lengths = np.diff(times, prepend=times[0] - interval_s)
+    return float(np.dot(values, lengths) / lengths.sum())

@@ -54,5 +54,16 @@ def format_bytes(value: float) -> str:
 
 def format_seconds(value: float) -> str:
     """Seconds with thousands separators and no needless decimals: 3600 -> '3,600',
-    0.5 -> '0.5' (a run shorter than a second is not 'zero seconds')."""
+    0.5 -> '0.5' (a run shorter than a second is not 'zero seconds'), 1e-09."""
+    if 0 < abs(value) < 0.0005:
+        return f"{value:.2g}"
     return f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+def format_figure(value: float, decimals: int = 0) -> str:
+    """`value` with thousands separators and `decimals` decimals, but a figure that is not
+    zero and below the last decimal's unit with two significant digits (0.49 ops/s, not 0
+    ops/s; 0.93, not 1)."""
+    if 0 < abs(value) < 10.0 ** -decimals:
+        return f"{value:.2g}"
+    return f"{value:,.{decimals}f}"

@@ -7,8 +7,10 @@ The rules are the same for all of them: never NaN; never infinite (no field of t
 gives infinity a meaning, and an infinite size or period turns into an overflow or a run
 that never advances); an integer where RocksDB's or the model's field is one; inside
 [low, high] (an integer's `high` is INT64_MAX unless declared),
-or above `low` for a rate or a fraction that divides (`low_open`). `special` lists values
-outside the range that carry a meaning of their own (RocksDB's -1 = derive).
+or above `low` for a rate or a fraction that divides (`low_open`), below `high` where `high`
+itself breaks a formula (`high_open`). `special` lists values outside the range that carry
+a meaning of their own (RocksDB's -1 = derive); `excluded`, values inside it that a formula
+cannot take (a zipfian theta of 1 divides by zero).
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ UINT64_MAX = (1 << 64) - 1
 
 @dataclass(frozen=True)
 class Range:
-    """[low, high] ((low, high] if `low_open`), finite, integral if `integer`."""
+    """[low, high] (open at `low` if `low_open`, at `high` if `high_open`), finite, integral
+    if `integer`, none of `excluded`."""
 
     low: float = 0.0
     high: float = math.inf
     low_open: bool = False
     integer: bool = False
     special: tuple[float, ...] = ()
+    high_open: bool = False
+    excluded: tuple[float, ...] = ()
 
     @property
     def upper(self) -> float:
@@ -50,14 +55,16 @@ class Range:
         if not finite or (self.integer and value != int(value)):
             return f"must be {self.describe()}"
         low_ok = value > self.low if self.low_open else value >= self.low
-        if not (low_ok and value <= self.upper):
+        high_ok = value < self.upper if self.high_open else value <= self.upper
+        if not (low_ok and high_ok) or value in self.excluded:
             return f"must be {self.describe()}"
         return None
 
     def describe(self) -> str:
         """The range in words: "an integer of at least 1", "positive and finite"."""
         if self.upper != math.inf:
-            text = f"in {'(' if self.low_open else '['}{_text(self.low)}, {_text(self.upper)}]"
+            text = (f"in {'(' if self.low_open else '['}{_text(self.low)}, {_text(self.upper)}"
+                    f"{')' if self.high_open else ']'}")
         elif self.low == 0 and not self.integer:
             text = "and finite"
         else:
@@ -68,6 +75,8 @@ class Range:
             text = f"{'positive' if self.low_open else 'non-negative'} {text}"
         else:
             text = f"a finite number {text}"
+        if self.excluded:
+            text += " other than " + " or ".join(_text(value) for value in self.excluded)
         if self.special:
             text += " or " + " or ".join(_text(value) for value in self.special)
         return text

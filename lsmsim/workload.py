@@ -34,12 +34,17 @@ class WorkloadError(ValueError):
 _SHARE, _COUNT, _INT32 = Range(), Range(integer=True), Range(integer=True, high=INT32_MAX)
 _PHASE_RANGES = {**{kind: _SHARE for kind in OP_KINDS}, "duration_s": Range(), "ops": _COUNT,
                  "scan_length": Range(1, INT32_MAX, integer=True), "writer_threads": _INT32}
-_WORKLOAD_RANGES = {"zipf_theta": Range(), "key_size": Range(1, INT32_MAX, integer=True),
-                    "value_size": _INT32, "num_keys": Range(1, INT64_MAX, integer=True),
-                    "threads": Range(1, INT32_MAX, integer=True), "open_loop_ops_per_s": Range(),
-                    "write_rate_limit_bps": Range(), "max_ops": _COUNT, "record_count": _COUNT,
-                    "repeat_from_phase": Range(-1, INT32_MAX, integer=True),
-                    "readwritepercent": Range(0, 100, integer=True)}
+# db_bench's --benchmark_write_rate_limit, bytes/s, 0 = none: a uint64, so at least 1 byte/s
+# (1e-300 made one put's latency overflow).
+_RATE_LIMIT = Range(1, special=(0.0,))
+# zipf_theta as keyspace.ZipfianKeys takes it (the zipfian and latest distributions).
+_THETA = Range(0, 10, low_open=True, high_open=True, excluded=(1.0,))
+WORKLOAD_RANGES = {"zipf_theta": _THETA, "key_size": Range(1, INT32_MAX, integer=True),
+                   "value_size": _INT32, "num_keys": Range(1, INT64_MAX, integer=True),
+                   "threads": Range(1, INT32_MAX, integer=True), "open_loop_ops_per_s": Range(),
+                   "write_rate_limit_bps": _RATE_LIMIT, "max_ops": _COUNT, "record_count": _COUNT,
+                   "repeat_from_phase": Range(-1, INT32_MAX, integer=True),
+                   "readwritepercent": Range(0, 100, integer=True)}
 _WORKLOAD_ORDERS = (Order("record_count", "num_keys"),)
 
 
@@ -126,7 +131,7 @@ class Workload:
     readwritepercent: int = 90  # db_bench readrandomwriterandom: reads per 100 operations
 
     def __post_init__(self) -> None:
-        problem = (_range_problem(self, _WORKLOAD_RANGES)
+        problem = (_range_problem(self, WORKLOAD_RANGES)
                    or order_problem(self.__dict__, _WORKLOAD_ORDERS))
         if problem is not None:
             raise WorkloadError(f"workload {self.name}: {problem}")

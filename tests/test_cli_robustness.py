@@ -5,6 +5,7 @@ are checked before any work; `compare --policies` and `db_bench` flags."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import signal
@@ -169,6 +170,13 @@ FOLDER_WRITERS = {
 BAD_OUTPUTS = [(command, "--device-out" if "device-out" in command else "--out", path)
                for command in FOLDER_WRITERS for path in ("/proc/x/out", "{tmp}/a-file")]
 BAD_OUTPUTS += [("calibrate", "--out", "/proc/x/m.toml"), ("calibrate", "--out", "{tmp}")]
+# Commands that write one figure or page: a folder that cannot be made, a file where its
+# folder goes, a folder where the file goes.
+FILE_WRITERS = {"explain": (["explain", str(LOCAL)], "--graph", "g.png"),
+                "replay": (["replay", str(LOCAL)], "--out", "r.html")}
+BAD_OUTPUTS += [(command, flag, path.format(name=name)) for command, (_, flag, name)
+                in FILE_WRITERS.items()
+                for path in ("/proc/x/{name}", "{{tmp}}/a-file/{name}", "{{tmp}}")]
 
 
 @pytest.mark.parametrize("command,flag,path", BAD_OUTPUTS)
@@ -176,8 +184,10 @@ def test_bad_output_paths_fail_first_with_one_line(command, flag, path, tmp_path
     """Before any work: each command answers at once, naming the flag and the path."""
     (tmp_path / "a-file").write_text("")
     path = path.replace("{tmp}", str(tmp_path))
-    argv = [a.replace("{tmp}", str(tmp_path))
-            for a in FOLDER_WRITERS.get(command, ["calibrate", str(LOCAL)])]
+    base = (FOLDER_WRITERS[command] if command in FOLDER_WRITERS
+            else FILE_WRITERS[command][0] if command in FILE_WRITERS
+            else ["calibrate", str(LOCAL)])
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in base]
     cut = argv.index("--") if "--" in argv else len(argv)
     argv[cut:cut] = [flag, path]
     started = time.perf_counter()
@@ -185,6 +195,16 @@ def test_bad_output_paths_fail_first_with_one_line(command, flag, path, tmp_path
     assert time.perf_counter() - started < 1.0
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and err.startswith(f"lsmsim: error: {flag} {path}: "), err
+
+
+def test_explain_checks_its_default_graph_path_first(monkeypatch, capsys):
+    """Without --graph, explain of a real run draws dataflow.png in the current folder."""
+    monkeypatch.chdir("/proc")
+    started = time.perf_counter()
+    assert main(["explain", str(LOCAL)]) == 2
+    assert time.perf_counter() - started < 1.0
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("lsmsim: error: --graph dataflow.png: "), err
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes in read-only folders")
@@ -209,7 +229,9 @@ def test_db_bench_runs_for_duration_whatever_num():
 
 
 @pytest.mark.parametrize("flag", ["--num=abc", "--duration=x", "--threads=inf",
-                                  "--value_size=1.5"])
+                                  "--value_size=1.5",
+                                  # the key space: --num=0 was taken as 1 key without a word
+                                  "--num=0", "--num=-3"])
 def test_db_bench_bad_numbers_name_the_flag(flag, capsys):
     assert main(["db_bench", "--benchmarks=fillrandom", flag]) == 2
     name, value = flag.split("=")
@@ -250,6 +272,25 @@ def test_ctrl_c_in_reproduce_writes_the_finished_runs(tmp_path, monkeypatch, cap
     assert [(r["label"], r["error"]) for r in rows] == [("nvme", ""), ("hdd", NOT_RUN)]
     assert float(rows[0]["throughput_ops_per_s"]) > 0
     assert not (tmp_path / "out" / "tiny.png").exists()
+
+
+def test_ctrl_c_in_validate_reports_the_finished_runs(tmp_path, monkeypatch, capsys):
+    from lsmsim import trace_validation
+    first, second = tmp_path / "first", tmp_path / "second"
+    shutil.copytree(LOCAL, first)
+    shutil.copytree(LOCAL, second)
+    monkeypatch.setattr(trace_validation, "_simulate_folder",
+                        _interrupting(trace_validation._simulate_folder, at_call=2))
+    out = tmp_path / "out"
+    assert main(["validate", str(first), str(second), "--machine", "local-2core",
+                 "--max-seconds", "5", "--workers", "1", "--out", str(out)]) == 130
+    captured = capsys.readouterr()
+    assert any(line.startswith("first ") for line in captured.out.splitlines())
+    assert "FAILED second: not run: interrupted" in captured.out
+    assert captured.err.strip().endswith("lsmsim: interrupted by SIGINT: 1 of 2 runs finished")
+    document = json.loads((out / "validation.json").read_text())
+    assert len(document["traces"]) == 1 and list(document["failed"]) == ["second"]
+    assert not list(out.glob("*.png"))  # overlay figures skipped: the user asked to stop
 
 
 def test_ctrl_c_during_calibrate_writes_the_best_profile_so_far(tmp_path, monkeypatch, capsys):

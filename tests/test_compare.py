@@ -67,3 +67,11 @@ def test_cli_compare_exit_status_reports_failed_runs(capsys):
     assert main(["compare", "fillrandom", "--policies", "broken-for-test", "--devices", "nvme",
                  "--duration", "5", "--workers", "1", "--set", "write_buffer_size=4MB"]) == 1
     assert "1 of 1 runs failed: broken-for-test/nvme" in capsys.readouterr().out
+
+
+def test_cli_compare_prints_no_nan(capsys):
+    """A run too short for a put has no write amplification: '-', not 'nan'."""
+    assert main(["compare", "fillrandom", "--policies", "rocksdb", "--devices", "nvme",
+                 "--duration", "1e-9", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out and "1e-09 simulated s" in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -112,6 +113,11 @@ def test_write_buffer_size_changes_at_run_time_like_setoptions():
     (["run", "fillrandom", "--policy", "adocc"], "Valid policies"),
     (["run", "fillrandom", "--value-size", "-1"], "value_size"),
     (["db_bench", "--benchmarks=fillrandom", "--seed=-1"], "--seed must be >= 0"),
+    # Found by the fuzz test: names longer than the file system allows raised OSError.
+    (["run", "fillrandom", "--device", "9" * 300], "unknown device '999"),
+    (["run", "x" * 300 + ".toml"], "x.toml: no such scenario file"),
+    (["run", "fillrandom", "--machine", "x" * 300 + ".toml"], "x.toml: no such file"),
+    (["trace", "import", "x" * 300], "xxx...: file name too long"),
 ])
 def test_cli_errors_are_one_clear_line(argv, message, capsys):
     assert main(argv) == 2
@@ -170,6 +176,18 @@ def test_cli_run_prints_summary_and_writes(tmp_path, capsys):
     assert (tmp_path / "timeseries.csv").exists() and not (tmp_path / "timeline.png").exists()
 
 
+@pytest.mark.parametrize("argv, shown", [
+    # Issue 18: a run too short for a put printed 'write amplification nan' and '0 simulated s'.
+    (["--duration", "1e-9"], ["1e-09 simulated s", "write amplification - (no puts written)"]),
+    # One put per 1,016 s printed '0 ops/s (0.0 MB/s)'.
+    (["--write-rate-limit", "1B/s", "--duration", "3600"], ["0.00098 ops/s (1e-06 MB/s)"]),
+])
+def test_cli_never_prints_nan_or_a_figure_rounded_to_zero(argv, shown, capsys):
+    assert main(["run", "fillrandom", "--no-plot", *argv]) == 0
+    out = re.sub(r"  +", " ", capsys.readouterr().out)
+    assert "nan" not in out and all(text in out for text in shown), out
+
+
 def test_cli_lists_names(capsys):
     for what in ("devices", "machines", "options", "workloads", "policies"):
         assert main(["list", what]) == 0
@@ -224,6 +242,9 @@ def test_sampling_interval_does_not_change_the_dynamics(device, options):
         assert run.summary["ops"] == pytest.approx(runs[0].summary["ops"], rel=1e-12)
         for column in ("ops", "stopped_s", "delayed_s", "device_write_bps"):
             assert _row_total(run, column) == pytest.approx(_row_total(runs[0], column), rel=1e-9)
+        # Means over the run weigh each row by its length (60 s in rows of 7 s ends in 4 s).
+        for name in ("mean_cpu_util", "mean_device_util", "mean_device_MBps"):
+            assert run.summary[name] == pytest.approx(runs[0].summary[name], rel=1e-9), name
 
 
 def _row_total(run, column: str) -> float:

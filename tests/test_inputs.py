@@ -10,7 +10,7 @@ from device_models import load_device
 from lsmsim.data_file import DataFileError
 from lsmsim.machine import load_machine
 from lsmsim.options import GIB, MIB, LsmOptions, OptionError
-from lsmsim.units import format_seconds, parse_size_bytes
+from lsmsim.units import format_figure, format_seconds, parse_size_bytes
 
 
 def test_sizes_are_binary_like_rocksdb():
@@ -20,8 +20,14 @@ def test_sizes_are_binary_like_rocksdb():
 
 
 def test_seconds_read_as_written():
-    assert [format_seconds(s) for s in (3600.0, 0.5, 86400, 12.25)] == \
-        ["3,600", "0.5", "86,400", "12.25"]
+    assert [format_seconds(s) for s in (3600.0, 0.5, 86400, 12.25, 1e-9)] == \
+        ["3,600", "0.5", "86,400", "12.25", "1e-09"]
+
+
+def test_a_figure_that_is_not_zero_never_prints_as_zero():
+    assert [format_figure(v) for v in (0, 0.49, 0.93, 1, 67170.4)] == \
+        ["0", "0.49", "0.93", "1", "67,170"]
+    assert [format_figure(v, 1) for v in (0.0, 0.04, 68.24)] == ["0.0", "0.04", "68.2"]
 
 
 def test_defaults_and_derived_values():

@@ -183,6 +183,15 @@ def _write(tmp_path: Path, text: str | bytes) -> Path:
      "line 1: key_buckets = 100000000: must be an integer in [1, 1048576]"),
     ('[workload]\nname = "ycsb_a"\n[options]\nwrite_buffer_size = 1e400\n',
      "line 4: [options] write_buffer_size = inf: option write_buffer_size must be an integer"),
+    # Found by the fuzz test: ycsb_a's phases draw zipfian keys whatever key_distribution
+    # says, and a theta of 0 raised ValueError from inside the run's set-up.
+    ('[workload]\nname = "ycsb_a"\nkey_distribution = "uniform"\nzipf_theta = 0.0\n',
+     "line 4: [workload] zipf_theta = 0.0: workload ycsb_a: zipf_theta must be a finite "
+     "number in (0, 10) other than 1, got 0.0"),
+    ('[workload]\nname = "ycsb_a"\nzipf_theta = 1\n', "zipf_theta must be"),
+    # Found by the fuzz test: one put's latency at 1e-300 bytes/s overflowed (OverflowError).
+    ('[workload]\nname = "fillrandom"\nwrite_rate_limit = 1e-300\n',
+     "write_rate_limit_bps must be a finite number of at least 1 or 0, got 1e-300"),
     # Issue 18: a binary file raised UnicodeDecodeError.
     (b'[workload]\nname = "\x89PNG\r\n\x1a"\n', "not a TOML text file (byte 0x89 at offset 19 "
                                                   "is not UTF-8)"),
@@ -192,6 +201,14 @@ def test_scenario_errors_name_file_line_and_field(tmp_path, text, message):
     with pytest.raises(ScenarioError) as error:
         load_scenario(path)
     assert str(path) in str(error.value) and message in str(error.value)
+
+
+def test_a_whole_number_zipf_theta_runs(tmp_path, capsys):
+    """Found by the fuzz test: zipf_theta = 2 (a TOML integer) raised numpy's 'Integers to
+    negative integer powers are not allowed' from the run's set-up."""
+    path = _write(tmp_path, '[workload]\nname = "ycsb_a"\nzipf_theta = 2\nnum_keys = 30000\n')
+    assert main(["run", str(path), "--duration", "2", "--no-plot", "--buckets", "16"]) == 0
+    assert "put throughput" in capsys.readouterr().out
 
 
 def test_cli_runs_a_scenario_and_flags_override_its_fields(tmp_path, capsys):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import os
 import re
 import shutil
 from pathlib import Path
@@ -230,6 +231,8 @@ def test_row_with_a_damaged_time_gives_its_ops_to_the_next_row(tmp_path):
     ("2026/13/22", "impossible date"), ("2026/11/31", "impossible date"),
     ("2026/11/22-25", "impossible date"),
     ("2026/11/27", "out of step"),  # a changed digit: a valid date five days away
+    # A changed year no longer looked like a LOG line and was dropped without a word.
+    ("20x6", "unreadable date"), ("2026-11", "unreadable date"),
 ])
 def test_log_line_with_a_damaged_date_is_skipped(tmp_path, date, why):
     lines = _log_text().splitlines()
@@ -239,6 +242,23 @@ def test_log_line_with_a_damaged_date_is_skipped(tmp_path, date, why):
     _write_log(folder, "\n".join(lines) + "\n")
     trace = import_trace(folder)
     assert why in _one_warning(trace, f"LOG:{at + 1}: ")
+    assert trace.summary["flush_count"] == import_trace(LOCAL).summary["flush_count"] - 1
+
+
+@pytest.mark.parametrize("old, new, why", [
+    ("EVENT_LOG_v1", "EVENT\u00ebLOG_v1", "event line without its EVENT_LOG_v1 marker"),
+    ('"event": "flush_finished"', '"event": "flush_fi#ished"',
+     "event name 'flush_fi#ished' is not one"),
+])
+def test_event_line_with_a_damaged_marker_or_name_is_skipped(tmp_path, old, new, why):
+    """Found by flipping bytes of the fuzz base: either lost a flush without a word."""
+    lines = _log_text().splitlines()
+    at = next(i for i, t in enumerate(lines) if "EVENT_LOG_v1" in t and "flush_finished" in t)
+    lines[at] = lines[at].replace(old, new, 1)
+    folder = _local_copy(tmp_path)
+    _write_log(folder, "\n".join(lines) + "\n")
+    trace = import_trace(folder)
+    assert why in _one_warning(trace, f"LOG:{at + 1}: skipped ")
     assert trace.summary["flush_count"] == import_trace(LOCAL).summary["flush_count"] - 1
 
 
@@ -350,8 +370,10 @@ def _damaged(draw) -> tuple[str, bytes]:
     return name, gzip.compress(joined, mtime=0) if name.endswith(".gz") else joined
 
 
-@settings(max_examples=50, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+# `LSMSIM_FUZZ_EXAMPLES=3000` runs longer, as in tests/test_fuzz_inputs.py.
+@settings(max_examples=int(os.environ.get("LSMSIM_FUZZ_EXAMPLES", "50")), deadline=None,
+          derandomize="LSMSIM_FUZZ_EXAMPLES" not in os.environ,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(damage=_damaged(), layout=st.sampled_from(["run folder", "no command.txt", "lone LOG"]))
 def test_damaged_input_gives_a_finite_trace_or_one_trace_error(tmp_path_factory, damage, layout):
     name, data = damage
