@@ -23,7 +23,7 @@ from lsmsim.memtable import Memtable
 from lsmsim.options import LsmOptions
 from lsmsim.page_cache_writeback import KernelWriteback, synced_fraction, thread_seconds
 from lsmsim.sst_file import SstFile
-from lsmsim.wakeup_wait import job_wakeups
+from lsmsim.wakeup_wait import WakeupModel, job_wakeups
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +67,13 @@ class BackgroundJob:
 
     kind: ClassVar[str] = "job"
 
-    def thread_work(self, read_bps: float, write_bps: float,
-                    writeback: KernelWriteback | None, options: LsmOptions) -> ThreadWork:
+    def thread_work(self, read_bps: float, write_bps: float, writeback: KernelWriteback | None,
+                    wakeups: WakeupModel | None, options: LsmOptions) -> ThreadWork:
         """The job's `ThreadWork` at the device's one-stream bandwidths, with the kernel's
         writeback (None: every written byte waited for at Sync, the rule without
-        `page_cache_writeback`) and the options its files were opened with
-        (`bytes_per_sync`, `writable_file_max_buffer_size`, `compaction_readahead_size`).
+        `page_cache_writeback`), the machine's wake-up figures (None: no wake-ups counted,
+        the rule without `wakeup_wait`) and the options its files were opened with
+        (`bytes_per_sync`, `compaction_readahead_size`).
         Computed on the first call and kept: the job's work is fixed when it starts and so
         is the device, while the DB asks at every event. Pass the same values each time."""
         if self._thread_work is None:
@@ -88,11 +89,11 @@ class BackgroundJob:
                 synced = synced_fraction(bytes_per_sync, file_bytes, file_write_s,
                                          writeback.expire_s)
                 dirty_bytes = synced * file_bytes / 2.0
-            wakeups = job_wakeups(self.write_bytes, len(self.outputs), self.read_bytes,
-                                  options.writable_file_max_buffer_size,
-                                  options.compaction_readahead_size)
+            woken = 0.0 if wakeups is None else job_wakeups(
+                wakeups, len(self.outputs), synced * self.write_bytes, self.read_bytes,
+                options.compaction_readahead_size)
             self._thread_work = self.with_synced(ThreadWork(
-                self.cpu_s, read_s, write_s, synced, dirty_bytes, wakeups, 0.0, 0.0, 0.0), synced)
+                self.cpu_s, read_s, write_s, synced, dirty_bytes, woken, 0.0, 0.0, 0.0), synced)
         return self._thread_work
 
     def with_synced(self, work: ThreadWork, synced: float, wait_s: float = 0.0) -> ThreadWork:

@@ -19,9 +19,12 @@ jobs (`lsmsim.device_calibration`: one-stream write bandwidth and two-stream sca
 time each job was blocked beyond its CPU), written to `device_out/<preset>.toml` when
 identified, and the runs on it are simulated on that file from then on.
 
+Where the run folders hold `threads.csv` (per-thread schedstat, `lsmsim trace capture`),
+the wake-up figures of `lsmsim.wakeup_wait` are measured from it too.
+
 The rest (by default `write_ns_per_op`, the foreground put's CPU cost; `--fit` names
-others) is fitted in log space within [1/10, 10] times the start value (measured where the
-runs' threads.csv measure it): a coarse scan of each cost alone, then Nelder-Mead,
+others) is fitted in log space within [1/10, 10] times the start value: a coarse scan of
+each cost alone, then Nelder-Mead,
 each evaluation simulating every distinct command once (a process pool over runs).
 `cores` is a fact of the machine and comes with the base profile, as do the held costs.
 
@@ -52,13 +55,14 @@ import numpy as np
 from lsmsim.db_bench import DbBenchSetup
 from lsmsim.device_calibration import DeviceFit, fit_device, write_fitted
 from lsmsim.entry_format import EntryFormat
-from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, MIN_PUT_NS, READ_COSTS,
-                            MachineProfile, cost_values, with_costs)
+from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
+                            cost_values, with_costs)
 from lsmsim.thread_schedstat import group_totals
 from lsmsim.trace import Trace
 from lsmsim.trace_import import ImportedTrace
 from lsmsim.trace_validation import check_run_folders, run_devices, run_setup
-from lsmsim.wakeup_wait import estimate_wakeup_wait
+from lsmsim.page_cache_writeback import synced_fraction
+from lsmsim.wakeup_wait import estimate_wakeup_counts, estimate_wakeup_wait
 from lsmsim.worker_pool import Interrupted, JobFailed, run_jobs
 
 W_STALL = 1.0
@@ -158,42 +162,42 @@ def measured_costs(traces: Sequence[Trace]) -> tuple[dict[str, float], list[str]
     return measured, notes
 
 
-def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run],
+def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: Sequence[Trace],
                           profile: MachineProfile) -> tuple[dict[str, float], list[str]]:
-    """What the runs' `threads.csv` (trace capture's per-thread schedstat) measure: the
-    foreground put's fixed CPU cost `write_ns_per_op` (the writer thread's CPU per put, less
-    what `profile`'s per-byte and skiplist costs explain, the skiplist's depth averaged over
-    a memtable's fill as `MachineProfile.write_cpu_s` takes it) and `wakeup_wait_us` (`lsmsim.wakeup_wait`). Runs
-    without the file (captured before lsmsim recorded it) measure neither."""
-    with_threads = [(folder / "threads.csv", run) for folder, run in zip(folders, runs)
+    """The wake-up figures of `lsmsim.wakeup_wait` (`wakeup_wait_us`,
+    `wakeups_per_output_file`, `wakeups_per_dirty_mib`) from the runs' `threads.csv`
+    (trace capture's per-thread schedstat) beside their LOGs' jobs. Runs without the file
+    (captured before lsmsim recorded it) measure none. The writer thread's CPU per put is
+    not taken for `write_ns_per_op`: the model's put cost is the writer's time per put while
+    it has a core, and real writers also block in the WAL's write() (about a quarter of
+    their time in the 2-core runs without stalls), so it stays fitted."""
+    with_threads = [(folder / "threads.csv", run, trace)
+                    for folder, run, trace in zip(folders, runs, traces)
                     if (folder / "threads.csv").is_file()]
     if not with_threads:
         return {}, []
-    cpu_s = ops = explained_s = 0.0
-    for path, run in with_threads:
+    wakeup_rows = []
+    expire_s = profile.kernel_writeback().expire_s
+    for path, run, trace in with_threads:
         _, totals = group_totals(path)
-        puts = run.throughput_ops_per_s * float(run.setup.duration_s or 0.0)
-        writer = totals.get("writer")
-        if writer is None or puts <= 0:
-            continue
-        entry = EntryFormat(run.setup.workload.key_size, run.setup.workload.value_size)
-        fill = max(1, int(run.setup.options.write_buffer_size // entry.memtable_bytes))
-        depth = float(np.mean(np.log2(np.arange(fill) + 2.0)))  # over the memtable's fill
-        variable = (profile.write_cpu_s_per_byte * entry.batch_bytes
-                    + profile.memtable_insert_cpu_s_per_level * depth)
-        cpu_s += writer["cpu_s"]
-        ops += puts
-        explained_s += variable * puts
+        jobs = trace.jobs()
+        files = sum(max(job.output_files, 1) for job in jobs)
+        synced_bytes = sum(job.output_bytes * synced_fraction(
+            run.setup.options.bytes_per_sync, job.output_bytes / max(job.output_files, 1),
+            0.0, expire_s) for job in jobs)
+        switches = sum(totals[group]["voluntary"] for group in ("flush", "compaction")
+                       if group in totals)
+        wakeup_rows.append((files, synced_bytes / float(1 << 20), switches))
     measured: dict[str, float] = {}
     notes = []
-    per_op_ns = (cpu_s - explained_s) / ops * 1e9 if ops else 0.0
-    if per_op_ns >= MIN_PUT_NS:
-        measured["write_ns_per_op"] = round(per_op_ns, 1)
+    counts = estimate_wakeup_counts(wakeup_rows)
+    if counts is None:
+        notes.append("wake-ups per output file and per dirty MiB not measured: the runs "
+                     "cannot tell them apart (one file size, one bytes_per_sync)")
     else:
-        notes.append(f"write_ns_per_op not measured: the writer threads' CPU per put "
-                     f"({cpu_s / max(ops, 1) * 1e9:.0f} ns) is no more than the per-byte and "
-                     "skiplist costs explain")
-    wait_s, basis = estimate_wakeup_wait([path for path, _ in with_threads], profile.cores)
+        measured["wakeups_per_output_file"] = round(counts[0], 2)
+        measured["wakeups_per_dirty_mib"] = round(counts[1], 3)
+    wait_s, basis = estimate_wakeup_wait([path for path, _, _ in with_threads], profile.cores)
     measured["wakeup_wait_us"] = round(wait_s * 1e6, 1)
     notes.append(f"wakeup_wait_us measured from {basis['runs']} threads.csv: "
                  f"{basis['wakeups_per_cpu_s']} wake-ups and "
@@ -371,13 +375,12 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
     runs, traces = load_runs(folders, device, max_seconds, workers)
     measured, notes = measured_costs(traces) if measure else ({}, [])
     if measure:
-        from_threads, thread_notes = measured_from_threads(check_run_folders(folders), runs,
-                                                           with_costs(base, measured))
+        from_threads, thread_notes = measured_from_threads(
+            check_run_folders(folders), runs, traces, with_costs(base, measured))
         measured.update(from_threads)
         notes += thread_notes
-    # A cost that is also fitted starts from its measured value.
-    start = with_costs(base, measured)
     measured = {k: v for k, v in measured.items() if k not in fit}
+    start = with_costs(base, measured)
     device_fits: list[DeviceFit] = []
     device_files: dict[str, str] = {}
     if device_out is not None:

@@ -99,7 +99,7 @@ class DB:
         self._one_stream_bps = device.bandwidth_bps(1, False)  # a job thread's own I/O
         # Linux's writeback of the jobs' output (None: every byte waited for at Sync).
         self._writeback = machine.kernel_writeback() if mechanisms.page_cache_writeback else None
-        self._wakeup_wait_s = machine.wakeup_wait_s if mechanisms.wakeup_wait else 0.0
+        self._wakeups = machine.wakeup_model() if mechanisms.wakeup_wait else None
         self.workload = workload
         self.policy = policy
         self.entry = EntryFormat(workload.key_size, workload.value_size)
@@ -290,7 +290,8 @@ class DB:
         one_read_bps, one_write_bps = self._one_stream_bps
         writeback = self._writeback
         options = self.options
-        thread_works = [job.thread_work(one_read_bps, one_write_bps, writeback, options)
+        wakeups = self._wakeups
+        thread_works = [job.thread_work(one_read_bps, one_write_bps, writeback, wakeups, options)
                         for job in jobs]
         if writeback is not None:  # the flusher writes back what exceeds its threshold
             dirty_bytes = sum([job.threads * w.dirty_bytes for job, w in zip(jobs, thread_works)])
@@ -341,7 +342,7 @@ class DB:
         cores = float(self.machine.cores)
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
         runnable = runnable_fractions(cores, foreground, work, threads)
-        wakeup_wait_s = self._wakeup_wait_s
+        wakeup_wait_s = wakeups.wait_s if wakeups is not None else 0.0
         if wakeup_wait_s and jobs:  # woken while every core is busy: a wait for a core
             busy = busy_probability(
                 foreground + sum([f * t for f, t in zip(runnable, threads)]), cores)

@@ -16,7 +16,8 @@ from typing import Any
 from lsmsim import data_file
 from lsmsim.data_file import DataFileError, Number, read_fields
 from lsmsim.page_cache_writeback import KernelWriteback
-from lsmsim.wakeup_wait import WAKEUP_WAIT_S
+from lsmsim.wakeup_wait import (WAKEUP_WAIT_S, WAKEUPS_PER_DIRTY_MIB, WAKEUPS_PER_OUTPUT_FILE,
+                                WakeupModel)
 from lsmsim.value_range import INT32_MAX, Range
 
 PROFILE_DIR = Path(__file__).parent / "machine_profiles"
@@ -53,14 +54,21 @@ class MachineProfile:
     # (`lsmsim.page_cache_writeback`).
     dirty_background_ratio: float = 10.0
     dirty_expire_centisecs: float = 3000.0  # an integer in the TOML file, as in sysctl
-    # How long a thread woken while every core is busy waits for one, on average
-    # (`lsmsim.wakeup_wait`); measured from real runs' per-thread schedstat.
+    # How long a thread woken while every core is busy waits for one, and how often a job
+    # thread wakes (`lsmsim.wakeup_wait`); measured from real runs' per-thread schedstat.
     wakeup_wait_s: float = WAKEUP_WAIT_S
+    wakeups_per_output_file: float = WAKEUPS_PER_OUTPUT_FILE
+    wakeups_per_dirty_mib: float = WAKEUPS_PER_DIRTY_MIB
 
     def kernel_writeback(self) -> KernelWriteback:
         """The machine's page-cache writeback settings."""
         return KernelWriteback(self.page_cache_bytes, self.dirty_background_ratio,
                                self.dirty_expire_centisecs)
+
+    def wakeup_model(self) -> WakeupModel:
+        """The machine's wake-up figures."""
+        return WakeupModel(self.wakeup_wait_s, self.wakeups_per_output_file,
+                           self.wakeups_per_dirty_mib)
 
     def write_cpu_s(self, batch_bytes: int, memtable_entries: float) -> float:
         """CPU of one put: fixed cost, bytes through WAL and memtable, and the skiplist
@@ -117,7 +125,9 @@ _OPTIONAL_COSTS = ("flush_ns_per_entry", "compaction_ns_per_entry",
 # kernel, not costs that `lsmsim calibrate` fits to throughput.
 KERNEL_FIELDS = {"dirty_background_ratio": ("dirty_background_ratio", 1.0),
                  "dirty_expire_centisecs": ("dirty_expire_centisecs", 1.0),
-                 "wakeup_wait_us": ("wakeup_wait_s", 1e-6)}
+                 "wakeup_wait_us": ("wakeup_wait_s", 1e-6),
+                 "wakeups_per_output_file": ("wakeups_per_output_file", 1.0),
+                 "wakeups_per_dirty_mib": ("wakeups_per_dirty_mib", 1.0)}
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
@@ -131,7 +141,8 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            # vm.dirty_background_ratio is a percentage (0-100); dirty_expire_centisecs an int.
            "dirty_background_ratio": Range(0.0, 100.0),
            "dirty_expire_centisecs": Range(0, INT32_MAX, integer=True),
-           "wakeup_wait_us": Range(0.0, 1e6)}
+           "wakeup_wait_us": Range(0.0, 1e6), "wakeups_per_output_file": Range(0.0, 1e6),
+           "wakeups_per_dirty_mib": Range(0.0, 1e6)}
 # What one put costs. A put's CPU is at least their sum (a batch has at least one byte, the
 # skiplist at least one level), which must be at least MIN_PUT_NS: with none the client
 # rate is infinite, and with a tiny one (1e-142 ns) a memtable fills in less time than the

@@ -31,9 +31,9 @@ class Mechanisms:
     # `dirty_expire_centisecs` (`lsmsim.page_cache_writeback`), so a job computes while its
     # pages are written. Off: a job waits for every byte it writes at its files' Syncs.
     page_cache_writeback: bool = True
-    # A job thread woken (at its start, after each write of its buffer, each Sync, each
-    # device read) while every core is busy waits `wakeup_wait_s` for one
-    # (`lsmsim.wakeup_wait`). Off: CPU is shared only by CFS's fair share.
+    # A job thread woken (per output file, per MiB it Syncs, per device read, as measured)
+    # while every core is busy waits `wakeup_wait_s` for one (`lsmsim.wakeup_wait`). Off:
+    # CPU is shared only by CFS's fair share.
     wakeup_wait: bool = True
 
     @classmethod

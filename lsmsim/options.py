@@ -125,9 +125,6 @@ class LsmOptions:
     rate_limiter_auto_tuned: bool = _opt(False, "bool", "db", False,
                                          "RocksDB's auto-tuned rate limiter")
     # -- writing and reading SST files (DB) ---------------------------------------------------
-    writable_file_max_buffer_size: int = _opt(1 * MIB, "size", "db", True,
-                                              "bytes WritableFileWriter buffers per write()",
-                                              POSITIVE_UINT64)
     compaction_readahead_size: int = _opt(0, "size", "db", True,
                                           "bytes a compaction reads ahead per read; "
                                           "0 = the kernel's readahead only")

@@ -1,24 +1,28 @@
 """Waiting for a core after each wake-up: what a flush or compaction thread loses beyond its
 fair CPU share when there are more runnable threads than cores.
 
-A RocksDB job thread blocks many times: when it starts (woken from its pool's condition
-variable), at each output file's Sync, at each read from the device, and on each
-`write()` of its `WritableFileWriter` buffer (`writable_file_max_buffer_size`, 1 MiB),
-which on a journalling file system may wait for the journal or for page reclaim. Real
-runs on this project's machine kind show it: `threads.csv` (`lsmsim.thread_schedstat`)
-counts about one voluntary context switch per MiB a flush or compaction thread writes.
-Linux's scheduler (CFS, and EEVDF from 6.6) does not make a woken thread's sleep up to
-it: the thread is placed with the lag it had and waits for a running thread's slice to
-end when every core is busy, so a thread that blocks often waits for a core more than
-its fair share `N/C - 1` per CPU second says. Measured: flushes on two cores waited
-about twice their fair share, compactions a fifth more, the never-blocked writer less.
+A RocksDB job thread blocks many times: on the DB mutex and the MANIFEST write when it
+starts and installs its result, at each output file's Sync, at each read from the device,
+and, while much of its output is still dirty in the page cache, now and then inside a
+`write()` (the file system's journal, dirty-page throttling). Real runs on this project's
+machine kind count it (`threads.csv`, `lsmsim.thread_schedstat`, against the LOG's jobs):
+about 14 voluntary context switches per output file and 0.27 per MiB written while every
+byte stays dirty until the Sync, 0.07 per MiB with 1 MiB range syncs. Linux's scheduler
+(CFS, and EEVDF from 6.6) does not make a woken thread's sleep up to it: the thread keeps
+the lag it had and, when every core is busy, waits for a running thread's slice to end.
+So a thread that blocks often waits for a core more than its fair share `N/C - 1` per CPU
+second says: measured on two cores, flushes waited about twice their fair share, the
+never-blocked writer less.
 
-Modelled: each wake-up of a job thread costs `wakeup_wait_s` (a machine-profile figure,
-measured by `estimate_wakeup_wait` from real runs' `threads.csv`) times the chance that
-every core is busy with other runnable threads, added to the time the thread is not
-running. Simplified: the chance comes from the mean-field runnable count (the others as a
-Poisson count), not the real moment's; device reads block once per `KERNEL_READAHEAD_BYTES`
-(the kernel's default `read_ahead_kb`) or `compaction_readahead_size`, whichever is more.
+Modelled: a job's threads wake `job_wakeups` times (per output file, per MiB of output
+they wait to Sync, per device read); each wake-up costs the machine profile's
+`wakeup_wait_s` times the chance that every core is busy with other runnable threads,
+added to the time the thread is not running. The three figures are measured, not fitted
+to throughput: `estimate_wakeup_counts` and `estimate_wakeup_wait` read real runs'
+threads.csv (`lsmsim calibrate` does for run folders that have it). Simplified: the
+chance comes from the mean-field runnable count (the others as a Poisson count), not the
+real moment's; device reads block once per `KERNEL_READAHEAD_BYTES` (the kernel's default
+`read_ahead_kb`) or `compaction_readahead_size`, whichever is more.
 """
 
 from __future__ import annotations
@@ -26,23 +30,41 @@ from __future__ import annotations
 import csv
 import math
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
+
+import numpy as np
 
 from lsmsim.thread_schedstat import GROUPS
 
-# Fitted by `estimate_wakeup_wait` to validation/traces/local-2core-writeback (the 32 runs
-# of 2026-11-25 on the 2-core machine kind, Linux 6.18): see its README.
-WAKEUP_WAIT_S = 0.00105
+# Measured by `estimate_wakeup_wait` and `estimate_wakeup_counts` from the 32 runs in
+# validation/traces/local-2core-writeback (2 cores, Linux 6.18); see its README.
+WAKEUP_WAIT_S = 0.0022472
+WAKEUPS_PER_OUTPUT_FILE = 13.89
+WAKEUPS_PER_DIRTY_MIB = 0.273
 KERNEL_READAHEAD_BYTES = 128 << 10
+MIB = float(1 << 20)
 
 
-def job_wakeups(write_bytes: float, output_files: int, device_read_bytes: float,
-                write_buffer_bytes: float, readahead_bytes: float) -> float:
-    """Times a job's threads block and are woken over the whole job: its start, each
-    buffer of output written, each output file's Sync and each read from the device."""
+@dataclass(frozen=True)
+class WakeupModel:
+    """A machine's wake-up figures (machine profile fields of the same names)."""
+
+    wait_s: float            # wait for a core per wake-up when every core is busy
+    per_output_file: float   # wake-ups per output file a job writes
+    per_dirty_mib: float     # wake-ups per MiB written that stays dirty until the Sync
+
+
+def job_wakeups(model: WakeupModel, output_files: int, synced_bytes: float,
+                device_read_bytes: float, readahead_bytes: float) -> float:
+    """Times a job's threads block and are woken over the whole job: per output file (the
+    job's own start and install included, as measured), per MiB written that stays dirty
+    until its Sync (`synced_bytes`, `lsmsim.page_cache_writeback`), per read from the
+    device."""
     reads = device_read_bytes / max(readahead_bytes, KERNEL_READAHEAD_BYTES)
-    return 1.0 + write_bytes / write_buffer_bytes + output_files + reads
+    return (model.per_output_file * max(output_files, 1)
+            + model.per_dirty_mib * synced_bytes / MIB + reads)
 
 
 def busy_probability(runnable: float, cores: float) -> float:
@@ -93,6 +115,20 @@ def estimate_wakeup_wait(paths: Iterable[Path], cores: int) -> tuple[float, dict
     return estimate, {"runs": runs, "job_thread_cpu_s": round(cpu_s, 1),
                       "wakeups_per_cpu_s": round(wakeups / cpu_s, 1) if cpu_s else 0.0,
                       "excess_wait_per_cpu_s": round(excess_s / cpu_s, 3) if cpu_s else 0.0}
+
+
+def estimate_wakeup_counts(jobs: Sequence[tuple[float, float, float]]
+                           ) -> tuple[float, float] | None:
+    """(wake-ups per output file, per dirty MiB) from runs' (output files, MiB written that
+    stayed dirty until its Sync, voluntary switches of the job threads), by non-negative
+    least squares over the runs; None when the runs cannot tell the two apart."""
+    rows = np.asarray(jobs, dtype=float).reshape(-1, 3)
+    if len(rows) < 2 or np.linalg.matrix_rank(rows[:, :2]) < 2:
+        return None
+    from scipy.optimize import nnls  # slow to import: only when measuring
+
+    (per_file, per_mib), _ = nnls(rows[:, :2], rows[:, 2])
+    return float(per_file), float(per_mib)
 
 
 def _samples_by_time(path: Path) -> tuple[dict[float, dict[str, tuple[int, int, int]]],
