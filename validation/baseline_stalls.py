@@ -17,6 +17,27 @@ supermt/FEAT_analysis): counts of SuperVersion installs that found the condition
 seconds, and LO counts `level0_slowdown` and `level0_slowdown_with_compaction` both. The
 simulated counts below are aggregated the same way from the same counters. Nothing here
 is tuned to these figures.
+
+What it showed at 3600 s (commit of this file; counts MO / LO / RO, sim vs theirs):
+pm 0/1272/4243 vs 0/3211/2621, nvme 0/1315/4017 vs 1220/3126/1035, sata-ssd
+1273/1492/2012 vs 1110/2332/109, hdd 1023/1608/471 vs 694/1547/0; total stall s 2924 vs
+2519, 2963 vs 2800, 3267 vs 3007, 3402 vs 3103. Dominant type by count matches only on
+hdd (LO); on pm, nvme and sata-ssd the simulation's is RO, theirs LO. Reasons found:
+- The pending-bytes estimate is RocksDB's own (version_storage.py checked line by line
+  against EstimateCompactionBytesNeeded, 6.11 and 7.x alike). It reaches 64 GiB because
+  the simulated tree is lopsided: with one compaction slot the L0->L1 compactions win the
+  score and L2 sits at ~5.7x its target by 800 s (PM: L1 1.5 GB, L2 14.6 GB, L3 36.9 GB),
+  and the fan-out term carry x (next / size + 1) turns that into ~64 GiB. On pm and nvme
+  pending >= 64 GiB holds for ~2200 of 3600 s (from ~830 s on), L0 >= 20 for ~780 s, so
+  the first-rule-wins order (L0 is checked before pending) rarely gets to count L0.
+- Writes delayed by pending bytes at 8 MiB/s (about 8.1 kops/s of 1 KB) mean few flushes,
+  hence few SuperVersion installs, hence few counts of any kind in the second half.
+- No memtable stops on pm/nvme: the simulated flush of a 64 MiB memtable always ends
+  before the next one fills (at most 1 immutable), where their NVMe run counts 1220.
+  Flush speed under the concurrent compaction (device and CPU share of the one HIGH-pool
+  thread) is the likely gap; not checked against their LOGs here.
+- The authors' seconds are not split by type, so only counts can decide the dominant
+  type; their LO adds level0_slowdown_with_compaction to level0_slowdown.
 """
 
 from __future__ import annotations
