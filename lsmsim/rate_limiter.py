@@ -3,16 +3,24 @@
 Follows util/rate_limiter.cc (RocksDB 7.7; ../shared/reference/algorithms.md §1.13). The
 token bucket refilled every `refill_period_us` is replaced by its average (fluid): the
 limiter is a capacity of `rate_bps` bytes/s shared by the jobs' writes (fluid_share.py).
-A refill period in which some request had to wait for the next refill counts as a
-*drain*; in the fluid model a period is drained while the jobs' demand saturates the
-limiter, so `num_drains` over a tuning window is the saturated time / refill period
-(simplified). `tune` is TuneLocked, exact: constants 50 % / 90 % / 5 % / 20, run on the
-first request at least 100 refill periods after the previous tune.
+
+Drains are counted per refill period, as `GenericRateLimiter::Request` counts them: a
+request that finds `available_bytes_ < bytes` is queued, and the first queued request to
+reach the wait for the next refill while no other is waiting for it
+(`!wait_until_refill_pending_`) does `++num_drains_` before its `TimedWait`; the refill
+(`RefillBytesAndGrantRequests`) clears the flag. So a refill period counts one drain if
+any request had to wait in it, however briefly, and never more than one. In the fluid
+model a request waits while the jobs' demand saturates the limiter, so each refill period
+(on a 100 ms grid from the limiter's creation) that holds any saturated time is one
+drain. `tune` is TuneLocked, exact: constants 50 % / 90 % / 5 % / 20, run on the first
+request at least 100 refill periods after the previous tune; drained_pct is
+num_drains * 100 / elapsed periods (rounded up), and the count restarts after a tune.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 REFILL_PERIOD_S = 0.1              # refill_period_us = 100 000
 TUNE_EVERY_PERIODS = 100           # kRefillsPerTune
@@ -20,17 +28,26 @@ LOW_WATERMARK_PCT = 50             # kLowWatermarkPct
 HIGH_WATERMARK_PCT = 90            # kHighWatermarkPct
 ADJUST_PCT = 5                     # kAdjustFactorPct
 ALLOWED_RANGE_FACTOR = 20          # kAllowedRangeFactor
+PERIOD_TOLERANCE = 1e-9            # in periods: a stretch ending on a boundary
 
 
 class GenericRateLimiter:
-    """The limiter's rate, its auto-tuning maximum, and the drain count since the last tune."""
+    """The limiter's rate, its auto-tuning maximum, and the drain count since the last tune.
 
-    def __init__(self, rate_bps: float, auto_tuned: bool = False, now_s: float = 0.0) -> None:
+    `clock` (the simulated time, set by `simulate`) places each saturated stretch on the
+    refill-period grid; without it a stretch of dt counts dt / refill period drains (the
+    fluid approximation used before drains were counted per period)."""
+
+    def __init__(self, rate_bps: float, auto_tuned: bool = False, now_s: float = 0.0,
+                 clock: Callable[[], float] | None = None) -> None:
         # NewGenericRateLimiter: an auto-tuned limiter starts at half the given rate.
         self.max_bytes_per_sec = int(rate_bps)
         self.rate_bps = int(rate_bps // 2) if auto_tuned else int(rate_bps)
         self.auto_tuned = auto_tuned
-        self.saturated_s = 0.0
+        self.clock = clock
+        self.origin_s = now_s               # next_refill_us_ starts at construction
+        self.num_drains = 0.0
+        self._last_drained_period = -1      # a period counts once (wait_until_refill_pending_)
         self.last_tune_s = now_s
 
     @property
@@ -43,19 +60,33 @@ class GenericRateLimiter:
             raise ValueError(f"SetBytesPerSecond: rate must be positive, got {rate_bps}")
         self.rate_bps = int(rate_bps)
 
-    def add_saturated(self, dt: float) -> None:
-        """Time during which the jobs' writes wanted more than the limiter gave."""
-        self.saturated_s += dt
+    def add_saturated(self, dt: float, end_s: float | None = None) -> None:
+        """The jobs' writes wanted more than the limiter gave during the dt before `end_s`
+        (default: the clock's now): one drain for each refill period it touches that has
+        not drained yet."""
+        if dt <= 0:
+            return
+        if end_s is None and self.clock is not None:
+            end_s = self.clock()
+        if end_s is None:
+            self.num_drains += dt / REFILL_PERIOD_S
+            return
+        first = math.floor((end_s - dt - self.origin_s) / REFILL_PERIOD_S + PERIOD_TOLERANCE)
+        last = math.ceil((end_s - self.origin_s) / REFILL_PERIOD_S - PERIOD_TOLERANCE) - 1
+        first = max(first, self._last_drained_period + 1)
+        if last >= first:
+            self.num_drains += last - first + 1
+            self._last_drained_period = last
 
     def maybe_tune(self, now_s: float) -> bool:
         """Request's check: tune once 100 refill periods have passed. True if it tuned."""
         if not self.auto_tuned or now_s - self.last_tune_s < TUNE_EVERY_PERIODS * REFILL_PERIOD_S:
             return False
         intervals = math.ceil((now_s - self.last_tune_s) / REFILL_PERIOD_S - 1e-9)
-        num_drains = int(self.saturated_s / REFILL_PERIOD_S + 1e-9)
+        num_drains = int(self.num_drains + 1e-9)
         self.rate_bps = tuned_rate(self.rate_bps, self.max_bytes_per_sec,
                                    num_drains * 100 // intervals)
-        self.saturated_s = 0.0
+        self.num_drains = 0.0
         self.last_tune_s = now_s
         return True
 

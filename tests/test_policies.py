@@ -102,6 +102,24 @@ def test_auto_tuned_limiter_starts_at_half_and_tunes_every_100_refills():
     assert limiter.maybe_tune(20.0) and limiter.rate_bps == 200 * MIB // 20   # none drained
 
 
+def test_auto_tuned_limiter_counts_one_drain_per_refill_period_with_a_wait():
+    """GenericRateLimiter::Request (util/rate_limiter.cc): ++num_drains_ once per refill
+    period in which a request had to wait, however short the wait."""
+    limiter = GenericRateLimiter(200 * MIB, auto_tuned=True)
+    for period in range(100):                       # 1 ms of saturation in every period
+        limiter.add_saturated(0.001, end_s=period * 0.1 + 0.05)
+    limiter.add_saturated(0.001, end_s=0.06)        # same period again: no second drain
+    assert limiter.num_drains == 100
+    assert limiter.maybe_tune(10.0) and limiter.rate_bps == 100 * MIB * 105 // 100
+    limiter.add_saturated(0.1, end_s=10.2)          # period 101 only, boundary to boundary
+    limiter.add_saturated(0.05, end_s=10.2)         # inside period 101 again: no drain
+    limiter.add_saturated(0.25, end_s=10.5)         # 10.25 .. 10.5: periods 102, 103, 104
+    assert limiter.num_drains == 4
+    clocked = GenericRateLimiter(200 * MIB, auto_tuned=True, clock=lambda: 0.35)
+    clocked.add_saturated(0.2)                      # 0.15 .. 0.35: periods 1, 2, 3
+    assert clocked.num_drains == 3
+
+
 def test_rocksdb_at_rate_moves_by_tune_steps_given_the_observed_drain():
     result = run_small(duration_s=60, policy="rocksdb-at:rate_bytes_per_sec=40MB")
     rate = result.timeseries["policy_rate_limiter_MBps"] * 1e6
