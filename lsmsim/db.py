@@ -451,7 +451,7 @@ class DB:
                 done = job.remaining
             job.remaining -= done
         if self._limiter_saturated:
-            self.rate_limiter.add_saturated(dt)
+            self.rate_limiter.add_saturated(dt, self._last_s + dt)
 
     def _process_due(self) -> None:
         changed = False

@@ -20,7 +20,6 @@ num_drains * 100 / elapsed periods (rounded up), and the count restarts after a 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 REFILL_PERIOD_S = 0.1              # refill_period_us = 100 000
 TUNE_EVERY_PERIODS = 100           # kRefillsPerTune
@@ -32,19 +31,13 @@ PERIOD_TOLERANCE = 1e-9            # in periods: a stretch ending on a boundary
 
 
 class GenericRateLimiter:
-    """The limiter's rate, its auto-tuning maximum, and the drain count since the last tune.
+    """The limiter's rate, its auto-tuning maximum, and the drain count since the last tune."""
 
-    `clock` (the simulated time, set by `simulate`) places each saturated stretch on the
-    refill-period grid; without it a stretch of dt counts dt / refill period drains (the
-    fluid approximation used before drains were counted per period)."""
-
-    def __init__(self, rate_bps: float, auto_tuned: bool = False, now_s: float = 0.0,
-                 clock: Callable[[], float] | None = None) -> None:
+    def __init__(self, rate_bps: float, auto_tuned: bool = False, now_s: float = 0.0) -> None:
         # NewGenericRateLimiter: an auto-tuned limiter starts at half the given rate.
         self.max_bytes_per_sec = int(rate_bps)
         self.rate_bps = int(rate_bps // 2) if auto_tuned else int(rate_bps)
         self.auto_tuned = auto_tuned
-        self.clock = clock
         self.origin_s = now_s               # next_refill_us_ starts at construction
         self.num_drains = 0.0
         self._last_drained_period = -1      # a period counts once (wait_until_refill_pending_)
@@ -60,16 +53,10 @@ class GenericRateLimiter:
             raise ValueError(f"SetBytesPerSecond: rate must be positive, got {rate_bps}")
         self.rate_bps = int(rate_bps)
 
-    def add_saturated(self, dt: float, end_s: float | None = None) -> None:
-        """The jobs' writes wanted more than the limiter gave during the dt before `end_s`
-        (default: the clock's now): one drain for each refill period it touches that has
-        not drained yet."""
+    def add_saturated(self, dt: float, end_s: float) -> None:
+        """The jobs' writes wanted more than the limiter gave during the dt before `end_s`:
+        one drain for each refill period it touches that has not drained yet."""
         if dt <= 0:
-            return
-        if end_s is None and self.clock is not None:
-            end_s = self.clock()
-        if end_s is None:
-            self.num_drains += dt / REFILL_PERIOD_S
             return
         first = math.floor((end_s - dt - self.origin_s) / REFILL_PERIOD_S + PERIOD_TOLERANCE)
         last = math.ceil((end_s - self.origin_s) / REFILL_PERIOD_S - PERIOD_TOLERANCE) - 1

@@ -74,8 +74,6 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     env = simpy.Environment()
     db = DB(env, options, machine, device, workload, policy, interval_s, key_buckets,
             rng=np.random.default_rng(seed), mechanisms=mechanisms)
-    # The limiter places saturated stretches on its refill periods by the simulated time.
-    db.rate_limiter.clock = lambda: env.now
     end = db.writes_done if duration_s is None else env.timeout(duration_s) | db.writes_done
     env.run(until=end)
     duration_s = env.now
