@@ -50,6 +50,13 @@ CASES = [
     ("fillrandom local-2core 600 s, 16 MB memtables",
      dict(device="nvme", machine="local-2core", duration_s=600,
           options={"write_buffer_size": "16MB"})),
+    # The wait for a core after wake-ups: only where threads outnumber the cores.
+    ("fillrandom local-2core 600 s, 16 MB memtables, 8 jobs",
+     dict(device="nvme", machine="local-2core", duration_s=600,
+          options={"write_buffer_size": "16MB", "max_background_jobs": 8})),
+    ("  the same without wakeup_wait",
+     dict(device="nvme", machine="local-2core", duration_s=600, without=["wakeup_wait"],
+          options={"write_buffer_size": "16MB", "max_background_jobs": 8})),
 ]
 
 
