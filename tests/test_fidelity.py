@@ -1,6 +1,6 @@
 """`lsmsim validate` and `lsmsim calibrate`: comparison figures on synthetic traces with
 known answers, calibration recovering known costs from simulated runs, the CLI on a real
-local-2core pair (when ../shared is present) and bad input."""
+local-2core pair (validation/traces, in the repository) and bad input."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from conftest import open_db
 from lsmsim.calibration import Run, fit_costs, measured_costs, per_unit_costs
 from lsmsim.cli import main
 from lsmsim.db_bench import setup_from_flags
+from lsmsim.entry_format import EntryFormat
 from lsmsim.fluid_share import Demand, allocate, runnable_fractions
 from lsmsim.machine import cost_values, load_machine, machine_toml, with_costs
 from lsmsim.summary import summarize_trace
@@ -24,10 +25,8 @@ from lsmsim.trace_import import import_trace
 from lsmsim.trace_validation import (configuration_key, infer_device, ranking_agreement,
                                      short_labels)
 
-LOCAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces" / "local-2core"
-if not LOCAL.is_dir():
-    LOCAL = Path("/work/shared/traces/local-2core")
-shared = pytest.mark.skipif(not LOCAL.is_dir(), reason="../shared/traces not present")
+# Real runs of this machine kind kept in the repository (validation/traces/*/README.md).
+LOCAL = Path(__file__).resolve().parents[1] / "validation" / "traces" / "local-2core-jobs"
 ENTRY_BYTES = 100
 
 
@@ -163,15 +162,18 @@ def test_a_cost_the_runs_bound_only_from_above_is_reported_as_such():
     assert result.loss == pytest.approx(result.start_loss, rel=0.05, abs=1e-6)
 
 
-@shared
 def test_flush_and_compaction_cpu_are_measured_from_the_log():
-    measured, notes = measured_costs([import_trace(LOCAL / "j2_wb64_r1"),
-                                      import_trace(LOCAL / "j2_wb16_r1")])
+    measured, notes = measured_costs([import_trace(LOCAL / "j2_wb64_r2"),
+                                      import_trace(LOCAL / "j2_wb16_r2")])
     assert not notes
-    # 7.8.3 on the 2-core machine: compaction_time_cpu_micros per input byte is 1.5 ns for
-    # two runs, about 2 ns for ten; one entry size: no per-entry figure.
-    assert 1.0 < measured["compaction_ns_per_byte"] < 2.0
-    assert measured["compaction_merge_ns_per_entry_per_log2_run"] > 0
+    # 7.8.3 on the 2-core machine: compaction_time_cpu_micros per input byte is about
+    # 1.5 ns merging two runs, more for ten; one entry size: no per-entry figure. (How the
+    # two runs split it between per byte and per merged entry varies from run to run.)
+    entry_bytes = EntryFormat(16, 1000).sst_bytes
+    per_byte = measured["compaction_ns_per_byte"]
+    merge = measured["compaction_merge_ns_per_entry_per_log2_run"] / entry_bytes
+    assert 1.0 < per_byte + merge < 2.0           # two sorted runs: log2(2) = 1
+    assert per_byte + merge * 3.3 > per_byte + merge > 0  # ten runs cost more
     assert measured["compaction_ns_per_entry"] == measured["flush_ns_per_entry"] == 0.0
     assert 1.0 < measured["flush_ns_per_byte"] < 3.0
 
@@ -189,7 +191,6 @@ def test_per_unit_costs_recover_known_costs():
     assert one_size["per_entry"] == 0.0 and one_size["per_byte"] == pytest.approx(3.5)
 
 
-@shared
 def test_validate_cli_on_a_repeated_pair(tmp_path, capsys):
     pair = [str(LOCAL / "j2_wb16_rl40_r1"), str(LOCAL / "j2_wb16_rl40_r2")]
     assert main(["validate", *pair, "--machine", "local-2core", "--json", "--out",
@@ -207,9 +208,8 @@ def test_validate_cli_on_a_repeated_pair(tmp_path, capsys):
     assert "median |error|" in capsys.readouterr().out
 
 
-@shared
 def test_an_unknown_device_is_an_error_before_any_simulation(capsys):
-    code = main(["validate", str(LOCAL / "j2_wb16_r1"), "--machine", "local-2core",
+    code = main(["validate", str(LOCAL / "j2_wb16_r2"), "--machine", "local-2core",
                  "--device", "nvmee"])
     err = capsys.readouterr().err
     assert code == 2 and "nvmee" in err and "nvme" in err and len(err.strip().splitlines()) == 1
