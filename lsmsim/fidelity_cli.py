@@ -36,6 +36,9 @@ def register(commands: Any) -> None:
     validate.add_argument("--device-dir", type=Path, metavar="DIR",
                           help="fitted device files (calibrate --device-out): a run on preset "
                                "NAME uses DIR/NAME.toml where it exists")
+    validate.add_argument("--without", action="append", default=[], metavar="MECHANISM",
+                          help="simulate with a resource-model mechanism switched off, to see "
+                               "what it does to the errors; repeatable")
     validate.add_argument("--json", action="store_true", help="print the report as JSON")
     validate.add_argument("--out", type=Path,
                           help="folder for validation.json and one overlay plot per run")
@@ -84,7 +87,7 @@ def _validate(args: argparse.Namespace) -> int:
     try:
         report = validate(args.folders, load_machine(args.machine), device=args.device,
                           max_seconds=args.max_seconds, workers=args.workers,
-                          device_dir=args.device_dir, progress="runs")
+                          device_dir=args.device_dir, progress="runs", without=args.without)
     except Interrupted as stop:
         report, stopped = stop.results, stop
     document = report.as_dict()

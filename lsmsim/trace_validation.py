@@ -23,6 +23,7 @@ import numpy as np
 
 from lsmsim.db_bench import DbBenchSetup, setup_from_trace_dir
 from lsmsim.machine import MachineProfile
+from lsmsim.mechanisms import Mechanisms
 from lsmsim.trace import Trace
 from lsmsim.trace_comparison import (as_plain, compare, error_labels, error_names,
                                      format_difference, median_abs, window)
@@ -119,10 +120,11 @@ def run_setup(folder: Path, max_seconds: float | None) -> tuple[Trace, DbBenchSe
     return real, setup
 
 
-def _simulate_folder(job: tuple[Path, str, MachineProfile, float | None]) -> tuple[Trace, Trace]:
-    folder, device, machine, max_seconds = job
+def _simulate_folder(job: tuple[Path, str, MachineProfile, float | None, tuple[str, ...]]
+                     ) -> tuple[Trace, Trace]:
+    folder, device, machine, max_seconds, without = job
     real, setup = run_setup(folder, max_seconds)
-    sim = setup.simulate(device=device, machine=machine)
+    sim = setup.simulate(device=device, machine=machine, without=without)
     return real, sim
 
 
@@ -145,6 +147,7 @@ class ValidationReport:
     results: list[TraceResult]
     ranking: dict[str, Any] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # run label -> its error
+    mechanisms_off: list[str] = field(default_factory=list)
 
     def median_errors(self) -> dict[str, float]:
         """Median absolute error of each figure over the runs (L0 correlation: median)."""
@@ -162,6 +165,7 @@ class ValidationReport:
                    "write_amplification", "flush_count", "compaction_count", "max_l0_files")
         return {
             "machine": self.machine,
+            "mechanisms_off": self.mechanisms_off,
             "traces": [{"label": r.label, "path": str(r.path), "device": r.device,
                         "real": {k: r.real.summary[k] for k in figures},
                         "simulated": {k: r.sim.summary[k] for k in figures},
@@ -185,15 +189,19 @@ def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
 
 def validate(folders: Sequence[Path], machine: MachineProfile, device: str | None = None,
              max_seconds: float | None = None, workers: int = 2,
-             device_dir: Path | None = None, progress: str = "") -> ValidationReport:
+             device_dir: Path | None = None, progress: str = "",
+             without: Sequence[str] = ()) -> ValidationReport:
     """Re-simulate every run folder and compare (see the module docstring). `device`
     overrides the device named by each folder's path (DEFAULT_DEVICE when none is);
-    `device_dir` holds fitted device files that replace presets of the same name. A run
+    `device_dir` holds fitted device files that replace presets of the same name; `without`
+    names resource-model mechanisms to switch off (`lsmsim.mechanisms`), to see what each
+    does to the errors. A run
     that fails is in `failed`; on Ctrl-C or SIGTERM, raises `worker_pool.Interrupted`
     carrying the report of the runs done (the others failed with NOT_RUN)."""
     folders = check_run_folders(folders)
     devices = run_devices(folders, device, device_dir)
-    jobs = [(f, d, machine, max_seconds) for f, d in zip(folders, devices)]
+    off = tuple(Mechanisms.without(without).switched_off())  # an unknown name fails here
+    jobs = [(f, d, machine, max_seconds, off) for f, d in zip(folders, devices)]
     stopped: Interrupted | None = None
     try:
         pairs = run_jobs(_simulate_folder, jobs, workers, progress=progress)
@@ -214,7 +222,7 @@ def validate(folders: Sequence[Path], machine: MachineProfile, device: str | Non
                 other = members[1] if member is members[0] else members[0]
                 member.noise = compare(other.real, member.real)
     report = ValidationReport(machine.name, results, ranking_agreement(list(groups.values())),
-                              failed)
+                              failed, list(off))
     if stopped is not None:
         raise stopped.carrying(report)
     return report
@@ -256,7 +264,8 @@ def format_report(report: ValidationReport) -> str:
     width = max(width, len("median |error|") + 2)
     head = f"{'run':<{width}}{'device':<{DEVICE_WIDTH}}{'real ops/s':>11}{'sim ops/s':>11}" + "".join(
         f"{short[n]:>{_cell_width(n)}}" for n in names)
-    lines = [f"machine: {report.machine}; error = simulated vs real "
+    off = f"; without {', '.join(report.mechanisms_off)}" if report.mechanisms_off else ""
+    lines = [f"machine: {report.machine}{off}; error = simulated vs real "
              "(noise = this run's repeat vs this run)", head]
 
     def row(label: str, device: str, real: str, sim: str, values: dict[str, float],

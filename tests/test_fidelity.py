@@ -260,3 +260,21 @@ def test_background_jobs_on_two_cores_get_less_cpu_than_the_writer():
             assert all(job.rate * job.cpu_s < writer_cpu for job in jobs)
             checked += 1
     assert checked >= 5
+
+
+def test_validate_can_switch_a_mechanism_off_to_show_what_it_does(capsys):
+    """The same real run with the wake-up wait on and off: the report says which were off,
+    and on two cores the simulated throughput differs; an unknown name is one line."""
+    run = str(LOCAL / "j8_wb16_r2")
+    figures = {}
+    for without in ([], ["--without", "wakeup_wait"]):
+        assert main(["validate", run, "--machine", "local-2core", "--json", "--max-seconds",
+                     "15", *without]) == 0
+        report = json.loads(capsys.readouterr().out)
+        figures[tuple(report["mechanisms_off"])] = report["traces"][0]["simulated"][
+            "throughput_ops_per_s"]
+    assert set(figures) == {(), ("wakeup_wait",)}
+    assert figures[()] != figures[("wakeup_wait",)]
+    assert main(["validate", run, "--machine", "local-2core", "--without", "wakeup_wai"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean wakeup_wait" in err and len(err.strip().splitlines()) == 1
