@@ -4,14 +4,39 @@
 8 / 512 MB).
 
 - Bandwidth for internal work follows the client load (§3.2, exact rule): every check,
-  `user_MBps` = client ops x value size (key bytes ignored, as SILK does); above PEAK
-  compactions are paused, at or below they resume; the rate limiter (flushes and all
-  compactions) gets max(10, TOTAL - user_MBps) MB/s whenever that moves by >= 10 MB/s.
-  TOTAL is the device's write bandwidth and PEAK a quarter below it, as ADOC configured
-  SILK ("a quarter of the entire media bandwidth reserved for compaction", §6.1; SILK's
-  own 200 / 150 MB/s keep the same ratio). The check runs every second: SILK's loop
-  spins every 10 ms but its load signal refreshes once per stats interval (§3.1), and
-  ADOC's port runs at 1 s (§2.8).
+  `user_MBps` = client ops in the interval x value size, in whole MB/s (key and WAL bytes
+  ignored); above PEAK compactions are paused, at or below they resume; the rate limiter
+  (flushes and all compactions) gets max(10, TOTAL - user_MBps) MB/s whenever that moves
+  by >= 10 MB/s. The check runs every second: SILK's loop spins every 10 ms but its load
+  signal refreshes once per stats interval (§3.1), and ADOC's port runs at 1 s (§2.8).
+- TOTAL and PEAK as ADOC's authors ran SILK (read from their code, not tuned):
+  * SZ-NPE/SILK-USENIXATC2019 utilities/report_agent.cc (a fork of SILK 5.7 carrying
+    ADOC's `ReporterAgentWithSILK`, same logic as supermt/FEAT_7.11
+    utilities/DOTA/report_agent.cc), `ReporterAgentWithSILK::ReportLine`, l. 46-96:
+    user MB/s = (ops this report interval) x FLAGS_value_size / 1000000 (integer);
+    pause when it is > FLAGS_SILK_bandwidth_limitation * 0.75, resume when <=;
+    SetBytesPerSecond(max(10, B - user) MB/s) on a change of >= 10.
+    `SILK_pause_compaction`, l. 26-34, calls PauseBackgroundWork(), not SILK's
+    PauseCompactionWork.
+  * supermt/ADOC-Rocks-tracker: fillrandom/SILK_600.py runs SILK's db_bench
+    (.../SILK-USENIXATC2019/db_bench) with fillrandom, 1000-byte values and
+    report_interval_seconds=1; fillrandom/SILK_config.json gives the SATA SSD path
+    "bandwidth": "600", which db_bench_runner.py (DB_launcher.prepare_directories)
+    passes as --SILK_bandwidth_limitation. ADOC §6.1: the flags give "a quarter of the
+    entire media bandwidth (Table 1)" to compaction, i.e. B = the media bandwidth
+    (Table 1: PM 2300, NVMe 2700, SATA SSD 490, HDD 210 MB/s) and PEAK = 0.75 B.
+  So TOTAL (`bandwidth_MBps`, default: the device's peak write bandwidth, Table 1's
+  figure) and PEAK (`peak_fraction` 0.75) are as before. With them, one 1000-byte writer
+  (at most ~300 MB/s) never passes PEAK on PM, NVMe or the SATA SSD, and the limiter
+  (B - user) never binds there: in the authors' runs too, SILK's controller could only
+  act on the HDD. Their SATA SSD script used B = 600, not Table 1's 490.
+- What a pause stops: ADOC's port calls PauseBackgroundWork, which stops new flushes and
+  compactions alike (MaybeScheduleFlushOrCompaction returns on bg_work_paused_ before
+  SILK's HIGH-pool block) and waits for running jobs. `pause_high_pool=true` (default,
+  the port) therefore also stops SILK's HIGH-pool compaction during a pause;
+  false = SILK's own PauseCompactionWork, which lets it run. NOT MODELLED: the port also
+  holds back flushes during a pause; lsmsim's DB has no hook for a policy to pause
+  flushes (a change to lsmsim/db.py, outside this policy).
 - Flush first, then L0->L1 (§3.3, §3.5): one compaction may run in the flush (HIGH) pool
   whenever L0 holds >= 4 files and no L0 compaction runs, even while compactions are
   paused; it runs RocksDB's picker, so it is usually, not always, L0->L1 (as coded). It
@@ -19,12 +44,14 @@
   and rate-limiter shares are weighted flush > L0 compaction > deeper compaction
   (simplified: SILK itself uses thread pools and the limiter's IO_HIGH/IO_LOW).
 - Preempting deeper compactions (§3.4): pausing stops new compactions outside the HIGH
-  pool. SILK's code never interrupts a running one; the paper preempts them.
+  pool (and in it, unless `pause_high_pool=false`). SILK's code never interrupts a
+  running one; the paper preempts them.
   `preempt=true` (default, the paper's intent) leaves running deeper compactions only
   the bandwidth nobody else wants; `preempt=false` lets them run on (the code).
-  `pause_bug=as_coded` reproduces the code's double increment in PauseCompactionWork,
-  which keeps compactions paused for good after the first peak; `fixed` (default) is the
-  paper's pause-and-resume.
+  `pause_bug=as_coded` reproduces the double increment in SILK's own
+  PauseCompactionWork, which keeps compactions paused for good after the first peak;
+  `fixed` (default) is the paper's pause-and-resume, and what ADOC's port does
+  (PauseBackgroundWork increments once).
 - The L0 stall is disabled, as SILK's original setting is (ADOC §6.1): the L0 slowdown
   and stop triggers are set out of reach.
 - TRIAD's L0-compaction deferral, left active in SILK's picker (§3.6), is a switch
@@ -73,8 +100,9 @@ class Silk(Policy):
         "write_buffer_size": Param(64 << 20, "memtable (batch) size; also the target file "
                                    "size, and 4x it the L1 target, as ADOC's setup", "size",
                                    low=64 * KIB, high=UINT64_MAX),
-        "bandwidth_MBps": Param(0.0, "TOTAL device bandwidth in MB/s; 0 = the device's peak "
-                                     "write bandwidth", high=INT64_MAX / 1e6),
+        "bandwidth_MBps": Param(0.0, "TOTAL (--SILK_bandwidth_limitation) in MB/s; 0 = the "
+                                     "device's peak write bandwidth (ADOC Table 1)",
+                                high=INT64_MAX / 1e6),
         "peak_fraction": Param(0.75, "client load (fraction of TOTAL) above which "
                                      "compactions pause (SILK: 150 of 200 MB/s)"),
         "min_internal_MBps": Param(10.0, "least bandwidth left to internal work; at least "
@@ -84,6 +112,9 @@ class Silk(Policy):
         "check_interval_s": Param(1.0, "seconds between load checks", low=MIN_PERIOD_S),
         "high_pool_l0_files": Param(4, "L0 files from which a compaction may use the "
                                        "flush pool", "int", high=INT32_MAX),
+        "pause_high_pool": Param(True, "a pause also stops the HIGH-pool compaction "
+                                       "(ADOC's port: PauseBackgroundWork); false = "
+                                       "SILK's PauseCompactionWork", "bool"),
         "preempt": Param(True, "paused deeper compactions yield their bandwidth (paper); "
                                "false = they run on (code)", "bool"),
         "pause_bug": Param("fixed", "fixed = pause/resume per peak (paper); as_coded = "
@@ -138,7 +169,8 @@ class Silk(Policy):
             yield db.env.timeout(interval_s)
             db.sync()
             ops = db.writer.ops_done
-            self.client_MBps = (ops - last_ops) * value_size / 1e6 / interval_s
+            # Whole MB/s, as the port's `long` arithmetic gives.
+            self.client_MBps = float((ops - last_ops) * value_size // 1_000_000) / interval_s
             last_ops = ops
             if not self.paused and self.client_MBps > peak_MBps:
                 self.paused = True
@@ -154,6 +186,8 @@ class Silk(Policy):
                 previous_MBps = internal_MBps
 
     def high_pool_compaction_allowed(self, db: DB) -> bool:
+        if self.paused and self.params["pause_high_pool"]:
+            return False   # PauseBackgroundWork: MaybeScheduleFlushOrCompaction returns early
         return (len(db.version.levels[0]) >= self.params["high_pool_l0_files"]
                 and not db.picker.level0_compaction_in_progress)
 
