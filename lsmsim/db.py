@@ -115,6 +115,8 @@ class DB:
         self._limiter_saturated = False
         # bg_compaction_paused_: while > 0 no compaction starts outside the HIGH pool.
         self.compaction_paused = 0
+        # bg_work_paused_: while > 0 nothing is scheduled, flushes included.
+        self.background_paused = 0
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
         self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced())
@@ -183,6 +185,26 @@ class DB:
             raise RuntimeError("continue_compaction_work without a matching pause")
         self.compaction_paused -= 1
         if self.compaction_paused == 0:
+            self.sync()
+            self._maybe_schedule()
+            self._request_replan()
+
+    def pause_background_work(self) -> None:
+        """PauseBackgroundWork (db_impl_compaction_flush.cc): bg_compaction_paused_ and
+        bg_work_paused_ += 1; MaybeScheduleFlushOrCompaction then starts nothing, flushes
+        and HIGH-pool compactions included (running jobs finish)."""
+        self.sync()
+        self.background_paused += 1
+        self.compaction_paused += 1
+        self._request_replan()
+
+    def continue_background_work(self) -> None:
+        """ContinueBackgroundWork: one PauseBackgroundWork undone; at zero, schedule."""
+        if self.background_paused <= 0:
+            raise RuntimeError("continue_background_work without a matching pause")
+        self.background_paused -= 1
+        self.compaction_paused -= 1
+        if self.background_paused == 0:
             self.sync()
             self._maybe_schedule()
             self._request_replan()
@@ -513,7 +535,10 @@ class DB:
     def _maybe_schedule(self) -> None:
         """MaybeScheduleFlushOrCompaction: flushes, then compactions (compactions first when
         the policy says so). A flush into a deeper level (policy hook) runs alone; while it
-        waits for files being compacted, compactions touching that level wait too."""
+        waits for files being compacted, compactions touching that level wait too. Nothing
+        starts while background work is paused (bg_work_paused_)."""
+        if self.background_paused:
+            return
         flush_limit, compaction_limit = self.bg_job_limits()
         if self.policy.compaction_before_flush(self):
             self._schedule_compactions(compaction_limit, None)

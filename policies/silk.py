@@ -32,11 +32,11 @@
   act on the HDD. Their SATA SSD script used B = 600, not Table 1's 490.
 - What a pause stops: ADOC's port calls PauseBackgroundWork, which stops new flushes and
   compactions alike (MaybeScheduleFlushOrCompaction returns on bg_work_paused_ before
-  SILK's HIGH-pool block) and waits for running jobs. `pause_high_pool=true` (default,
-  the port) therefore also stops SILK's HIGH-pool compaction during a pause;
-  false = SILK's own PauseCompactionWork, which lets it run. NOT MODELLED: the port also
-  holds back flushes during a pause; lsmsim's DB has no hook for a policy to pause
-  flushes (a change to lsmsim/db.py, outside this policy).
+  SILK's HIGH-pool block) and waits for running jobs. `pause_background_work=true`
+  (default, the port) pauses with `DB.pause_background_work`: no flush, HIGH-pool
+  compaction or other compaction starts during a pause; false = SILK's own
+  PauseCompactionWork (`DB.pause_compaction_work`), which lets flushes and the HIGH-pool
+  compaction run.
 - Flush first, then L0->L1 (§3.3, §3.5): one compaction may run in the flush (HIGH) pool
   whenever L0 holds >= 4 files and no L0 compaction runs, even while compactions are
   paused; it runs RocksDB's picker, so it is usually, not always, L0->L1 (as coded). It
@@ -44,7 +44,7 @@
   and rate-limiter shares are weighted flush > L0 compaction > deeper compaction
   (simplified: SILK itself uses thread pools and the limiter's IO_HIGH/IO_LOW).
 - Preempting deeper compactions (§3.4): pausing stops new compactions outside the HIGH
-  pool (and in it, unless `pause_high_pool=false`). SILK's code never interrupts a
+  pool (and in it, unless `pause_background_work=false`). SILK's code never interrupts a
   running one; the paper preempts them.
   `preempt=true` (default, the paper's intent) leaves running deeper compactions only
   the bandwidth nobody else wants; `preempt=false` lets them run on (the code).
@@ -112,9 +112,9 @@ class Silk(Policy):
         "check_interval_s": Param(1.0, "seconds between load checks", low=MIN_PERIOD_S),
         "high_pool_l0_files": Param(4, "L0 files from which a compaction may use the "
                                        "flush pool", "int", high=INT32_MAX),
-        "pause_high_pool": Param(True, "a pause also stops the HIGH-pool compaction "
-                                       "(ADOC's port: PauseBackgroundWork); false = "
-                                       "SILK's PauseCompactionWork", "bool"),
+        "pause_background_work": Param(True, "a pause stops flushes and every compaction "
+                                             "(ADOC's port: PauseBackgroundWork); false = "
+                                             "SILK's PauseCompactionWork", "bool"),
         "preempt": Param(True, "paused deeper compactions yield their bandwidth (paper); "
                                "false = they run on (code)", "bool"),
         "pause_bug": Param("fixed", "fixed = pause/resume per peak (paper); as_coded = "
@@ -164,6 +164,10 @@ class Silk(Policy):
         peak_MBps = p["peak_fraction"] * self.total_MBps
         previous_MBps = 0.0
         last_ops = 0.0
+        if p["pause_background_work"]:
+            pause, resume = db.pause_background_work, db.continue_background_work
+        else:
+            pause, resume = db.pause_compaction_work, db.continue_compaction_work
         value_size = db.workload.value_size
         while True:
             yield db.env.timeout(interval_s)
@@ -174,20 +178,18 @@ class Silk(Policy):
             last_ops = ops
             if not self.paused and self.client_MBps > peak_MBps:
                 self.paused = True
-                db.pause_compaction_work()
+                pause()
                 if p["pause_bug"] == "as_coded":
-                    db.pause_compaction_work()
+                    pause()
             elif self.paused and self.client_MBps <= peak_MBps:
                 self.paused = False
-                db.continue_compaction_work()
+                resume()
             internal_MBps = max(p["min_internal_MBps"], self.total_MBps - self.client_MBps)
             if abs(previous_MBps - internal_MBps) >= p["hysteresis_MBps"]:
                 db.set_rate_limiter_bytes_per_sec(internal_MBps * 1e6)
                 previous_MBps = internal_MBps
 
     def high_pool_compaction_allowed(self, db: DB) -> bool:
-        if self.paused and self.params["pause_high_pool"]:
-            return False   # PauseBackgroundWork: MaybeScheduleFlushOrCompaction returns early
         return (len(db.version.levels[0]) >= self.params["high_pool_l0_files"]
                 and not db.picker.level0_compaction_in_progress)
 

@@ -3,7 +3,7 @@ PEAK = 0.75 TOTAL, load = client value bytes, a pause that also stops the HIGH p
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import pytest
 
 from conftest import run_small
 from policies import make_policy
@@ -28,34 +28,49 @@ def test_silk_client_load_is_whole_MB_of_values():
     assert (client == client.astype(int)).all()
 
 
-def test_silk_pause_also_stops_the_high_pool_compaction():
-    # ADOC's port pauses with PauseBackgroundWork: MaybeScheduleFlushOrCompaction returns
-    # before SILK's HIGH-pool block. SILK's own PauseCompactionWork lets that block run.
-    db = SimpleNamespace(version=SimpleNamespace(levels=[[object()] * 5]),
-                         picker=SimpleNamespace(level0_compaction_in_progress=False))
-    for spec, allowed_while_paused in (("silk", False), ("silk:pause_high_pool=false", True)):
-        policy = make_policy(spec)
-        assert policy.high_pool_compaction_allowed(db)
-        policy.paused = True
-        assert policy.high_pool_compaction_allowed(db) == allowed_while_paused
+def test_pause_background_work_starts_nothing_until_continued():
+    """PauseBackgroundWork: MaybeScheduleFlushOrCompaction starts no flush and no
+    compaction (HIGH pool included) while bg_work_paused_ > 0; ContinueBackgroundWork
+    schedules again. Running jobs finish."""
+    env, db = open_with("rocksdb", device="pm")
+    env.run(until=2.0)
+    db.pause_background_work()
+    started = {job.job_id for job in db._jobs()}
+    env.run(until=6.0)
+    assert not {job.job_id for job in db._jobs()} - started
+    assert len(db.memtables.immutables) >= 1           # full memtables wait unflushed
+    flushes_before = db.counters.flushes + len(db.flush_jobs)
+    db.continue_background_work()
+    env.run(until=6.5)
+    assert db.counters.flushes + len(db.flush_jobs) > flushes_before  # a flush started
+    with pytest.raises(RuntimeError, match="without a matching pause"):
+        db.continue_background_work()
 
 
-def test_silk_pauses_under_load_with_the_high_pool_stopped():
-    # A TOTAL of 40 MB/s puts PEAK at 30 MB/s, which the clients pass.
-    env, db = open_with("silk:bandwidth_MBps=40", device="pm")
-    paused, high_pool_starts_while_paused = [], []
+@pytest.mark.parametrize("spec, port", [("silk:bandwidth_MBps=40", True),
+                                        ("silk:bandwidth_MBps=40,pause_background_work=false",
+                                         False)])
+def test_silk_pauses_under_load_as_its_pause_call_says(spec, port):
+    """A TOTAL of 40 MB/s puts PEAK at 30 MB/s, which the clients pass. ADOC's port pauses
+    with PauseBackgroundWork: no flush and no HIGH-pool compaction starts in a pause. SILK's
+    own PauseCompactionWork pauses only the compactions outside the HIGH pool."""
+    env, db = open_with(spec, device="pm")
+    paused, background_paused, starts_while_paused = [], [], []
     known: set[int] = set()
 
     def watch():
         while True:
             yield env.timeout(0.05)
             paused.append(db.policy.paused)
-            for job in db.compaction_jobs:
+            background_paused.append(db.background_paused > 0)
+            for job in db._jobs():
                 if job.job_id not in known:
                     known.add(job.job_id)
-                    if db.policy.paused and job.high_pool:
-                        high_pool_starts_while_paused.append(job)
+                    if db.policy.paused and (job.kind == "flush" or job.high_pool):
+                        starts_while_paused.append(job)
     env.process(watch())
     env.run(until=40.0)
     assert any(paused)
-    assert not high_pool_starts_while_paused
+    assert any(background_paused) == port
+    if port:
+        assert not starts_while_paused
