@@ -185,9 +185,7 @@ class DB:
             raise RuntimeError("continue_compaction_work without a matching pause")
         self.compaction_paused -= 1
         if self.compaction_paused == 0:
-            self.sync()
-            self._maybe_schedule()
-            self._request_replan()
+            self._schedule_after_pause()
 
     def pause_background_work(self) -> None:
         """PauseBackgroundWork (db_impl_compaction_flush.cc): bg_compaction_paused_ and
@@ -205,9 +203,13 @@ class DB:
         self.background_paused -= 1
         self.compaction_paused -= 1
         if self.background_paused == 0:
-            self.sync()
-            self._maybe_schedule()
-            self._request_replan()
+            self._schedule_after_pause()
+
+    def _schedule_after_pause(self) -> None:
+        """MaybeScheduleFlushOrCompaction once a pause ends, and new rates."""
+        self.sync()
+        self._maybe_schedule()
+        self._request_replan()
 
     def _apply_options(self, values: dict[str, Any], scope: str, call: str) -> None:
         self.sync()
