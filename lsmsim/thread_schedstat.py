@@ -67,25 +67,34 @@ class ThreadSampler:
             self.writer.writerow([round(at_s, 3), *row])
 
 
+def read_samples(path: Path) -> tuple[dict[float, dict[str, tuple[int, int, int, int]]],
+                                      dict[str, str]]:
+    """({at_s: {tid: (run ns, run-queue ns, voluntary, involuntary switches)}},
+    {tid: thread name}) of one threads.csv."""
+    samples: dict[float, dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
+    names: dict[str, str] = {}
+    with open(path) as handle:
+        for row in csv.DictReader(handle):
+            samples[float(row["at_s"])][row["tid"]] = (
+                int(row["run_ns"]), int(row["runqueue_ns"]), int(row["voluntary_switches"]),
+                int(row["involuntary_switches"]))
+            names[row["tid"]] = row["comm"]
+    return samples, names
+
+
 def group_totals(path: Path) -> tuple[float, dict[str, dict[str, float]]]:
     """(seconds sampled, {group: {cpu_s, runqueue_s, voluntary, preemptions}}) of one
     threads.csv, each thread's counters from its first sample to its last, grouped as the
     writer (the db_bench thread that ran longest: the benchmark's client thread), `flush`,
     `compaction` (`GROUPS`) and `other`."""
-    first: dict[str, list[float]] = {}
-    last: dict[str, list[float]] = {}
-    names: dict[str, str] = {}
-    times = []
-    with open(path) as handle:
-        for row in csv.DictReader(handle):
-            tid = row["tid"]
-            values = [float(row[k]) for k in ("run_ns", "runqueue_ns", "voluntary_switches",
-                                              "involuntary_switches")]
+    samples, names = read_samples(path)
+    first: dict[str, tuple[int, int, int, int]] = {}
+    last: dict[str, tuple[int, int, int, int]] = {}
+    for at_s in sorted(samples):
+        for tid, values in samples[at_s].items():
             first.setdefault(tid, values)
             last[tid] = values
-            names[tid] = row["comm"]
-            times.append(float(row["at_s"]))
-    length_s = max(times) - min(times) if times else 0.0
+    length_s = max(samples) - min(samples) if samples else 0.0
     spent = {tid: [b - a for a, b in zip(first[tid], last[tid])] for tid in last}
     writer = max((tid for tid in spent if names[tid] == "db_bench"),
                  key=lambda t: spent[t][0], default=None)

@@ -27,16 +27,14 @@ real moment's; device reads block once per `KERNEL_READAHEAD_BYTES` (the kernel'
 
 from __future__ import annotations
 
-import csv
 import math
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from lsmsim.thread_schedstat import GROUPS
+from lsmsim.thread_schedstat import GROUPS, read_samples
 
 # Measured by `estimate_wakeup_wait` and `estimate_wakeup_counts` from the 32 runs in
 # validation/traces/local-2core-writeback (2 cores, Linux 6.18); see its README.
@@ -99,19 +97,19 @@ def estimate_wakeup_wait(paths: Iterable[Path], cores: int) -> tuple[float, dict
     excess_s = weighted = cpu_s = wakeups = 0.0
     runs = 0
     for path in paths:
-        samples, names = _samples_by_time(path)
+        samples, names = read_samples(path)
         if len(samples) < 2:
             continue
         runs += 1
         times = sorted(samples)
         for before, after in zip(times, times[1:]):
             length_s = after - before
-            spent = {tid: [b - a for a, b in zip(samples[before].get(tid, (0, 0, 0)), values)]
+            spent = {tid: [b - a for a, b in zip(samples[before].get(tid, (0, 0, 0, 0)), values)]
                      for tid, values in samples[after].items()}
             runnable = sum(d[0] + d[1] for d in spent.values()) / 1e9 / length_s
             fair = max(0.0, runnable / cores - 1.0)
             busy = busy_probability(runnable, cores)
-            for tid, (run_ns, queue_ns, voluntary) in spent.items():
+            for tid, (run_ns, queue_ns, voluntary, _) in spent.items():
                 if names[tid] not in GROUPS:
                     continue
                 excess_s += queue_ns / 1e9 - fair * run_ns / 1e9
@@ -136,17 +134,3 @@ def estimate_wakeup_counts(jobs: Sequence[tuple[float, float, float]]
 
     (per_file, per_mib), _ = nnls(rows[:, :2], rows[:, 2])
     return float(per_file), float(per_mib)
-
-
-def _samples_by_time(path: Path) -> tuple[dict[float, dict[str, tuple[int, int, int]]],
-                                          dict[str, str]]:
-    """({at_s: {tid: (run ns, run-queue ns, voluntary switches)}}, {tid: thread name}) of
-    one threads.csv."""
-    samples: dict[float, dict[str, tuple[int, int, int]]] = defaultdict(dict)
-    names: dict[str, str] = {}
-    with open(path) as handle:
-        for row in csv.DictReader(handle):
-            samples[float(row["at_s"])][row["tid"]] = (
-                int(row["run_ns"]), int(row["runqueue_ns"]), int(row["voluntary_switches"]))
-            names[row["tid"]] = row["comm"]
-    return samples, names
