@@ -54,12 +54,11 @@ import numpy as np
 
 from lsmsim.db_bench import DbBenchSetup
 from lsmsim.device_calibration import DeviceFit, fit_device, write_fitted
-from lsmsim.entry_format import EntryFormat
 from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
                             cost_values, with_costs)
+from lsmsim.job_cpu import compaction_cpu_rows, flush_cpu_row
 from lsmsim.thread_schedstat import group_totals
 from lsmsim.trace import Trace
-from lsmsim.trace_import import ImportedTrace
 from lsmsim.trace_validation import check_run_folders, run_devices, run_setup
 from lsmsim.page_cache_writeback import synced_fraction
 from lsmsim.wakeup_wait import estimate_wakeup_counts, estimate_wakeup_wait
@@ -223,49 +222,6 @@ def per_unit_costs(columns: dict[str, np.ndarray], cpu_ns: np.ndarray,
     solution, _ = nnls(design, cpu_ns * weight)
     return {name: round(float(solution[usable.index(name)]) if name in usable else 0.0, 4)
             for name in columns}
-
-
-def compaction_cpu_rows(trace: Trace) -> list[tuple[float, float, int, float]]:
-    """(input bytes, input entries, sorted runs, CPU ns) of each compaction whose
-    compaction_finished has compaction_time_cpu_micros and num_input_records; runs as
-    `Compaction.sorted_runs` counts them (each L0 file, each other level)."""
-    started = {e["job"]: e for e in trace.events if e.get("event") == "compaction_started"}
-    rows = []
-    for event in trace.events:
-        begin = started.get(event.get("job"))
-        if (event.get("event") != "compaction_finished" or begin is None
-                or "compaction_time_cpu_micros" not in event
-                or not event.get("num_input_records")):
-            continue
-        runs = sum(len(files) if key == "files_L0" else 1
-                   for key, files in begin.items() if key.startswith("files_L"))
-        rows.append((float(begin.get("input_data_size", 0)), float(event["num_input_records"]),
-                     max(runs, 1), float(event["compaction_time_cpu_micros"]) * 1e3))
-    return rows
-
-
-def flush_cpu_row(trace: Trace) -> tuple[float, float, float] | None:
-    """(bytes, entries, CPU ns) of a run's flushes: CompMergeCPU(sec) and Write(GB) of the L0
-    row of its last DUMPING STATS (FlushJob adds its CPU time to L0's compaction stats), less
-    the intra-L0 compactions finished by then (they add theirs too); entries from the bytes
-    and the workload's entry size. Write(GB) is printed to 0.1 GB, hence MIN_MEASURED_BYTES."""
-    dumps = trace.stats_dumps if isinstance(trace, ImportedTrace) else []
-    level0 = dumps[-1].levels.get("L0", {}) if dumps else {}
-    if "CompMergeCPU(sec)" not in level0 or "Write(GB)" not in level0:
-        return None
-    size = level0["Write(GB)"] * (1 << 30)
-    cpu_ns = level0["CompMergeCPU(sec)"] * 1e9
-    cpu_us = {e.get("job"): float(e.get("compaction_time_cpu_micros", 0)) for e in trace.events
-              if e.get("event") == "compaction_finished" and e.get("output_level") == 0}
-    for job in trace.jobs():
-        if job.kind == "compaction" and job.job in cpu_us and job.end_s <= dumps[-1].at_s:
-            size -= job.output_bytes
-            cpu_ns -= cpu_us[job.job] * 1e3
-    if size <= 0 or cpu_ns <= 0:
-        return None
-    workload = trace.config["workload"]
-    entry = EntryFormat(workload["key_size"], workload["value_size"]).sst_bytes
-    return size, size / entry, cpu_ns
 
 
 def load_runs(folders: Sequence[Path], device: str | None,

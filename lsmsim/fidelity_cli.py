@@ -73,6 +73,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="compare only each run's first seconds (faster on long runs)")
     parser.add_argument("--workers", type=positive_int, default=2,
                         help="simulation processes (default 2)")
+    parser.add_argument("--host-speed", choices=("log", "profile"), default="log",
+                        help="log (default): simulate each run with the profile's CPU costs "
+                             "scaled to the CPU its own flushes and compactions took (hosts "
+                             "of one kind differ by tens of percent from day to day); "
+                             "profile: every run on the profile as it is")
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -87,7 +92,8 @@ def _validate(args: argparse.Namespace) -> int:
     try:
         report = validate(args.folders, load_machine(args.machine), device=args.device,
                           max_seconds=args.max_seconds, workers=args.workers,
-                          device_dir=args.device_dir, progress="runs", without=args.without)
+                          device_dir=args.device_dir, progress="runs", without=args.without,
+                          host_speed=args.host_speed == "log")
     except Interrupted as stop:
         report, stopped = stop.results, stop
     document = report.as_dict()
@@ -170,12 +176,14 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> None:
     print(f"profile written to {args.out}\n\nfitted runs:")
     print(format_report(validate(args.folders, result.profile, device=args.device,
                                  max_seconds=args.max_seconds, workers=args.workers,
-                                 device_dir=args.device_out)))
+                                 device_dir=args.device_out,
+                                 host_speed=args.host_speed == "log")))
     if args.holdout:
         print("\nheld-out runs:")
         print(format_report(validate(args.holdout, result.profile, device=args.device,
                                      max_seconds=args.max_seconds, workers=args.workers,
-                                     device_dir=args.device_out)))
+                                     device_dir=args.device_out,
+                                     host_speed=args.host_speed == "log")))
 
 
 def format_device_fit(fit: DeviceFit, path: str | None) -> str:

@@ -115,6 +115,8 @@ COST_FIELDS = {"write_ns_per_op": ("write_cpu_s_per_op", NS),
 # Costs of the read path (a write-only run does not tell them).
 READ_COSTS = ("get_ns_per_op", "get_ns_per_file", "get_ns_per_block", "page_cache_ns_per_byte",
               "scan_ns_per_entry")
+# COST_FIELDS that are not CPU time (a faster host leaves them as they are).
+NOT_CPU_COSTS = ("page_cache_GiB",)
 # The costs `lsmsim calibrate` fits unless --fit names others.
 FITTED_BY_DEFAULT = ("write_ns_per_op",)
 # Costs a profile file may leave out (MachineProfile's default), so older files stay valid.
@@ -191,6 +193,13 @@ def with_costs(profile: MachineProfile, values: dict[str, float]) -> MachineProf
                             f"{', '.join(COST_FIELDS)}")
     return dataclasses.replace(profile, **{fields[key][0]: value * fields[key][1]
                                            for key, value in values.items()})
+
+
+def with_cpu_scale(profile: MachineProfile, scale: float) -> MachineProfile:
+    """`profile` on a host `scale` times as slow (every CPU cost times `scale`; the page cache,
+    kernel settings and cores as they are): see `lsmsim.job_cpu`."""
+    return with_costs(profile, {key: value * scale for key, value in cost_values(profile).items()
+                                if key not in NOT_CPU_COSTS})
 
 
 def machine_toml(profile: MachineProfile, calibration: dict[str, Any] | None = None) -> str:
