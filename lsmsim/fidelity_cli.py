@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsmsim.cli_numbers import positive_int, positive_number
+from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
 from lsmsim.output_path import file_stem, output_file, output_folder
 
@@ -39,6 +39,9 @@ def register(commands: Any) -> None:
     validate.add_argument("--without", action="append", default=[], metavar="MECHANISM",
                           help="simulate with a resource-model mechanism switched off, to see "
                                "what it does to the errors; repeatable")
+    validate.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+                          help="simulate each run with N seeds (counted up from its --seed) and "
+                               "print the seeds' spread beside the real repeats' (default 1)")
     validate.add_argument("--json", action="store_true", help="print the report as JSON")
     validate.add_argument("--out", type=Path,
                           help="folder for validation.json and one overlay plot per run")
@@ -73,6 +76,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="compare only each run's first seconds (faster on long runs)")
     parser.add_argument("--workers", type=positive_int, default=2,
                         help="simulation processes (default 2)")
+    parser.add_argument("--seed", type=non_negative_int,
+                        help="seed of the simulations (default: each run's own db_bench --seed)")
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -87,7 +92,8 @@ def _validate(args: argparse.Namespace) -> int:
     try:
         report = validate(args.folders, load_machine(args.machine), device=args.device,
                           max_seconds=args.max_seconds, workers=args.workers,
-                          device_dir=args.device_dir, progress="runs", without=args.without)
+                          device_dir=args.device_dir, progress="runs", without=args.without,
+                          seed=args.seed, seeds=args.seeds)
     except Interrupted as stop:
         report, stopped = stop.results, stop
     document = report.as_dict()
@@ -129,7 +135,7 @@ def _calibrate(args: argparse.Namespace) -> int:
                            device=args.device, max_seconds=args.max_seconds,
                            max_evaluations=args.max_evaluations, workers=args.workers,
                            name=args.out.stem, measure=not args.no_measure,
-                           device_out=args.device_out)
+                           device_out=args.device_out, seed=args.seed)
     except Interrupted as stop:
         if not isinstance(stop.results, Calibration):
             print(f"lsmsim: {stop.signal_name} before the first loss evaluation finished: "
@@ -167,15 +173,12 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> None:
         print(f"note: {note}")
     for fit in result.device_fits:
         print(format_device_fit(fit, result.device_files.get(fit.preset.name)))
-    print(f"profile written to {args.out}\n\nfitted runs:")
-    print(format_report(validate(args.folders, result.profile, device=args.device,
-                                 max_seconds=args.max_seconds, workers=args.workers,
-                                 device_dir=args.device_out)))
-    if args.holdout:
-        print("\nheld-out runs:")
-        print(format_report(validate(args.holdout, result.profile, device=args.device,
-                                     max_seconds=args.max_seconds, workers=args.workers,
-                                     device_dir=args.device_out)))
+    print(f"profile written to {args.out}")
+    for title, folders in (("fitted runs", args.folders), ("held-out runs", args.holdout)):
+        if folders:
+            print(f"\n{title}:\n" + format_report(validate(
+                folders, result.profile, device=args.device, max_seconds=args.max_seconds,
+                workers=args.workers, device_dir=args.device_out, seed=args.seed)))
 
 
 def format_device_fit(fit: DeviceFit, path: str | None) -> str:
