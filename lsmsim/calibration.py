@@ -54,6 +54,7 @@ import numpy as np
 
 from lsmsim.db_bench import DbBenchSetup
 from lsmsim.device_calibration import DeviceFit, fit_device, write_fitted
+from lsmsim.job_cost_spread import measure_spread
 from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
                             cost_values, with_costs)
 from lsmsim.job_cpu import compaction_cpu_rows, flush_cpu_row
@@ -224,9 +225,10 @@ def per_unit_costs(columns: dict[str, np.ndarray], cpu_ns: np.ndarray,
             for name in columns}
 
 
-def load_runs(folders: Sequence[Path], device: str | None,
-              max_seconds: float | None, workers: int) -> tuple[list[Run], list[Trace]]:
-    """The runs of the folders (imported in a process pool) and their real traces."""
+def load_runs(folders: Sequence[Path], device: str | None, max_seconds: float | None,
+              workers: int, seed: int | None = None) -> tuple[list[Run], list[Trace]]:
+    """The runs of the folders (imported in a process pool) and their real traces; each
+    simulated with `seed`, or its own db_bench --seed when None."""
     folders = check_run_folders(folders)
     devices = run_devices(folders, device)
     pairs = every_result(run_jobs(_load_run, [(f, max_seconds) for f in folders], workers),
@@ -234,6 +236,8 @@ def load_runs(folders: Sequence[Path], device: str | None,
     runs = []
     for folder, run_device, (real, setup) in zip(folders, devices, pairs):
         summary = real.summary
+        if seed is not None:
+            setup = dataclasses.replace(setup, seed=seed)
         runs.append(Run(folder.name if folder.name else str(folder), setup, run_device,
                         float(summary["throughput_ops_per_s"]), float(summary["stall_fraction"]),
                         float(summary["write_amplification"])))
@@ -320,15 +324,18 @@ class Objective:
 def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] = FITTED_BY_DEFAULT,
               device: str | None = None, max_seconds: float | None = None,
               max_evaluations: int = 40, workers: int = 2, name: str | None = None,
-              measure: bool = True, device_out: Path | None = None) -> Calibration:
+              measure: bool = True, device_out: Path | None = None,
+              seed: int | None = None) -> Calibration:
     """Fit `fit` (cost names of the profile TOML) to the runs in `folders`, after measuring
     what the LOGs measure (and, with `device_out`, fitting the devices); everything else
-    comes from `base`. Ctrl-C or SIGTERM raises `worker_pool.Interrupted` carrying the best
+    comes from `base`. The runs are simulated with `seed` (default: each its own db_bench
+    --seed), so the jobs' CPU cost spread (`lsmsim.job_cost_spread`) draws alike at every
+    evaluation. Ctrl-C or SIGTERM raises `worker_pool.Interrupted` carrying the best
     profile seen as a Calibration (its notes say so), or None before the first evaluation."""
     check_fit_names(fit)
     started_cpu_s = _cpu_s()
     started_wall_s = time.perf_counter()
-    runs, traces = load_runs(folders, device, max_seconds, workers)
+    runs, traces = load_runs(folders, device, max_seconds, workers, seed)
     measured, notes = measured_costs(traces) if measure else ({}, [])
     if measure:
         from_threads, thread_notes = measured_from_threads(
@@ -337,6 +344,11 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
         notes += thread_notes
     measured = {k: v for k, v in measured.items() if k not in fit}
     start = with_costs(base, measured)
+    if measure:
+        spread, note = measure_spread(traces, cost_values(start))
+        notes.append(note)
+        if spread is not None:
+            start = dataclasses.replace(start, job_cpu_spread=tuple(spread))
     device_fits: list[DeviceFit] = []
     device_files: dict[str, str] = {}
     if device_out is not None:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsmsim.cli_numbers import positive_int, positive_number
+from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
 from lsmsim.output_path import file_stem, output_file, output_folder
 
@@ -39,6 +39,9 @@ def register(commands: Any) -> None:
     validate.add_argument("--without", action="append", default=[], metavar="MECHANISM",
                           help="simulate with a resource-model mechanism switched off, to see "
                                "what it does to the errors; repeatable")
+    validate.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+                          help="simulate each run with N seeds (counted up from its --seed) and "
+                               "print the seeds' spread beside the real repeats' (default 1)")
     validate.add_argument("--json", action="store_true", help="print the report as JSON")
     validate.add_argument("--out", type=Path,
                           help="folder for validation.json and one overlay plot per run")
@@ -78,6 +81,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              "scaled to the CPU its own flushes and compactions took (hosts "
                              "of one kind differ by tens of percent from day to day); "
                              "profile: every run on the profile as it is")
+    parser.add_argument("--seed", type=non_negative_int,
+                        help="seed of the simulations (default: each run's own db_bench --seed)")
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -93,6 +98,7 @@ def _validate(args: argparse.Namespace) -> int:
         report = validate(args.folders, load_machine(args.machine), device=args.device,
                           max_seconds=args.max_seconds, workers=args.workers,
                           device_dir=args.device_dir, progress="runs", without=args.without,
+                          seed=args.seed, seeds=args.seeds,
                           host_speed=args.host_speed == "log")
     except Interrupted as stop:
         report, stopped = stop.results, stop
@@ -135,7 +141,7 @@ def _calibrate(args: argparse.Namespace) -> int:
                            device=args.device, max_seconds=args.max_seconds,
                            max_evaluations=args.max_evaluations, workers=args.workers,
                            name=args.out.stem, measure=not args.no_measure,
-                           device_out=args.device_out)
+                           device_out=args.device_out, seed=args.seed)
     except Interrupted as stop:
         if not isinstance(stop.results, Calibration):
             print(f"lsmsim: {stop.signal_name} before the first loss evaluation finished: "
@@ -173,17 +179,13 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> None:
         print(f"note: {note}")
     for fit in result.device_fits:
         print(format_device_fit(fit, result.device_files.get(fit.preset.name)))
-    print(f"profile written to {args.out}\n\nfitted runs:")
-    print(format_report(validate(args.folders, result.profile, device=args.device,
-                                 max_seconds=args.max_seconds, workers=args.workers,
-                                 device_dir=args.device_out,
-                                 host_speed=args.host_speed == "log")))
-    if args.holdout:
-        print("\nheld-out runs:")
-        print(format_report(validate(args.holdout, result.profile, device=args.device,
-                                     max_seconds=args.max_seconds, workers=args.workers,
-                                     device_dir=args.device_out,
-                                     host_speed=args.host_speed == "log")))
+    print(f"profile written to {args.out}")
+    for title, folders in (("fitted runs", args.folders), ("held-out runs", args.holdout)):
+        if folders:
+            print(f"\n{title}:\n" + format_report(validate(
+                folders, result.profile, device=args.device, max_seconds=args.max_seconds,
+                workers=args.workers, device_dir=args.device_out, seed=args.seed,
+                host_speed=args.host_speed == "log")))
 
 
 def format_device_fit(fit: DeviceFit, path: str | None) -> str:

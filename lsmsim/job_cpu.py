@@ -19,22 +19,24 @@ errors are the model's, not the host's.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from lsmsim.entry_format import EntryFormat
-from lsmsim.machine import MachineProfile
 from lsmsim.trace import Trace
-from lsmsim.trace_import import ImportedTrace
+
+if TYPE_CHECKING:  # machine.py reads job_cost_spread, which reads this module
+    from lsmsim.machine import MachineProfile
 
 # Below this much measured job CPU a run's LOG does not tell its host's speed: a few
 # short jobs, each timed to the microsecond and dominated by its own start-up.
 MIN_MEASURED_CPU_S = 1.0
 
 
-def compaction_cpu_rows(trace: Trace) -> list[tuple[float, float, int, float]]:
-    """(input bytes, input entries, sorted runs, CPU ns) of each compaction whose
-    compaction_finished has compaction_time_cpu_micros and num_input_records; runs as
-    `Compaction.sorted_runs` counts them (each L0 file, each other level)."""
+def compaction_cpu_jobs(trace: Trace) -> list[tuple[tuple[str, int], float, float, int, float]]:
+    """(kind, input bytes, input entries, sorted runs, CPU ns) of each compaction whose
+    compaction_finished has compaction_time_cpu_micros and num_input_records; the kind is
+    its input levels and output level, the runs as `Compaction.sorted_runs` counts them
+    (each L0 file, each other level)."""
     started = {e["job"]: e for e in trace.events if e.get("event") == "compaction_started"}
     rows = []
     for event in trace.events:
@@ -43,11 +45,19 @@ def compaction_cpu_rows(trace: Trace) -> list[tuple[float, float, int, float]]:
                 or "compaction_time_cpu_micros" not in event
                 or not event.get("num_input_records")):
             continue
-        runs = sum(len(files) if key == "files_L0" else 1
-                   for key, files in begin.items() if key.startswith("files_L"))
-        rows.append((float(begin.get("input_data_size", 0)), float(event["num_input_records"]),
-                     max(runs, 1), float(event["compaction_time_cpu_micros"]) * 1e3))
+        levels = sorted(key for key in begin if key.startswith("files_L"))
+        runs = sum(len(begin[key]) if key == "files_L0" else 1 for key in levels)
+        kind = ("+".join(key[len("files_"):] for key in levels), int(event.get("output_level", -1)))
+        rows.append((kind, float(begin.get("input_data_size", 0)),
+                     float(event["num_input_records"]), max(runs, 1),
+                     float(event["compaction_time_cpu_micros"]) * 1e3))
     return rows
+
+
+def compaction_cpu_rows(trace: Trace) -> list[tuple[float, float, int, float]]:
+    """(input bytes, input entries, sorted runs, CPU ns) of each compaction with its CPU
+    time: `compaction_cpu_jobs` without their kind."""
+    return [row[1:] for row in compaction_cpu_jobs(trace)]
 
 
 def flush_cpu_row(trace: Trace) -> tuple[float, float, float] | None:
@@ -56,7 +66,7 @@ def flush_cpu_row(trace: Trace) -> tuple[float, float, float] | None:
     the intra-L0 compactions finished by then (they add theirs too); entries from the bytes
     and the workload's entry size. Write(GB) is printed to 0.1 GB, hence
     `lsmsim.calibration.MIN_MEASURED_BYTES`."""
-    dumps = trace.stats_dumps if isinstance(trace, ImportedTrace) else []
+    dumps = getattr(trace, "stats_dumps", [])  # an ImportedTrace's DUMPING STATS
     level0 = dumps[-1].levels.get("L0", {}) if dumps else {}
     if "CompMergeCPU(sec)" not in level0 or "Write(GB)" not in level0:
         return None

@@ -130,12 +130,21 @@ def run_setup(folder: Path, max_seconds: float | None) -> tuple[Trace, DbBenchSe
     return real, setup
 
 
-def _simulate_folder(job: tuple[Path, str, MachineProfile, float | None, tuple[str, ...]]
-                     ) -> tuple[Trace, Trace]:
-    folder, device, machine, max_seconds, without = job
+def run_seeds(setup: DbBenchSetup, seed: int | None, seeds: int) -> list[int]:
+    """The seeds a run is simulated with: `seeds` of them from `seed`, or from the run's own
+    db_bench --seed when `seed` is None."""
+    first = setup.seed if seed is None else seed
+    return [first + k for k in range(seeds)]
+
+
+def _simulate_folder(job: tuple[Path, str, MachineProfile, float | None, tuple[str, ...],
+                                int | None, int]) -> tuple[Trace, list[Trace]]:
+    folder, device, machine, max_seconds, without, seed, seeds = job
     real, setup = run_setup(folder, max_seconds)
-    sim = setup.simulate(device=device, machine=machine, without=without)
-    return real, sim
+    sims = [dataclasses.replace(setup, seed=s).simulate(device=device, machine=machine,
+                                                        without=without)
+            for s in run_seeds(setup, seed, seeds)]
+    return real, sims
 
 
 def _measure_host(job: tuple[Path, MachineProfile, float | None]) -> HostSpeed:
@@ -161,7 +170,9 @@ def session_hosts(folders: Sequence[Path], machine: MachineProfile, max_seconds:
 
 @dataclass
 class TraceResult:
-    """One run: its real and simulated traces and the errors of the simulation."""
+    """One run: its real and simulated traces and the errors of the simulation. Simulated
+    with several seeds, `sim` is the first seed's, `errors` each figure's median over the
+    seeds and `seed_spread` the seeds' own spread (`seed_spread`)."""
 
     label: str
     path: Path
@@ -171,6 +182,25 @@ class TraceResult:
     errors: dict[str, float]
     noise: dict[str, float] | None = None  # this run against its repeat
     host: HostSpeed | None = None  # the profile's CPU costs were scaled to this run's host
+    sims: list[Trace] = field(default_factory=list)  # one per seed, `sim` first
+    seed_spread: dict[str, float] | None = None  # simulations of other seeds vs the first
+
+
+def seed_errors(real: Trace, sims: Sequence[Trace]) -> dict[str, float]:
+    """Each figure's error (`compare`), the median over the simulations of several seeds
+    (signed; the error itself with one)."""
+    rows = [compare(real, sim) for sim in sims]
+    return {name: float(np.nanmedian([row[name] for row in rows]))
+            if any(row[name] == row[name] for row in rows) else math.nan for name in rows[0]}
+
+
+def seed_spread(sims: Sequence[Trace]) -> dict[str, float] | None:
+    """How far simulations of other seeds are from the first: each figure's median absolute
+    difference (`compare`, as the noise floor compares a repeat with a run); None with one."""
+    if len(sims) < 2:
+        return None
+    rows = [compare(sims[0], other) for other in sims[1:]]
+    return {name: median_abs([row[name] for row in rows]) for name in rows[0]}
 
 
 @dataclass
@@ -181,6 +211,7 @@ class ValidationReport:
     failed: dict[str, str] = field(default_factory=dict)  # run label -> its error
     mechanisms_off: list[str] = field(default_factory=list)
     host_speed: bool = True  # runs simulated at their host's measured speed
+    seeds: int = 1  # simulations per run, seeds from the run's --seed (or validate's --seed)
 
     def median_errors(self) -> dict[str, float]:
         """Median absolute error of each figure over the runs (L0 correlation: median)."""
@@ -190,25 +221,33 @@ class ValidationReport:
         """Median absolute real run-to-run difference (repeats only)."""
         return _medians([r.noise for r in self.results if r.noise is not None])
 
+    def median_seed_spread(self) -> dict[str, float]:
+        """Median absolute seed-to-seed difference of the simulations (several seeds only)."""
+        return _medians([r.seed_spread for r in self.results if r.seed_spread is not None])
+
     def as_dict(self) -> dict[str, Any]:
         def plain(values: dict[str, float] | None) -> dict[str, Any] | None:
             return None if values is None else {k: as_plain(v) for k, v in values.items()}
 
         figures = ("throughput_ops_per_s", "stall_fraction", "tail_throughput_p99_ops_per_s",
-                   "write_amplification", "flush_count", "compaction_count", "max_l0_files")
+                   "tail_throughput_p95_ops_per_s", "write_amplification", "flush_count", "compaction_count", "max_l0_files")
         return {
             "machine": self.machine,
             "mechanisms_off": self.mechanisms_off,
             "host_speed": "log" if self.host_speed else "profile",
+            "seeds": self.seeds,
             "traces": [{"label": r.label, "path": str(r.path), "device": r.device,
                         "host_cpu_scale": (r.host.cpu_scale if r.host and r.host.measured
                                            else None),
                         "real": {k: r.real.summary[k] for k in figures},
                         "simulated": {k: r.sim.summary[k] for k in figures},
-                        "errors": plain(r.errors), "noise_floor": plain(r.noise)}
+                        "simulated_seeds": [int(s.config["seed"]) for s in r.sims],
+                        "errors": plain(r.errors), "noise_floor": plain(r.noise),
+                        "seed_spread": plain(r.seed_spread)}
                        for r in self.results],
             "median_abs_errors": plain(self.median_errors()),
             "median_abs_noise_floor": plain(self.median_noise()),
+            "median_abs_seed_spread": plain(self.median_seed_spread()),
             "ranking": {k: as_plain(v) for k, v in self.ranking.items()},
             "failed": self.failed,
         }
@@ -231,15 +270,19 @@ def _on_host(machine: MachineProfile, host: HostSpeed | None) -> MachineProfile:
 def validate(folders: Sequence[Path], machine: MachineProfile, device: str | None = None,
              max_seconds: float | None = None, workers: int = 2,
              device_dir: Path | None = None, progress: str = "",
-             without: Sequence[str] = (), host_speed: bool = True) -> ValidationReport:
+             without: Sequence[str] = (), seed: int | None = None,
+             seeds: int = 1, host_speed: bool = True) -> ValidationReport:
     """Re-simulate every run folder and compare (see the module docstring). `device`
     overrides the device named by each folder's path (DEFAULT_DEVICE when none is);
     `device_dir` holds fitted device files that replace presets of the same name; `without`
     names resource-model mechanisms to switch off (`lsmsim.mechanisms`), to see what each
-    does to the errors; `host_speed` False simulates every run on `machine` as it is,
-    instead of at its host session's measured speed (`session_hosts`). A run that fails is
-    in `failed`; on Ctrl-C or SIGTERM, raises `worker_pool.Interrupted` carrying the report
-    of the runs done (the others failed with NOT_RUN)."""
+    does to the errors. Each run is simulated `seeds` times, with seeds counted up from
+    `seed` (default: the run's own db_bench --seed), so the seeds' spread can be held
+    against the real repeats' (the model's run-to-run variability). `host_speed` False
+    simulates every run on `machine` as it is, instead of at its host session's measured
+    speed (`session_hosts`). A run that fails is in `failed`; on Ctrl-C or SIGTERM, raises
+    `worker_pool.Interrupted` carrying the report of the runs done (the others failed with
+    NOT_RUN)."""
     folders = check_run_folders(folders)
     devices = run_devices(folders, device, device_dir)
     off = tuple(Mechanisms.without(without).switched_off())  # an unknown name fails here
@@ -250,14 +293,16 @@ def validate(folders: Sequence[Path], machine: MachineProfile, device: str | Non
     except Interrupted as stop:
         raise stop.carrying(ValidationReport(machine.name, [], mechanisms_off=list(off),
                                              host_speed=host_speed))
-    jobs = [(f, d, _on_host(machine, h), max_seconds, off)
+    jobs = [(f, d, _on_host(machine, h), max_seconds, off, seed, seeds)
             for f, d, h in zip(folders, devices, hosts)]
     try:
         pairs = run_jobs(_simulate_folder, jobs, workers, progress=progress)
     except Interrupted as stop:
         pairs, stopped = stop.results, stop
     labels = short_labels(folders)
-    results = [TraceResult(label, folder, dev, pair[0], pair[1], compare(*pair), host=host)
+    results = [TraceResult(label, folder, dev, pair[0], pair[1][0],
+                           seed_errors(pair[0], pair[1]), sims=pair[1],
+                           seed_spread=seed_spread(pair[1]), host=host)
                for label, folder, dev, pair, host in zip(labels, folders, devices, pairs, hosts)
                if isinstance(pair, tuple)]
     failed = {label: NOT_RUN if pair is None else pair.error
@@ -271,7 +316,7 @@ def validate(folders: Sequence[Path], machine: MachineProfile, device: str | Non
                 other = members[1] if member is members[0] else members[0]
                 member.noise = compare(other.real, member.real)
     report = ValidationReport(machine.name, results, ranking_agreement(list(groups.values())),
-                              failed, list(off), host_speed)
+                              failed, list(off), seeds=seeds, host_speed=host_speed)
     if stopped is not None:
         raise stopped.carrying(report)
     return report
@@ -306,8 +351,9 @@ def format_report(report: ValidationReport) -> str:
     """The per-run table, its noise-floor rows, the medians and the ranking."""
     names = error_names()
     short = {"throughput": "thr", "stall_fraction": "stall", "tail_throughput": "tail",
-             "write_amplification": "WA", "flush_count": "flushes",
-             "compaction_count": "compactions", "throughput_w1": "W1/mean",
+             "tail_throughput_p95": "tail95", "write_amplification": "WA",
+             "flush_count": "flushes", "compaction_count": "compactions",
+             "throughput_w1": "W1/mean", "throughput_ks": "KS",
              "l0_mean_abs_diff": "L0 |d|", "l0_correlation": "L0 r"}
     width = max((len(r.label) for r in report.results), default=0) + 2
     width = max(width, len("median |error|") + 2)
@@ -315,8 +361,10 @@ def format_report(report: ValidationReport) -> str:
             f"{'real ops/s':>11}{'sim ops/s':>11}"
             + "".join(f"{short[n]:>{_cell_width(n)}}" for n in names))
     off = f"; without {', '.join(report.mechanisms_off)}" if report.mechanisms_off else ""
+    seeds = (f"; {report.seeds} seeds per run (error: median over them; seeds = other seeds "
+             "vs the first)" if report.seeds > 1 else "")
     lines = [f"machine: {report.machine}{off}; error = simulated vs real "
-             "(noise = this run's repeat vs this run)", head]
+             f"(noise = this run's repeat vs this run){seeds}", head]
 
     def row(label: str, device: str, real: str, sim: str, values: dict[str, float],
             signed: bool = True, host: str = "") -> str:
@@ -336,9 +384,15 @@ def format_report(report: ValidationReport) -> str:
                          host=_host_label(r.host)))
         if r.noise is not None:
             lines.append(row("  noise (repeat)", "", "", "", r.noise))
+        if r.seed_spread is not None:
+            lines.append(row("  seeds", "", "", "", r.seed_spread, signed=False))
     lines.append(row("median |error|", "", "", "", report.median_errors(), signed=False))
     if any(r.noise is not None for r in report.results):
         lines.append(row("median |noise|", "", "", "", report.median_noise(), signed=False))
+        lines.append(noise_multiples(report.median_errors(), report.median_noise(), short))
+    if report.seeds > 1:
+        lines.append(row("median |seeds|", "", "", "", report.median_seed_spread(),
+                         signed=False))
     ranking = report.ranking
     if ranking["configurations"] >= 2:
         lines.append(f"ranking of {ranking['configurations']} configurations by mean throughput:"
@@ -362,6 +416,15 @@ def _host_label(host: HostSpeed | None) -> str:
     if host is None:
         return ""
     return f"x{host.cpu_scale:.2f}" if host.measured else "-"
+
+
+def noise_multiples(errors: dict[str, float], noise: dict[str, float],
+                    short: dict[str, str]) -> str:
+    """The median errors as multiples of the noise floor, for the figures whose error is a
+    distance (the lower the better) and whose noise floor is not zero."""
+    cells = [f"{short[n]} {errors[n] / noise[n]:.1f}x" for n in error_names()
+             if n != "l0_correlation" and noise.get(n, 0.0) > 0 and errors.get(n) == errors.get(n)]
+    return "median |error| / median |noise|: " + ", ".join(cells)
 
 
 def device_label(device: str) -> str:
