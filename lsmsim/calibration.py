@@ -57,7 +57,8 @@ from lsmsim.device_calibration import DeviceFit, fit_device, write_fitted
 from lsmsim.job_cost_spread import measure_spread
 from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
                             cost_values, with_costs)
-from lsmsim.job_cpu import compaction_cpu_rows, flush_cpu_row
+from lsmsim.io_request_cost import IO_REQUEST_NS
+from lsmsim.job_cpu import compaction_cpu_jobs, flush_cpu_row
 from lsmsim.thread_schedstat import group_totals
 from lsmsim.trace import Trace
 from lsmsim.trace_validation import check_run_folders, run_devices, run_setup
@@ -136,26 +137,28 @@ class Calibration:
         }
 
 
-def measured_costs(traces: Sequence[Trace]) -> tuple[dict[str, float], list[str]]:
-    """Costs read straight from the LOGs (see the module docstring), with a note for each
-    one the LOGs do not hold enough of."""
+def measured_costs(traces: Sequence[Trace], io_request_ns: float = IO_REQUEST_NS
+                   ) -> tuple[dict[str, float], list[str]]:
+    """Costs read straight from the LOGs (see the module docstring), net of `io_request_ns`
+    per read and write request (`lsmsim.io_request_cost`), with a note for each one the LOGs
+    do not hold enough of."""
     measured: dict[str, float] = {}
     notes = []
-    rows = np.asarray([row for trace in traces for row in compaction_cpu_rows(trace)],
-                      dtype=float).reshape(-1, 4)
-    if rows[:, 0].sum() >= MIN_MEASURED_BYTES:
-        size, entries, runs, cpu_ns = rows.T
+    jobs = [job for trace in traces for job in compaction_cpu_jobs(trace)]
+    if sum(job.input_bytes for job in jobs) >= MIN_MEASURED_BYTES:
+        size, entries, runs, cpu_ns, requests = np.asarray(
+            [job[1:] for job in jobs], dtype=float).T
         columns = {"compaction_ns_per_byte": size, "compaction_ns_per_entry": entries,
                    "compaction_merge_ns_per_entry_per_log2_run": entries * np.log2(runs)}
-        measured.update(per_unit_costs(columns, cpu_ns, size))
+        measured.update(per_unit_costs(columns, cpu_ns - io_request_ns * requests, size))
     else:
         notes.append("compaction CPU not measured: the LOGs hold too few compactions with "
                      "compaction_time_cpu_micros")
     flushes = [row for trace in traces for row in [flush_cpu_row(trace)] if row is not None]
-    if sum(row[0] for row in flushes) >= MIN_MEASURED_BYTES:
-        size, entries, cpu_ns = np.asarray(flushes, dtype=float).T
+    if sum(row.output_bytes for row in flushes) >= MIN_MEASURED_BYTES:
+        size, entries, cpu_ns, requests = np.asarray(flushes, dtype=float).T
         measured.update(per_unit_costs({"flush_ns_per_byte": size, "flush_ns_per_entry": entries},
-                                       cpu_ns, size))
+                                       cpu_ns - io_request_ns * requests, size))
     else:
         notes.append("flush CPU not measured: no DUMPING STATS with L0 CompMergeCPU(sec) "
                      "over enough flushed bytes")
@@ -336,7 +339,7 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
     started_cpu_s = _cpu_s()
     started_wall_s = time.perf_counter()
     runs, traces = load_runs(folders, device, max_seconds, workers, seed)
-    measured, notes = measured_costs(traces) if measure else ({}, [])
+    measured, notes = measured_costs(traces, base.io_request_cpu_s * 1e9) if measure else ({}, [])
     if measure:
         from_threads, thread_notes = measured_from_threads(
             check_run_folders(folders), runs, traces, with_costs(base, measured))

@@ -26,6 +26,7 @@ from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_stre
                                 runnable_fractions)
 from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter
+from lsmsim.io_request_cost import job_requests
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace, memtable_keys
 from lsmsim.machine import MachineProfile
 from lsmsim.mechanisms import Mechanisms
@@ -103,6 +104,8 @@ class DB:
         # Each job's CPU cost multiplier, drawn when it starts from a stream of its own.
         self._cost_spread = machine.job_cost_spread() if mechanisms.job_cost_spread else None
         self._cost_rng = self.rng.spawn(1)[0]
+        # CPU of each read and write request of a job (0: per-byte costs alone).
+        self._io_request_cpu_s = machine.io_request_cpu_s if mechanisms.io_request_cost else 0.0
         self.workload = workload
         self.policy = policy
         self.entry = EntryFormat(workload.key_size, workload.value_size)
@@ -631,6 +634,7 @@ class DB:
             memtable.being_flushed = True
         written = sum(f.size_bytes for f in outputs)
         self._sst_bytes_written += written
+        cpu_s += self._requests_cpu_s(sum(f.size_bytes for f in below), written)
         job = FlushJob(self._new_job_id(), self.env.now,
                        cpu_s=cpu_s * self._job_cost_multiplier(), read_bytes=read_bytes,
                        write_bytes=written, outputs=outputs, memtables=memtables,
@@ -641,6 +645,12 @@ class DB:
                          num_deletes=0, total_data_size=round(memtable_bytes),
                          memory_usage=round(memtable_bytes), flush_reason="Write Buffer Full")
         return True
+
+    def _requests_cpu_s(self, read_bytes: float, write_bytes: float) -> float:
+        """CPU of a job's read and write requests (`lsmsim.io_request_cost`)."""
+        if not self._io_request_cpu_s:
+            return 0.0
+        return self._io_request_cpu_s * job_requests(read_bytes, write_bytes, self.options)
 
     def _job_cost_multiplier(self) -> float:
         """A starting job's CPU cost multiplier (`lsmsim.job_cost_spread`), 1 without it."""
@@ -712,9 +722,11 @@ class DB:
         self._sst_bytes_written += written
         file_bytes = sum([f.size_bytes for f in inputs])  # whole input files
         job = CompactionJob(self._new_job_id(), self.env.now,
-                            cpu_s=self.machine.compaction_cpu_s(
+                            cpu_s=(self.machine.compaction_cpu_s(
                                 file_bytes, file_bytes / self.entry.sst_bytes,
-                                compaction.sorted_runs) * self._job_cost_multiplier(),
+                                compaction.sorted_runs)
+                                + self._requests_cpu_s(file_bytes, written))
+                            * self._job_cost_multiplier(),
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
                             threads=plan.parallelism, subcompactions=plan.subcompactions,
                             compaction=compaction, input_bytes=sum(read), high_pool=high_pool)

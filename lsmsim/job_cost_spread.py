@@ -67,13 +67,14 @@ def compaction_ratios(traces: Sequence[Trace], costs: dict[str, float]) -> np.nd
     ratios: list[np.ndarray] = []
     for trace in traces:
         groups: dict[tuple[str, int], list[float]] = {}
-        for kind, size, entries, runs, cpu_ns in compaction_cpu_jobs(trace):
-            expected = (size * costs.get("compaction_ns_per_byte", 0.0)
-                        + entries * (costs.get("compaction_ns_per_entry", 0.0) + np.log2(runs)
-                                     * costs.get("compaction_merge_ns_per_entry_per_log2_run",
-                                                 0.0)))
-            if expected > 0 and cpu_ns > 0:
-                groups.setdefault(kind, []).append(np.log(cpu_ns / expected))
+        for job in compaction_cpu_jobs(trace):
+            expected = (job.input_bytes * costs.get("compaction_ns_per_byte", 0.0)
+                        + job.entries * (costs.get("compaction_ns_per_entry", 0.0)
+                                         + np.log2(job.sorted_runs) * costs.get(
+                                             "compaction_merge_ns_per_entry_per_log2_run", 0.0))
+                        + job.requests * costs.get("io_request_ns", 0.0))
+            if expected > 0 and job.cpu_ns > 0:
+                groups.setdefault(job.kind, []).append(np.log(job.cpu_ns / expected))
         for logs in groups.values():
             if len(logs) >= MIN_GROUP_JOBS:
                 ratios.append(np.exp(np.asarray(logs) - np.mean(logs)))

@@ -19,9 +19,11 @@ errors are the model's, not the host's.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from lsmsim.entry_format import EntryFormat
+from lsmsim.io_request_cost import job_requests
+from lsmsim.options import LsmOptions
 from lsmsim.trace import Trace
 
 if TYPE_CHECKING:  # machine.py reads job_cost_spread, which reads this module
@@ -32,11 +34,22 @@ if TYPE_CHECKING:  # machine.py reads job_cost_spread, which reads this module
 MIN_MEASURED_CPU_S = 1.0
 
 
-def compaction_cpu_jobs(trace: Trace) -> list[tuple[tuple[str, int], float, float, int, float]]:
-    """(kind, input bytes, input entries, sorted runs, CPU ns) of each compaction whose
-    compaction_finished has compaction_time_cpu_micros and num_input_records; the kind is
-    its input levels and output level, the runs as `Compaction.sorted_runs` counts them
-    (each L0 file, each other level)."""
+class CompactionCpu(NamedTuple):
+    """One real compaction with its thread CPU time (EVENT_LOG_v1 compaction_started and
+    compaction_finished)."""
+
+    kind: tuple[str, int]  # its input levels ("L0+L1") and output level
+    input_bytes: float
+    entries: float         # num_input_records
+    sorted_runs: int       # as `Compaction.sorted_runs` counts them: each L0 file, each level
+    cpu_ns: float          # compaction_time_cpu_micros
+    requests: float        # its read and write requests at the run's options
+
+
+def compaction_cpu_jobs(trace: Trace) -> list[CompactionCpu]:
+    """Each compaction whose compaction_finished has compaction_time_cpu_micros and
+    num_input_records."""
+    options = LsmOptions.from_mapping(trace.config.get("options", {}))
     started = {e["job"]: e for e in trace.events if e.get("event") == "compaction_started"}
     rows = []
     for event in trace.events:
@@ -48,20 +61,25 @@ def compaction_cpu_jobs(trace: Trace) -> list[tuple[tuple[str, int], float, floa
         levels = sorted(key for key in begin if key.startswith("files_L"))
         runs = sum(len(begin[key]) if key == "files_L0" else 1 for key in levels)
         kind = ("+".join(key[len("files_"):] for key in levels), int(event.get("output_level", -1)))
-        rows.append((kind, float(begin.get("input_data_size", 0)),
-                     float(event["num_input_records"]), max(runs, 1),
-                     float(event["compaction_time_cpu_micros"]) * 1e3))
+        input_bytes = float(begin.get("input_data_size", 0))
+        requests = job_requests(input_bytes, float(event.get("total_output_size", 0)), options)
+        rows.append(CompactionCpu(kind, input_bytes, float(event["num_input_records"]),
+                                  max(runs, 1), float(event["compaction_time_cpu_micros"]) * 1e3,
+                                  requests))
     return rows
 
 
-def compaction_cpu_rows(trace: Trace) -> list[tuple[float, float, int, float]]:
-    """(input bytes, input entries, sorted runs, CPU ns) of each compaction with its CPU
-    time: `compaction_cpu_jobs` without their kind."""
-    return [row[1:] for row in compaction_cpu_jobs(trace)]
+class FlushCpu(NamedTuple):
+    """A real run's flushes together, with their thread CPU time."""
+
+    output_bytes: float
+    entries: float
+    cpu_ns: float
+    requests: float  # their write requests at the run's options
 
 
-def flush_cpu_row(trace: Trace) -> tuple[float, float, float] | None:
-    """(bytes, entries, CPU ns) of a run's flushes: CompMergeCPU(sec) and Write(GB) of the L0
+def flush_cpu_row(trace: Trace) -> FlushCpu | None:
+    """A run's flushes: CompMergeCPU(sec) and Write(GB) of the L0
     row of its last DUMPING STATS (FlushJob adds its CPU time to L0's compaction stats), less
     the intra-L0 compactions finished by then (they add theirs too); entries from the bytes
     and the workload's entry size. Write(GB) is printed to 0.1 GB, hence
@@ -82,7 +100,8 @@ def flush_cpu_row(trace: Trace) -> tuple[float, float, float] | None:
         return None
     workload = trace.config["workload"]
     entry = EntryFormat(workload["key_size"], workload["value_size"]).sst_bytes
-    return size, size / entry, cpu_ns
+    options = LsmOptions.from_mapping(trace.config.get("options", {}))
+    return FlushCpu(size, size / entry, cpu_ns, job_requests(0.0, size, options))
 
 
 @dataclass(frozen=True)
@@ -108,18 +127,20 @@ class HostSpeed:
 
 def measure_host_speed(trace: Trace, machine: MachineProfile) -> HostSpeed:
     """A run's flushes and compactions: their measured CPU against the profile's
-    `flush_cpu_s` and `compaction_cpu_s` of the same bytes, entries and sorted runs."""
+    `flush_cpu_s` and `compaction_cpu_s` of the same bytes, entries and sorted runs, and its
+    `io_request_cpu_s` of their requests."""
     job_ns = profile_s = 0.0
     jobs = 0
-    for size, entries, runs, cpu_ns in compaction_cpu_rows(trace):
-        job_ns += cpu_ns
-        profile_s += machine.compaction_cpu_s(size, entries, runs)
+    for job in compaction_cpu_jobs(trace):
+        job_ns += job.cpu_ns
+        profile_s += (machine.compaction_cpu_s(job.input_bytes, job.entries, job.sorted_runs)
+                      + machine.io_request_cpu_s * job.requests)
         jobs += 1
     flushes = flush_cpu_row(trace)
     if flushes is not None:
-        size, entries, cpu_ns = flushes
-        job_ns += cpu_ns
-        profile_s += machine.flush_cpu_s(size, entries)
+        job_ns += flushes.cpu_ns
+        profile_s += (machine.flush_cpu_s(flushes.output_bytes, flushes.entries)
+                      + machine.io_request_cpu_s * flushes.requests)
         jobs += int(trace.summary.get("flush_count", 0))
     return HostSpeed(job_ns * 1e-9, profile_s, jobs)
 

@@ -128,6 +128,9 @@ class LsmOptions:
     compaction_readahead_size: int = _opt(0, "size", "db", True,
                                           "bytes a compaction reads ahead per read; "
                                           "0 = the kernel's readahead only")
+    writable_file_max_buffer_size: int = _opt(1 * MIB, "size", "db", True,
+                                              "bytes an SST file's writer buffers per write() "
+                                              "call (WritableFileWriter)", POSITIVE_UINT64)
     bytes_per_sync: int = _opt(0, "size", "db", True,
                                "start writeback of an SST file every this many bytes "
                                "(sync_file_range); 0 = only at the file's Sync")
