@@ -16,8 +16,8 @@ op), so by default they use `rules=code`; `rules=paper` gives them the paper's �
 which ADOC-B grows its batch only on MMO, found only when no L0O or RDO is (on PM it never
 grows). `adoc` keeps `rules=paper` by default.
 
-`rules=paper` (the default of `adoc`) is §5 of the paper: MMO (the active memtable filled before the
-immutable one was flushed: a memtable stall in the window), L0O (L0 files at the
+`rules=paper` (the default of `adoc`) is §5 of the paper: MMO (the active memtable filled
+before the immutable one was flushed: a memtable stall in the window), L0O (L0 files at the
 slowdown trigger) and RDO (pending compaction bytes at the soft limit) are looked for;
 the first found in the order L0O, RDO, MMO is handled: L0O adds threads and keeps the
 batch, RDO adds threads and halves the batch, MMO halves the threads and adds to the batch;

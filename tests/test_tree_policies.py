@@ -79,7 +79,8 @@ def test_cruisedb_code_tree_keeps_l0_on_a_memory_path_and_compacts_to_the_device
     assert l0_to_l1 and all(j.write_bytes > 0 for j in compactions)
     assert not any(f.number in db.memory_path_files for j in compactions for f in j.outputs)
     for job in l0_to_l1:  # reads L1 from the device (or page cache), never L0
-        l1_bytes = sum(job.compaction.input_bytes_of(f) for f in job.compaction.output_level_inputs)
+        l1_bytes = sum(job.compaction.input_bytes_of(f)
+                       for f in job.compaction.output_level_inputs)
         assert job.read_bytes <= l1_bytes + 1e-6
     assert db.counters.flush_bytes_written == 0   # the device's bytes: none from flushes
     assert db.options.max_write_buffer_number == 12
