@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import importlib.util
 import json
 import os
@@ -235,6 +236,29 @@ def peak_claim(paper: str, source: str, statement: str, metric: str, labels: Seq
         return Finding(simulated, 0 < top < len(values) - 1, f"peak at {labels[top]}")
 
     return Claim(paper, source, statement, paper_value, measure, reason, gap=gap)
+
+
+def with_variants(claim: Claim, variants: Mapping[str, Mapping[str, str]]) -> Claim:
+    """`claim` with its verdict as measured, and its measure repeated on each variant: a
+    name and the runs standing in for some of the claim's runs (`{label: other label}`, the
+    same run with one setting changed). Each variant's verdict and magnitude is appended to
+    the magnitude, so the table shows how the verdict depends on that setting."""
+
+    def measure(results: Results) -> Finding:
+        finding = claim.measure(results)
+        parts = []
+        for name, stand_ins in variants.items():
+            swapped = {**results, **{label: results[other] for label, other in stand_ins.items()}}
+            try:
+                variant = claim.measure(swapped)
+            except RuntimeError as exc:  # a failed stand-in run
+                parts.append(f"{name}: NOT RUN ({exc})")
+                continue
+            parts.append(f"{name}: {'holds' if variant.holds else 'does not hold'} "
+                         f"({variant.magnitude})")
+        return Finding(finding.simulated, finding.holds, "; ".join([finding.magnitude, *parts]))
+
+    return dataclasses.replace(claim, measure=measure)
 
 
 # -- loading --------------------------------------------------------------------------------

@@ -63,6 +63,28 @@ def test_verdicts_are_computed_from_the_simulated_runs(tmp_path):
     assert (claim_rows[1]["gap"], records[1]["reason"]) == ("", "")   # it holds
 
 
+def test_a_variant_repeats_the_claim_on_stand_in_runs_and_keeps_the_verdict():
+    experiment = tiny_experiment("nvme", "hdd")
+    claim = reproduce.with_variants(experiment.claims[0], {"as hdd": {"nvme": "hdd"}})
+    results, rows = run_experiments([experiment], workers=1)
+    finding = claim.measure(results["tiny"])
+    assert finding.holds == rows[0].finding.holds
+    assert finding.magnitude == (rows[0].finding.magnitude
+                                 + "; as hdd: does not hold (x1.00 vs paper x2.00)")
+
+
+def test_silk_experiments_run_silk_o_at_half_and_twice_the_media_bandwidth():
+    """TOTAL is the media bandwidth (ADOC Table 1: PM 2300 MB/s) as the authors set it."""
+    runs = {run.label: run for run in load_experiment("adoc_schemes").runs}
+    assert runs["pm-silk-o"].policy == "silk-o"
+    assert runs["pm-silk-o-total0.5x"].policy == "silk-o:bandwidth_MBps=1150"
+    assert runs["hdd-silk-o-total2x"].policy == "silk-o:bandwidth_MBps=420"
+    for name in ("adoc_schemes", "adoc_tail_latency", "adoc_ycsb"):
+        labels = {run.label for run in load_experiment(name).runs}
+        assert {label + "-total2x" for label in labels if label.endswith("silk-o")
+                and (name != "adoc_ycsb" or "-load-" in label)} <= labels
+
+
 def test_a_failed_run_leaves_its_claims_not_run():
     runs = (Run("nvme", "fillrandom", duration_s=10.0, options=TINY, workload_fields=FIELDS),
             Run("bad", "fillrandom", policy="no-such-policy", duration_s=10.0))
