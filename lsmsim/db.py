@@ -138,6 +138,9 @@ class DB:
         self._next_file_number = 1
         self._next_job_id = 1
         self._sst_bytes_written = 0.0
+        # Numbers of the files on a memory path (`Policy.output_on_device` False): a RAM
+        # disk's reads and writes take no device bandwidth and no page cache.
+        self.memory_path_files: set[int] = set()
         self._last_s = env.now
         self._next_interval_s = env.now + interval_s
         self._demands: list[Demand] = []
@@ -632,9 +635,9 @@ class DB:
         self._next_file_number += max(1, len(outputs))
         for memtable in memtables:
             memtable.being_flushed = True
-        written = sum(f.size_bytes for f in outputs)
-        self._sst_bytes_written += written
-        cpu_s += self._requests_cpu_s(sum(f.size_bytes for f in below), written)
+        written = self._device_write_bytes(outputs, "flush")
+        cpu_s += self._requests_cpu_s(sum(f.size_bytes for f in below),
+                                      sum(f.size_bytes for f in outputs))
         job = FlushJob(self._new_job_id(), self.env.now,
                        cpu_s=cpu_s * self._job_cost_multiplier(), read_bytes=read_bytes,
                        write_bytes=written, outputs=outputs, memtables=memtables,
@@ -660,10 +663,22 @@ class DB:
 
     def _device_read_bytes(self, parts: list[tuple[SstFile, float]]) -> float:
         """Bytes of (file, bytes read) parts that come from the device, not the page cache
-        (files written more than page_cache_bytes of SST bytes ago)."""
+        (files written more than page_cache_bytes of SST bytes ago) nor a memory path."""
         cache = self.machine.page_cache_bytes
+        memory = self.memory_path_files
         return sum(size for f, size in parts
-                   if self._sst_bytes_written - f.write_position_bytes >= cache)
+                   if self._sst_bytes_written - f.write_position_bytes >= cache
+                   and f.number not in memory)
+
+    def _device_write_bytes(self, outputs: list[SstFile], kind: str) -> float:
+        """The bytes a job of `kind` writes to the device: all of its outputs, or none when
+        the policy puts them on a memory path (those files are then remembered as such)."""
+        written = sum([f.size_bytes for f in outputs])
+        if self.policy.output_on_device(self, kind):
+            self._sst_bytes_written += written
+            return written
+        self.memory_path_files.update(f.number for f in outputs)
+        return 0.0
 
     def _finish_flush(self, job: FlushJob) -> None:
         self.flush_jobs.remove(job)
@@ -716,16 +731,16 @@ class DB:
                                compaction.output_cuts + plan.boundaries,
                                self._grandparent_bounds(compaction.output_level, lo, hi))
         self._next_file_number += max(1, len(outputs))
-        written = sum([f.size_bytes for f in outputs])
         read = [compaction.input_bytes_of(f) for f in inputs]
         device_read = self._device_read_bytes(list(zip(inputs, read)))
-        self._sst_bytes_written += written
+        written = self._device_write_bytes(outputs, "compaction")
         file_bytes = sum([f.size_bytes for f in inputs])  # whole input files
         job = CompactionJob(self._new_job_id(), self.env.now,
                             cpu_s=(self.machine.compaction_cpu_s(
                                 file_bytes, file_bytes / self.entry.sst_bytes,
                                 compaction.sorted_runs)
-                                + self._requests_cpu_s(file_bytes, written))
+                                + self._requests_cpu_s(file_bytes,
+                                                       sum([f.size_bytes for f in outputs])))
                             * self._job_cost_multiplier(),
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
                             threads=plan.parallelism, subcompactions=plan.subcompactions,

@@ -183,6 +183,15 @@ class Policy:
         such flushes then run one at a time and go before compactions touching that level."""
         return 0
 
+    def output_on_device(self, db: "DB", kind: str) -> bool:
+        """Whether the files a job of `kind` ("flush" or "compaction") writes go to the
+        modelled device. RocksDB writes a flush to db_paths[0] and a compaction to
+        Compaction::output_path_id(); with one path (default) everything is on the device.
+        False puts them on a memory path (a RAM disk): written and read back without device
+        bandwidth, at the CPU cost already charged (CruiseDB's code keeps L0 on path 0, a RAM
+        disk in its paper's setup, and sends every compaction to path 1)."""
+        return True
+
     def compaction_picker(self) -> CompactionPicker:
         """The picker the DB asks for compactions (called once, when the DB opens). A policy
         with its own tree shape (DOPA-DB's tiered key ranges) returns its own."""

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import importlib.util
+import json
 import os
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -73,11 +75,19 @@ class Finding:
 Results = Mapping[str, Cell]
 
 
+MODEL_GAP = "model gap"          # the simulator lacks or simplifies what decides it
+SETUP_DIFFERS = "setup differs"  # the runs differ from the paper's (length, size, machine)
+NOT_CHECKABLE = "not checkable"  # the paper's text gives nothing the runs can be held to
+GAP_CLASSES = (MODEL_GAP, SETUP_DIFFERS, NOT_CHECKABLE)
+
+
 @dataclass(frozen=True)
 class Claim:
     """A claim as the paper states it, and how to measure it on an experiment's runs.
-    `reason` is the likely reason it may not reproduce (printed when it does not); `rule`
-    is the verdict rule when it is not obvious (printed once under the claims table)."""
+    `reason` is the likely reason it may not reproduce and `gap` its class, one of
+    `GAP_CLASSES` (both printed, and written to the claims CSV and JSON, when it does not);
+    `rule` is the verdict rule when it is not obvious (printed once under the claims
+    table)."""
 
     paper: str
     source: str
@@ -86,6 +96,12 @@ class Claim:
     measure: Callable[[Results], Finding]
     reason: str = ""
     rule: str = ""
+    gap: str = ""
+
+    def __post_init__(self) -> None:
+        if self.gap and self.gap not in GAP_CLASSES:
+            raise ExperimentError(f"claim {self.statement!r}: gap {self.gap!r} is not one of "
+                                  f"{', '.join(GAP_CLASSES)}")
 
 
 @dataclass(frozen=True)
@@ -123,7 +139,7 @@ def _fmt(value: float) -> str:
 
 def ratio_claim(paper: str, source: str, statement: str, metric: str, higher: str, lower: str,
                 paper_ratio: float | None = None, paper_value: str = "",
-                reason: str = "") -> Claim:
+                reason: str = "", gap: str = "") -> Claim:
     """`metric` of run `higher` exceeds that of run `lower` (by `paper_ratio` in the paper)."""
 
     def measure(results: Results) -> Finding:
@@ -135,7 +151,7 @@ def ratio_claim(paper: str, source: str, statement: str, metric: str, higher: st
         return Finding(simulated, a > b, magnitude)
 
     value = paper_value or (f"x{paper_ratio:.2f}" if paper_ratio else "higher")
-    return Claim(paper, source, statement, value, measure, reason)
+    return Claim(paper, source, statement, value, measure, reason, gap=gap)
 
 
 TREND_TOLERANCE = 0.05   # of the series' largest |value|
@@ -166,7 +182,7 @@ def trend_direction_holds(values: Sequence[float], falls: bool,
 
 def trend_claim(paper: str, source: str, statement: str, metric: str, labels: Sequence[str],
                 falls: bool, paper_change: float | None = None, paper_value: str = "",
-                reason: str = "", monotonic: bool = False) -> Claim:
+                reason: str = "", monotonic: bool = False, gap: str = "") -> Claim:
     """`metric` falls (or rises) over `labels` in order, by `TREND_RULE`
     (`trend_direction_holds`; with `monotonic`, no step may reverse beyond the tolerance);
     `paper_change` is the paper's relative change first -> last (e.g. -0.199)."""
@@ -187,12 +203,12 @@ def trend_claim(paper: str, source: str, statement: str, metric: str, labels: Se
 
     value = paper_value or (f"{paper_change:+.1%}" if paper_change is not None
                             else ("falls" if falls else "rises"))
-    return Claim(paper, source, statement, value, measure, reason, TREND_RULE)
+    return Claim(paper, source, statement, value, measure, reason, TREND_RULE, gap)
 
 
 def pairs_claim(paper: str, source: str, statement: str, metric: str,
                 pairs: Sequence[tuple[str, str]], paper_value: str, mixed: bool = False,
-                reason: str = "") -> Claim:
+                reason: str = "", gap: str = "") -> Claim:
     """`metric` of the first run of each (higher, lower) pair exceeds the second's in every
     pair; with `mixed`, the winner differs between pairs (the paper's "depends on the
     device": at least one pair each way)."""
@@ -207,11 +223,11 @@ def pairs_claim(paper: str, source: str, statement: str, metric: str,
         return Finding(simulated, holds, f"x{min(ratios):.2f} to x{max(ratios):.2f}; "
                                          f"{above} of {len(ratios)} above 1")
 
-    return Claim(paper, source, statement, paper_value, measure, reason)
+    return Claim(paper, source, statement, paper_value, measure, reason, gap=gap)
 
 
 def peak_claim(paper: str, source: str, statement: str, metric: str, labels: Sequence[str],
-               paper_value: str, reason: str = "") -> Claim:
+               paper_value: str, reason: str = "", gap: str = "") -> Claim:
     """`metric` rises then falls over `labels`: its maximum is neither the first nor the last."""
 
     def measure(results: Results) -> Finding:
@@ -220,7 +236,30 @@ def peak_claim(paper: str, source: str, statement: str, metric: str, labels: Seq
         simulated = f"{metric}: " + " -> ".join(_fmt(v) for v in values)
         return Finding(simulated, 0 < top < len(values) - 1, f"peak at {labels[top]}")
 
-    return Claim(paper, source, statement, paper_value, measure, reason)
+    return Claim(paper, source, statement, paper_value, measure, reason, gap=gap)
+
+
+def with_variants(claim: Claim, variants: Mapping[str, Mapping[str, str]]) -> Claim:
+    """`claim` with its verdict as measured, and its measure repeated on each variant: a
+    name and the runs standing in for some of the claim's runs (`{label: other label}`, the
+    same run with one setting changed). Each variant's verdict and magnitude is appended to
+    the magnitude, so the table shows how the verdict depends on that setting."""
+
+    def measure(results: Results) -> Finding:
+        finding = claim.measure(results)
+        parts = []
+        for name, stand_ins in variants.items():
+            swapped = {**results, **{label: results[other] for label, other in stand_ins.items()}}
+            try:
+                variant = claim.measure(swapped)
+            except RuntimeError as exc:  # a failed stand-in run
+                parts.append(f"{name}: NOT RUN ({exc})")
+                continue
+            parts.append(f"{name}: {'holds' if variant.holds else 'does not hold'} "
+                         f"({variant.magnitude})")
+        return Finding(finding.simulated, finding.holds, "; ".join([finding.magnitude, *parts]))
+
+    return dataclasses.replace(claim, measure=measure)
 
 
 # -- loading --------------------------------------------------------------------------------
@@ -257,11 +296,32 @@ class ClaimRow:
     finding: Finding | None
     error: str = ""
 
+    FIELDS: ClassVar[tuple[str, ...]] = ("paper", "source", "statement", "paper_value",
+                                         "simulated", "verdict", "magnitude", "gap", "reason")
+
     @property
     def verdict(self) -> str:
         if self.finding is None:
             return "NOT RUN"
         return "holds" if self.finding.holds else "DOES NOT HOLD"
+
+    @property
+    def gap(self) -> tuple[str, str]:
+        """(class, one-line reason) of a claim that does not hold; empty otherwise."""
+        if self.finding is None or self.finding.holds:
+            return "", ""
+        return (self.claim.gap or "unclassified",
+                self.claim.reason or "no reason given")
+
+    def record(self) -> dict[str, str]:
+        """The row as the claims CSV and JSON hold it."""
+        finding = self.finding
+        gap, reason = self.gap
+        return {"paper": self.claim.paper, "source": self.claim.source,
+                "statement": self.claim.statement, "paper_value": self.claim.paper_value,
+                "simulated": finding.simulated if finding else self.error,
+                "verdict": self.verdict, "magnitude": finding.magnitude if finding else "",
+                "gap": gap, "reason": reason}
 
 
 def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1.0,
@@ -318,11 +378,16 @@ def format_claims(rows: Sequence[ClaimRow]) -> str:
         else:
             lines.append(f"     simulated ({row.experiment}): {row.finding.simulated}")
             lines.append(f"     direction {row.verdict}; magnitude {row.finding.magnitude}")
-            if not row.finding.holds and claim.reason:
-                lines.append(f"     does not reproduce; likely reason: {claim.reason}")
+            if not row.finding.holds:
+                gap, reason = row.gap
+                lines.append(f"     does not reproduce ({gap}); likely reason: {reason}")
     held = sum(1 for r in rows if r.finding is not None and r.finding.holds)
+    classes = [r.gap[0] for r in rows if r.verdict == "DOES NOT HOLD"]
+    by_class = ", ".join(f"{classes.count(c)} {c}" for c in dict.fromkeys(
+        (*GAP_CLASSES, *classes)) if classes.count(c))
     lines.append(f"\n{held} of {len(rows)} claims hold in direction "
-                 f"({sum(1 for r in rows if r.finding is None)} not run)")
+                 f"({sum(1 for r in rows if r.finding is None)} not run"
+                 + (f"; not holding: {by_class}" if by_class else "") + ")")
     for rule in dict.fromkeys(r.claim.rule for r in rows if r.claim.rule):
         lines.append(f"rule: {rule}")
     return "\n".join(lines)
@@ -331,8 +396,9 @@ def format_claims(rows: Sequence[ClaimRow]) -> str:
 def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Sequence[ClaimRow],
                   out: Path, figures: bool = True) -> None:
     """`<name>.csv` (one row per run: its settings and metrics), `<name>.png` (one panel per
-    metric of the experiment, a bar per run) and `<name>_claims.csv`; without `figures`,
-    the CSV files only."""
+    metric of the experiment, a bar per run), `<name>_claims.csv` and `<name>_claims.json`
+    (a claim per row, with the gap class and reason of one that does not hold); without
+    `figures`, the CSV and JSON files only."""
 
     columns = sorted({m for c in cells.values() for m in c.metrics})
     with open(out / f"{experiment.name}.csv", "w", newline="") as handle:
@@ -345,15 +411,12 @@ def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Seque
                              dict(run.options),
                              *(repr(cell.metrics[c]) if c in cell.metrics else "" for c in columns),
                              f"{cell.cpu_s:.3f}", cell.error])
+    records = [row.record() for row in rows]
     with open(out / f"{experiment.name}_claims.csv", "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["paper", "source", "statement", "paper_value", "simulated", "verdict",
-                         "magnitude"])
-        for row in rows:
-            finding = row.finding
-            writer.writerow([row.claim.paper, row.claim.source, row.claim.statement,
-                             row.claim.paper_value, finding.simulated if finding else row.error,
-                             row.verdict, finding.magnitude if finding else ""])
+        writer = csv.DictWriter(handle, fieldnames=list(ClaimRow.FIELDS))
+        writer.writeheader()
+        writer.writerows(records)
+    (out / f"{experiment.name}_claims.json").write_text(json.dumps(records, indent=1) + "\n")
     if experiment.series:
         write_series(experiment, cells, out, figures)
     if not figures:

@@ -84,8 +84,10 @@ register("silk-d", Silk.variant("silk-d"))
 register("silk-p", Silk.variant("silk-p", max_background_jobs=4, write_buffer_size=128 << 20))
 register("silk-o", Silk.variant("silk-o", max_background_jobs=8, write_buffer_size=512 << 20))
 register("adoc", Adoc)
-register("adoc-t", Adoc.variant("adoc-t", tune_batch=False))
-register("adoc-b", Adoc.variant("adoc-b", tune_threads=False))
+# ADOC-T and ADOC-B as the released FEAT_Tuner runs them: its TEA mode (TuneByTEA only,
+# TEA_enable=true, FEA_enable=false) and FEA mode (TuneByFEA only); `rules=paper` for §5.
+register("adoc-t", Adoc.variant("adoc-t", tune_batch=False, rules="code"))
+register("adoc-b", Adoc.variant("adoc-b", tune_threads=False, rules="code"))
 register("two-stage", TwoStageThrottling)
 register("cruisedb", CruiseDb)
 register("dopadb", DopaDb)

@@ -9,8 +9,15 @@ max_bytes_for_level_base = L0 trigger x min merge x batch) and a thread change o
 SetDBOptions, which also resets the delayed write rate (§2.5); the flush threads stay a
 quarter of the total (GetBGJobLimits' jobs // 4).
 
-`rules=paper` (default) is §5 of the paper: MMO (the active memtable filled before the
-immutable one was flushed: a memtable stall in the window), L0O (L0 files at the
+`adoc-t` and `adoc-b` are the released code's two single-knob modes (README of FEAT_7.11:
+ADOC-T = TEA_enable=true, FEA_enable=false; ADOC-B the reverse): FEAT_Tuner::
+DetectTuningOperations runs TuneByTEA only (the thread op) or TuneByFEA only (the batch
+op), so by default they use `rules=code`; `rules=paper` gives them the paper's §5 rule, under
+which ADOC-B grows its batch only on MMO, found only when no L0O or RDO is (on PM it never
+grows). `adoc` keeps `rules=paper` by default.
+
+`rules=paper` (the default of `adoc`) is §5 of the paper: MMO (the active memtable filled
+before the immutable one was flushed: a memtable stall in the window), L0O (L0 files at the
 slowdown trigger) and RDO (pending compaction bytes at the soft limit) are looked for;
 the first found in the order L0O, RDO, MMO is handled: L0O adds threads and keeps the
 batch, RDO adds threads and halves the batch, MMO halves the threads and adds to the batch;
@@ -63,13 +70,15 @@ class Observation:
 
 
 class Adoc(Policy):
-    """ADOC: both knobs; `adoc-t` and `adoc-b` turn one of them off."""
+    """ADOC: both knobs; `adoc-t` and `adoc-b` turn one of them off (FEAT_Tuner's TEA and
+    FEA modes, its rules by default)."""
 
     name = "adoc"
     parameters = {
         "tune_threads": Param(True, "turn the thread count (TEA_enable)", "bool"),
         "tune_batch": Param(True, "turn the batch size (FEA_enable)", "bool"),
-        "rules": Param("paper", "paper = §5 overflow handling; code = FEAT_7.11's rules",
+        "rules": Param("paper", "paper = §5 overflow handling; code = FEAT_7.11's rules "
+                                "(TuneByTEA/TuneByFEA; adoc-t's and adoc-b's default)",
                        "choice", ("paper", "code")),
         "l0_metric": Param("level0", "level0 = L0 files (paper); base_level = the code's "
                                      "base-level files", "choice", ("level0", "base_level")),

@@ -1,10 +1,18 @@
 """`cruisedb`: CruiseDB (Liang & Chai, ICDE'21; ../shared/reference/algorithms.md §4).
 
-- SP-LSM tree (paper §VI-A): no L0; a flush merges the memtables straight into the base
-  level (L1 unless dynamic level sizing moves it), so L0 stalls cannot happen.
+- The tree, `tree=code` (default): as the authors' code builds it (cds-ruc/CruiseDB,
+  algorithms.md §4.6). It keeps RocksDB's L0 and its stall triggers; a flush writes L0 to
+  db_paths[0] and `Compaction::output_path_id()` is hard-coded to 1, so every compaction
+  writes to the second path. The paper's server turns all memory beyond 8 GB into a RAM
+  disk (§VIII-A), which is where path 0 lies: flushes (and the L0 reads of L0->L1
+  compactions) take no device bandwidth (`Policy.output_on_device`), and the L0->L1
+  compaction is the paper's "memory->L1" one: it reads L1 and writes to the SSD. The
+  scheduling order is RocksDB's (the code has no oversize rule).
+- `tree=paper`: the SP-LSM tree as §VI-A describes it: no L0; a flush merges the memtables
+  straight into the base level (L1 unless dynamic level sizing moves it), so L0 stalls
+  cannot happen; memory->L1 goes first unless a level is more than 5x its target size,
+  then that level's compaction goes first (§VI-B1).
 - Enlarged memory buffer (§VI-B2): 12 memtables (0.75 GB with 64 MB memtables).
-- Compaction order (§VI-B1): memory->L1 goes first, unless a level is more than 5x its
-  target size; then that level's compaction goes first.
 - Three I/O priority classes (§VII "I/O Scheduler", code db/io_controller.cc): client
   writes and WAL, then memory->L1 (and any L0-start compaction), then other compactions.
   Simplified: strict priority with a 1 s starvation cap is modelled as device weights
@@ -93,6 +101,9 @@ class CruiseDb(Policy):
                                       "before memory->L1", low=1.0),
         "admission": Param(True, "adaptive admission on (off: tree and I/O classes only)",
                            "bool"),
+        "tree": Param("code", "code = L0 kept on a RAM-disk path, compactions to the device "
+                              "(the authors' code); paper = SP-LSM, memtables merged into L1",
+                      "choice", ("code", "paper")),
     }
     orders = (Order("target_watermark", "high_watermark", strict=True),)
 
@@ -111,14 +122,22 @@ class CruiseDb(Policy):
 
     # -- SP-LSM tree and I/O classes ---------------------------------------------------------
     def flush_output_level(self, db: "DB") -> int:
-        return db.scores.base_level
+        """Paper tree: the base level (no L0). Code tree: L0, RocksDB's."""
+        return db.scores.base_level if self.params["tree"] == "paper" else 0
+
+    def output_on_device(self, db: "DB", kind: str) -> bool:
+        """Code tree: flushes to path 0 (the RAM disk), compactions to path 1 (the device:
+        Compaction::output_path_id() returns 1). Paper tree: one path, the device."""
+        return self.params["tree"] == "paper" or kind != "flush"
 
     def compaction_speedup(self, db: "DB") -> bool:
         return True
 
     def compaction_before_flush(self, db: "DB") -> bool:
-        """Paper §VI-B1: a level more than `oversize_factor` x its target is compacted before
-        the memory -> L1 compaction."""
+        """Paper §VI-B1 (paper tree only): a level more than `oversize_factor` x its target
+        is compacted before the memory -> L1 compaction."""
+        if self.params["tree"] != "paper":
+            return False
         targets = db.scores.targets
         factor = self.params["oversize_factor"]
         return any(db.version.level_bytes(level) > factor * targets[level]

@@ -199,6 +199,24 @@ def test_adoc_variants_never_turn_the_other_knob(variant, fixed):
     assert len(set(result.timeseries[fixed])) == 1
 
 
+def test_adoc_single_knob_variants_default_to_the_released_tea_and_fea_modes():
+    """FEAT_7.11's README: ADOC-T = TEA only, ADOC-B = FEA only, both FEAT_Tuner's rules."""
+    assert make_policy("adoc").params["rules"] == "paper"
+    for variant in ("adoc-t", "adoc-b"):
+        assert make_policy(variant).params["rules"] == "code"
+        assert make_policy(f"{variant}:rules=paper").params["rules"] == "paper"
+
+
+def test_adoc_b_grows_its_batch_on_pm_by_tunebyfea_not_by_the_papers_rule():
+    """TuneByFEA adds to the batch whenever no immutable memtable waits; the paper's rule
+    grows it only on MMO, which an L0 or pending-bytes overflow always pre-empts on PM."""
+    def batches(policy: str) -> set[float]:
+        return set(run_small(duration_s=40, device="pm", policy=policy)
+                   .timeseries["policy_batch_MB"])
+    assert max(batches("adoc-b:min_batch_bytes=4MB")) > 4
+    assert batches("adoc-b:min_batch_bytes=4MB,rules=paper") == {4.0}
+
+
 def test_adoc_code_rules_discard_flushless_windows_and_warm_up():
     adoc = Adoc(rules="code")
     assert adoc.code_ops(observation(flush_MBps=0.0, l0_ratio=2.0)) == (KEEP, KEEP)

@@ -4,6 +4,7 @@ user errors listing the valid experiments."""
 from __future__ import annotations
 
 import csv
+import json
 import textwrap
 
 import pytest
@@ -24,7 +25,7 @@ def tiny_experiment(faster: str, slower: str) -> Experiment:
                      workload_fields=FIELDS) for device in ("nvme", "hdd"))
     return Experiment("tiny", "tiny", runs, (
         ratio_claim("test", "§0", f"{faster} is faster than {slower}", "throughput_ops_per_s",
-                    faster, slower, paper_ratio=2.0, reason="a reason"),
+                    faster, slower, paper_ratio=2.0, reason="a reason", gap=reproduce.MODEL_GAP),
         trend_claim("test", "§0", "throughput falls nvme -> hdd", "throughput_ops_per_s",
                     ["nvme", "hdd"], falls=True)), metrics=("throughput_ops_per_s",))
 
@@ -40,7 +41,9 @@ def test_verdicts_are_computed_from_the_simulated_runs(tmp_path):
     _, reversed_rows = run_experiments([tiny_experiment("hdd", "nvme")], workers=1)
     assert reversed_rows[0].finding.holds != rows[0].finding.holds
     table = format_claims(rows + reversed_rows)
-    assert "DOES NOT HOLD" in table and "likely reason: a reason" in table
+    assert "DOES NOT HOLD" in table
+    assert "does not reproduce (model gap); likely reason: a reason" in table
+    assert "not holding: 1 model gap" in table
     assert f"rule: {reproduce.TREND_RULE}" in table
     write_outputs(experiments[0], results["tiny"], rows, tmp_path)
     with open(tmp_path / "tiny.csv") as handle:
@@ -49,6 +52,37 @@ def test_verdicts_are_computed_from_the_simulated_runs(tmp_path):
     assert float(table_rows[0]["throughput_ops_per_s"]) == nvme
     assert (tmp_path / "tiny.png").stat().st_size > 0
     assert (tmp_path / "tiny_claims.csv").read_text().count("\n") == 3
+    # The class and reason of a claim that does not hold, in the CSV and the JSON.
+    write_outputs(experiments[0], results["tiny"], reversed_rows, tmp_path, figures=False)
+    with open(tmp_path / "tiny_claims.csv") as handle:
+        claim_rows = list(csv.DictReader(handle))
+    records = json.loads((tmp_path / "tiny_claims.json").read_text())
+    for record in (claim_rows[0], records[0]):
+        assert record["verdict"] == "DOES NOT HOLD"
+        assert (record["gap"], record["reason"]) == ("model gap", "a reason")
+    assert (claim_rows[1]["gap"], records[1]["reason"]) == ("", "")   # it holds
+
+
+def test_a_variant_repeats_the_claim_on_stand_in_runs_and_keeps_the_verdict():
+    experiment = tiny_experiment("nvme", "hdd")
+    claim = reproduce.with_variants(experiment.claims[0], {"as hdd": {"nvme": "hdd"}})
+    results, rows = run_experiments([experiment], workers=1)
+    finding = claim.measure(results["tiny"])
+    assert finding.holds == rows[0].finding.holds
+    assert finding.magnitude == (rows[0].finding.magnitude
+                                 + "; as hdd: does not hold (x1.00 vs paper x2.00)")
+
+
+def test_silk_experiments_run_silk_o_at_half_and_twice_the_media_bandwidth():
+    """TOTAL is the media bandwidth (ADOC Table 1: PM 2300 MB/s) as the authors set it."""
+    runs = {run.label: run for run in load_experiment("adoc_schemes").runs}
+    assert runs["pm-silk-o"].policy == "silk-o"
+    assert runs["pm-silk-o-total0.5x"].policy == "silk-o:bandwidth_MBps=1150"
+    assert runs["hdd-silk-o-total2x"].policy == "silk-o:bandwidth_MBps=420"
+    for name in ("adoc_schemes", "adoc_tail_latency", "adoc_ycsb"):
+        labels = {run.label for run in load_experiment(name).runs}
+        assert {label + "-total2x" for label in labels if label.endswith("silk-o")
+                and (name != "adoc_ycsb" or "-load-" in label)} <= labels
 
 
 def test_a_failed_run_leaves_its_claims_not_run():
@@ -69,6 +103,19 @@ def test_every_shipped_experiment_loads_with_claims():
     assert sum(len(e.claims) for e in experiments) >= 25
     assert {c.paper for e in experiments for c in e.claims} >= {
         "ADOC", "DOPA-DB", "CruiseDB", "3D XPoint study"}
+
+
+def test_every_shipped_claim_has_a_gap_class_and_a_reason():
+    """So a claim that does not hold always prints why, and of which kind."""
+    for name in experiment_names():
+        for claim in load_experiment(name).claims:
+            assert claim.gap in reproduce.GAP_CLASSES, (name, claim.statement)
+            assert claim.reason and "\n" not in claim.reason, (name, claim.statement)
+
+
+def test_a_claim_with_an_unknown_gap_class_is_an_experiment_error():
+    with pytest.raises(reproduce.ExperimentError, match="model gap, setup differs"):
+        ratio_claim("test", "§0", "x", "throughput_ops_per_s", "a", "b", gap="bad luck")
 
 
 def test_unknown_experiment_is_a_user_error_listing_valid_ones(capsys):

@@ -53,14 +53,48 @@ def test_cruisedb_controller_moves_the_memory_watermark_toward_half():
     assert _watermark_error(admission=1) < _watermark_error(admission=0)
 
 
-def test_cruisedb_tree_has_no_l0_and_flushes_into_the_base_level():
-    env, db = open_db(policy="cruisedb", device="nvme")
+def test_cruisedb_paper_tree_has_no_l0_and_flushes_into_the_base_level():
+    env, db = open_db(policy="cruisedb:tree=paper", device="nvme")
     env.run(until=20)
     assert db.counters.flushes > 0
     assert db.counters.bytes_written_per_level[0] == 0
     assert db.counters.bytes_written_per_level[1] >= db.counters.flush_bytes_written * 0.999
     assert db.options.max_write_buffer_number == 12
     assert db.stall_state.counters.get("level0_slowdown", 0) == 0
+
+
+def test_cruisedb_code_tree_keeps_l0_on_a_memory_path_and_compacts_to_the_device():
+    """cds-ruc/CruiseDB: flushes write L0 to db_paths[0] (the RAM disk), every compaction
+    to path 1 (Compaction::output_path_id() returns 1), algorithms.md §4.6."""
+    env, db = open_db(policy="cruisedb", device="nvme")
+    flushes: list[FlushJob] = []
+    compactions: list[CompactionJob] = []
+    while env.now < 20:
+        env.run(until=env.now + 0.05)
+        flushes += [j for j in db.flush_jobs if j not in flushes]
+        compactions += [j for j in db.compaction_jobs if j not in compactions]
+    assert flushes and all(j.output_level == 0 and j.write_bytes == 0 for j in flushes)
+    assert all(f.number in db.memory_path_files for j in flushes for f in j.outputs)
+    l0_to_l1 = [j for j in compactions if j.compaction.start_level == 0]
+    assert l0_to_l1 and all(j.write_bytes > 0 for j in compactions)
+    assert not any(f.number in db.memory_path_files for j in compactions for f in j.outputs)
+    for job in l0_to_l1:  # reads L1 from the device (or page cache), never L0
+        l1_bytes = sum(job.compaction.input_bytes_of(f)
+                       for f in job.compaction.output_level_inputs)
+        assert job.read_bytes <= l1_bytes + 1e-6
+    assert db.counters.flush_bytes_written == 0   # the device's bytes: none from flushes
+    assert db.options.max_write_buffer_number == 12
+
+
+def test_cruisedb_code_tree_frees_memtables_faster_than_the_papers():
+    """A RAM-disk flush costs CPU only, a flush merged into L1 reads and rewrites L1: the
+    paper's tree fills its memtables (memtable stalls), the code's stalls on L0 instead."""
+    runs = {tree: run_small(30, device="hdd", policy=f"cruisedb:tree={tree},admission=0")
+            .summary for tree in ("code", "paper")}
+    assert runs["code"]["peak_memtable_bytes"] < runs["paper"]["peak_memtable_bytes"] / 2
+    code, paper = (runs[tree]["stall_duration_s_by_cause"] for tree in ("code", "paper"))
+    assert code["memtable_compaction"] == 0 < paper["memtable_compaction"]
+    assert paper["level0_slowdown"] == 0 < code["level0_slowdown"]
 
 
 def test_cruisedb_io_classes_put_clients_then_memory_to_l1_then_other_compactions():

@@ -5,8 +5,8 @@ SSD, HDD at 2-20 threads, 64 MB batches, 900 simulated s; the paper's are one ho
 
 from typing import Callable
 
-from lsmsim.reproduce import (Claim, Experiment, Finding, Results, load_experiment, metric_of,
-                              trend_claim)
+from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, load_experiment,
+                              metric_of, trend_claim)
 
 THREADS_SWEEP = load_experiment("adoc_threads")
 THREADS = (2, 4, 6, 12, 20)
@@ -58,12 +58,14 @@ EXPERIMENT = Experiment(
              "l0_compaction_rate_MBps", "deep_compaction_rate_MBps"),
     claims=(
         *(trend_claim("ADOC", source, f"{statement} ({name})", metric, _labels(device),
-                      falls=falls, paper_value=paper_value, reason=reason, monotonic=monotonic)
+                      falls=falls, paper_value=paper_value, reason=reason, monotonic=monotonic,
+                      gap=MODEL_GAP)
           for source, statement, metric, falls, monotonic, paper_value, reason in TRENDS
           for device, name in DEVICES),
         *(Claim("ADOC", "§4.2, Fig. 7(b)", f"flush jobs are allocated the least bandwidth "
                 f"among the background jobs ({name})", "flush rate lowest of the three kinds",
                 _flush_slowest(device),
+                gap=MODEL_GAP,
                 reason="the simulated flush is slowest only with few threads; with many, "
                        "the deep compactions, which read as well as write, get the smallest "
                        "share")

@@ -4,8 +4,8 @@ The paper runs 3600 s; these runs are 900 simulated s (--duration-scale 4 for th
 
 from typing import Callable
 
-from lsmsim.reproduce import (Claim, Experiment, Finding, Results, Run, metric_of, peak_claim,
-                              trend_claim)
+from lsmsim.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
+                              Run, metric_of, peak_claim, trend_claim)
 
 THREADS = (2, 4, 6, 12, 20)
 NAMES = (("pm", "PM"), ("nvme", "NVMe SSD"), ("hdd", "HDD"))
@@ -35,27 +35,38 @@ EXPERIMENT = Experiment(
                       "the thread count increases, up to six threads", "stall_time_s",
                       [f"{device}-{t}" for t in UP_TO_SIX], falls=True,
                       paper_value="falls from 2 to 6 threads (more notably with PM)",
+                      gap=MODEL_GAP,
                       reason="the simulated device is bound by compaction bandwidth/CPU "
                              "shares that more threads do not relieve in 900 s")
           for device, name in NAMES[:2]),
         *(Claim("ADOC", "§4, Fig. 6(b)/8", f"with 20 threads the frequent write stalls are "
                 f"MT stalls and L0 stalls hardly occur (device not named in the text; {name})",
                 "MT stall time above L0 stall time at 20 threads", _mt_over_l0(device),
+                gap=MODEL_GAP,
                 reason="the simulated flush keeps its share of the device against many "
                        "compactions, so memory overflow does not dominate")
           for device, name in NAMES),
-        *(trend_claim("ADOC", "§4, Fig. 8(a)", f"the occurrences of PS stalls decrease as the "
-                      f"number of threads increases, 64 MB batches (device not named in the "
-                      f"text; {name})", "stall_count_PS", [f"{device}-t{t}" for t in THREADS],
-                      falls=True, paper_value="PS stall count falls with threads",
+        # §3.2 and Table 2 [L5] say PS stalls "decrease as the number of threads increases",
+        # but §4.2 qualifies it: "earlier studies concluded that PS stalls increase with
+        # thread count, which was true for up to four threads, we also saw the opposite as
+        # more threads were added (Figure 8 and Table 2 [L5])" and "beyond this threshold of
+        # 4 (for most cases), the flush rate is reduced and consequently, the data
+        # redundancy rate also diminishes". So the fall is checked from four threads on;
+        # the rise up to four is the peak claim below.
+        *(trend_claim("ADOC", "§4.2, Fig. 8(a) (Table 2 [L5])", f"beyond four threads the "
+                      f"occurrences of PS stalls decrease as threads are added (\"beyond this "
+                      f"threshold of 4 (for most cases) ... less RDO\"), 64 MB batches "
+                      f"(device not named in the text; {name})", "stall_count_PS",
+                      [f"{device}-t{t}" for t in THREADS if t >= 4], falls=True,
+                      paper_value="PS stall count falls from 4 threads on",
                       reason="PS stalls need pending compaction bytes above 64 GiB; a 900 s "
-                             "run may not build them up (a count of 0 throughout cannot fall), "
-                             "or they first rise to about four threads, as the paper's own "
-                             "Fig. 8(a) and §4.2 describe, which is not a fall")
+                             "run may not build them up (a count of 0 throughout cannot fall)",
+                      gap=SETUP_DIFFERS)
           for device, name in NAMES),
         *(peak_claim("ADOC", "§4, Fig. 8(a)", f"PS stalls rise to about four threads and fall "
                      f"after (as read off Fig. 8(a); {name})", "stall_count_PS",
                      [f"{device}-t{t}" for t in THREADS], paper_value="peak near 4 threads",
+                     gap=SETUP_DIFFERS,
                      reason="no interior peak: PS stalls need pending compaction bytes above "
                             "64 GiB, which a short run may not reach")
           for device, name in NAMES),

@@ -10,7 +10,8 @@ text states a trend for 9(b) only, so 9(a) is drawn, not judged."""
 
 import numpy as np
 
-from lsmsim.reproduce import Claim, Experiment, Finding, Results, Run, cell_of, ratio_claim
+from lsmsim.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results, Run,
+                              cell_of, ratio_claim)
 from lsmsim.reproduce_series import SERIES, after_load, client_ops_per_s
 from policies.dopadb import recommended_compaction_bytes
 
@@ -54,6 +55,7 @@ def _table1(workload: str, paper: float) -> Claim:
 
     return Claim("DOPA-DB", "§4, Table 1", f"total write amount of DOPA-DB normalized to "
                  f"RocksDB, {workload} (uniform)", f"x{paper:.2f}", measure,
+                 gap=SETUP_DIFFERS,
                  reason="write amounts depend on the tree the run builds; 600 s fills far "
                         "less than the paper's 100 M-pair load")
 
@@ -73,6 +75,7 @@ def _fill_ratio(workload: str) -> Claim:
     return Claim("DOPA-DB", "§4, Fig. 8", f"DOPA-DB, using different ULC sizes as the workload "
                  f"changes, avoids reaching the L0 stall threshold ({workload}, uniform)",
                  "ratio stays below 1", measure,
+                 gap=MODEL_GAP,
                  reason="the simulated L0->L1 compaction of one range at a time falls behind "
                         "the flushes")
 
@@ -112,19 +115,24 @@ EXPERIMENT = Experiment(
     series=("ops_per_s", "read_ops_per_s", "policy_l0_fill_to_threshold"),  # Fig. 8, 9
     claims=(
         Claim("DOPA-DB", "§3, Equation 1", "CSR's worked example: the maximum compaction "
-              "size within 3 s (5 s to stall - 2 s for L0-L1) is 300MB", "300 MB", _csr_example),
+              "size within 3 s (5 s to stall - 2 s for L0-L1) is 300MB", "300 MB", _csr_example,
+              gap=MODEL_GAP, reason="the policy's recommended_compaction_bytes does not "
+                                    "compute Equation 1 as the paper's example does"),
         ratio_claim("DOPA-DB", "§4, Fig. 7", "for Load, DOPA-DB provides 88.1% higher "
                     "throughput than RocksDB", "throughput_ops_per_s", "ycsb_load-dopadb",
                     "ycsb_load-rocksdb", paper_ratio=1.881,
+                    gap=SETUP_DIFFERS,
                     reason="the tiered tree's lower write amplification pays off only once "
                            "the tree is deep, which a short run does not reach"),
         ratio_claim("DOPA-DB", "§4", "for Load, the total stall time with DOPA-DB is 69% "
                     "lower on average", "stall_time_s", "ycsb_load-rocksdb", "ycsb_load-dopadb",
                     paper_ratio=1 / (1 - 0.69),
+                    gap=SETUP_DIFFERS,
                     reason="RocksDB does not stall within the short simulated load"),
         ratio_claim("DOPA-DB", "§4, Fig. 7", "for W50(U), DOPA-DB shows lower throughput "
                     "than RocksDB", "client_ops_per_s", "dopa_w50-rocksdb", "dopa_w50-dopadb",
                     paper_value="DOPA-DB below RocksDB",
+                    gap=MODEL_GAP,
                     reason="the simulated read path charges sub-level lookups less than the "
                            "compaction work DOPA-DB adds"),
         _table1("ycsb_load", 0.57),
@@ -134,6 +142,7 @@ EXPERIMENT = Experiment(
               "trend (there DOPA-DB's normalized throughput falls from Load, x1.88, to W50, "
               "below 1), attributed to a too naive adaptation; read from the text, the bars' "
               "values are not given", "trend differs from Fig. 7", _shift_down_trend,
+              gap=MODEL_GAP,
               reason="the simulated DOPA-DB gains on writes and loses on reads as in Fig. 7"),
     ),
 )
