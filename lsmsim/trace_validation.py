@@ -42,7 +42,7 @@ DEFAULT_DEVICE = "nvme"
 DEVICE_WIDTH = 11  # the report's device column
 HOST_WIDTH = 7
 HOST_COLUMN = ("host = the profile's CPU costs scaled to the job CPU measured in the LOGs of the "
-               "runs in this run's folder (one host session; '-': too little to tell; "
+               "runs of this run's host session (its folder's runs; '-': too little to tell; "
                "--host-speed profile: unscaled)")
 HOST_COLUMN_OFF = "host: every run on the profile as it is (--host-speed profile)"
 _REPEAT = re.compile(r"_r\d+$")
@@ -58,6 +58,17 @@ def infer_device(folder: Path) -> str | None:
                                  f"{', '.join(DEVICE_BY_MATERIAL)} (or pass --device)")
             return DEVICE_BY_MATERIAL[material]
     return None
+
+
+def host_session(folder: Path) -> Path:
+    """The folder that holds one host session's runs: the run folder's parent, or, in the
+    ADOC authors' layout (`<set>/StorageMaterial.<device>/1CPU/64MB`), the folder above the
+    devices, whose runs share one host."""
+    path = Path(folder).resolve()
+    for ancestor in path.parents:
+        if ancestor.name.startswith("StorageMaterial."):
+            return ancestor.parent
+    return path.parent
 
 
 def run_devices(folders: Sequence[Path], device: str | None,
@@ -155,16 +166,16 @@ def _measure_host(job: tuple[Path, MachineProfile, float | None]) -> HostSpeed:
 
 def session_hosts(folders: Sequence[Path], machine: MachineProfile, max_seconds: float | None,
                   workers: int) -> list[HostSpeed | None]:
-    """Each run's host speed, pooled over the runs of its folder's parent (taken as one host
-    session: runs captured together land in one folder); None for a run whose import
-    fails (its simulation reports the error). Ctrl-C raises `worker_pool.Interrupted`."""
+    """Each run's host speed, pooled over the runs of its host session (`host_session`:
+    runs captured together land in one folder); None for a run whose import fails (its
+    simulation reports the error). Ctrl-C raises `worker_pool.Interrupted`."""
     speeds = run_jobs(_measure_host, [(f, machine, max_seconds) for f in folders], workers)
     sessions: dict[Path, list[HostSpeed]] = {}
     for folder, speed in zip(folders, speeds):
         if isinstance(speed, HostSpeed):
-            sessions.setdefault(Path(folder).resolve().parent, []).append(speed)
+            sessions.setdefault(host_session(folder), []).append(speed)
     session = {parent: pooled(members) for parent, members in sessions.items()}
-    return [session[Path(f).resolve().parent] if isinstance(s, HostSpeed) else None
+    return [session[host_session(f)] if isinstance(s, HostSpeed) else None
             for f, s in zip(folders, speeds)]
 
 

@@ -334,3 +334,13 @@ def test_validate_takes_the_hosts_speed_out_of_the_error(tmp_path, capsys):
     assert main(["validate", runs[0], "--machine", "local-2core", "--max-seconds", "20"]) == 0
     out = capsys.readouterr().out
     assert "host" in out.splitlines()[1] and " x" in out.splitlines()[2]
+
+
+def test_a_host_session_is_the_folder_of_runs_taken_together(tmp_path):
+    """Plain run folders: their parent; the ADOC authors' layout: the folder above the
+    devices (one host ran every device of a set)."""
+    from lsmsim.trace_validation import host_session
+
+    assert host_session(tmp_path / "day1" / "j2_wb16_r1") == (tmp_path / "day1").resolve()
+    adoc = tmp_path / "set" / "15000000" / "StorageMaterial.PM" / "1CPU" / "64MB"
+    assert host_session(adoc) == (tmp_path / "set" / "15000000").resolve()
