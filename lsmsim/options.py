@@ -5,7 +5,7 @@ whether it belongs to the column family (`SetOptions`) or the DB (`SetDBOptions`
 whether RocksDB lets it change while the DB is open. Defaults are the library's
 (include/rocksdb/options.h, advanced_options.h of v7.7-7.10); `DB_BENCH_DEFAULTS` lists
 where db_bench's flag defaults differ (tools/db_bench_tool.cc), see
-../shared/reference/devices-and-defaults.md §3.1.
+docs/background/rocksdb-mechanisms.md §1.1.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """RocksDB's GenericRateLimiter on flush and compaction writes, with its auto-tuner.
 
-Follows util/rate_limiter.cc (RocksDB 7.7; ../shared/reference/algorithms.md §1.13). The
+Follows util/rate_limiter.cc (RocksDB 7.7; docs/background/rocksdb-mechanisms.md §1.13). The
 token bucket refilled every `refill_period_us` is replaced by its average (fluid): the
 limiter is a capacity of `rate_bps` bytes/s shared by the jobs' writes (fluid_share.py).
 

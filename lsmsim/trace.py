@@ -1,4 +1,4 @@
-"""One trace type for real and simulated runs (DESIGN-NOTES "One trace type").
+"""One trace type for real and simulated runs (docs/background/design-notes.md).
 
 A `Trace` is per-interval columns (`timeseries`), an event stream with RocksDB's
 EVENT_LOG_v1 names (`events`, `time_micros` counted from the start of the run), stall

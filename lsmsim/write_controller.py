@@ -3,7 +3,8 @@ write rate.
 
 Follows `WriteController` (db/write_controller.{h,cc}, RocksDB 7.7). The token bucket that
 `GetDelay` refills every millisecond is replaced by its average: while delayed, writes flow
-at exactly `delayed_write_rate` bytes per second (simplified, see DESIGN-NOTES).
+at exactly `delayed_write_rate` bytes per second (simplified: docs/background/design-notes.md,
+"Delayed writes as a fluid rate").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`adoc`, `adoc-t` (threads only), `adoc-b` (batch size only): ADOC's tuner (Yu et al.,
-FAST'23, §5; code: supermt/FEAT_7.11, algorithms.md §2).
+FAST'23, §5; code: supermt/FEAT_7.11, docs/background/seed-algorithms.md §2).
 
 Every T_w = 1 s ADOC looks for data overflow and turns two knobs by AIMD: the thread
 count (max_background_jobs, +2 / halve, in [2, 20]) and the batch size

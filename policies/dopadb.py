@@ -1,4 +1,4 @@
-"""`dopadb`: DOPA-DB (Yoon et al., HotStorage'24, §3; ../shared/reference/algorithms.md §5).
+"""`dopadb`: DOPA-DB (Yoon et al., HotStorage'24, §3; docs/background/seed-algorithms.md §5).
 
 A tiered LSM tree with key ranges. Level i's key space is split into r_i = r0 x R_ratio^i
 ranges (each range of L(i-1) splits into R_ratio ranges of Li), set from the keys of the

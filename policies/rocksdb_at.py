@@ -1,8 +1,9 @@
 """`rocksdb-at`: RocksDB with the auto-tuned GenericRateLimiter on flush and compaction
 writes (NewGenericRateLimiter(rate, 100 ms, 10, kWritesOnly, auto_tuned=true); ADOC's
 RocksDB-AT, ADOC §6.1). The tuning itself is the engine's (lsmsim/rate_limiter.py,
-algorithms.md §1.13, exact constants); this policy only switches it on with a maximum
-rate, which the user must know: by default the device's peak write bandwidth."""
+docs/background/rocksdb-mechanisms.md §1.13, exact constants); this policy only switches it
+on with a maximum rate, which the user must know: by default the device's peak write
+bandwidth."""
 
 from __future__ import annotations
 

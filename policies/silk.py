@@ -1,6 +1,6 @@
 """`silk`, `silk-d`, `silk-p`, `silk-o`: SILK (Balmau et al., ATC'19) as its code does it
-(theoanab/SILK-USENIXATC2019, algorithms.md §3) in the three settings ADOC compares
-(ADOC §6.1, Table 3: SILK-D RocksDB's 2 threads / 64 MB, SILK-P 4 / 128 MB, SILK-O
+(theoanab/SILK-USENIXATC2019, docs/background/seed-algorithms.md §3) in the three settings
+ADOC compares (ADOC §6.1, Table 3: SILK-D RocksDB's 2 threads / 64 MB, SILK-P 4 / 128 MB, SILK-O
 8 / 512 MB).
 
 - Bandwidth for internal work follows the client load (§3.2, exact rule): every check,

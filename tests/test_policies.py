@@ -80,7 +80,7 @@ def test_param_kinds():
     assert Param(0, "x", "size").parse("p", "x", "1KB") == 1024
 
 
-# -- rocksdb-at: GenericRateLimiter::TuneLocked (algorithms.md §1.13) ------------------------
+# -- rocksdb-at: GenericRateLimiter::TuneLocked (docs/background/rocksdb-mechanisms.md §1.13)
 def test_tune_moves_the_rate_as_tunelocked():
     max_bps = 1000 * MIB
     assert tuned_rate(500 * MIB, max_bps, 0) == max_bps // 20
@@ -131,7 +131,7 @@ def test_rocksdb_at_rate_moves_by_tune_steps_given_the_observed_drain():
     assert np.all(np.diff(result.timeseries["time_s"][changes + 1]) >= 10 - 1e-9)
 
 
-# -- ADOC (paper §5) --------------------------------------------------------------------------
+# -- ADOC (paper §5) -------------------------------------------------------------------------------
 def test_adoc_handles_overflows_in_order_l0o_rdo_mmo():
     adoc = Adoc()
     assert adoc.paper_ops(observation(l0_ratio=1.0, pending_ratio=2.0, immutables=2)) == (ADD, KEEP)
@@ -226,7 +226,7 @@ def test_adoc_code_rules_discard_flushless_windows_and_warm_up():
     assert adoc.code_ops(observation(flush_MBps=10.0, immutables=1)) == (HALF, ADD)
 
 
-# -- SILK (algorithms.md §3) -----------------------------------------------------------------
+# -- SILK (docs/background/seed-algorithms.md §3) ------------------------------------------------
 def test_silk_settings_and_disabled_l0_stall():
     _, db = open_with("silk-o")
     assert db.options.max_background_jobs == 8
@@ -238,7 +238,7 @@ def test_silk_settings_and_disabled_l0_stall():
 def test_silk_gives_flushes_then_l0_compactions_priority():
     """Device weights of the jobs running, sampled every 0.1 s over a minute in which all
     three kinds run: every flush above every L0 compaction, every L0 compaction above every
-    deeper one (SILK's priority order, algorithms.md §3.3)."""
+    deeper one (SILK's priority order, docs/background/seed-algorithms.md §3.3)."""
     env, db = open_with("silk", {"max_background_jobs": 4, "write_buffer_size": "16MB",
                                  "max_bytes_for_level_base": "64MB",
                                  "target_file_size_base": "8MB"})
@@ -304,7 +304,7 @@ def test_silk_internal_bandwidth_follows_client_load():
     assert np.all(np.abs(ts["policy_internal_MBps"][2:] - target[2:]) < 10.0 + 1e-6)
 
 
-# -- two-stage (From Flash to 3D XPoint, §V-A, §V-B) -----------------------------------------
+# -- two-stage (From Flash to 3D XPoint, §V-A, §V-B) -----------------------------------------------
 def test_two_stage_keeps_the_max_delayed_rate_below_the_second_threshold():
     options = {"level0_slowdown_writes_trigger": 8, "level0_stop_writes_trigger": 16}
     result = run_small(duration_s=60, device="hdd", options=options,

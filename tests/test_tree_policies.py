@@ -65,7 +65,7 @@ def test_cruisedb_paper_tree_has_no_l0_and_flushes_into_the_base_level():
 
 def test_cruisedb_code_tree_keeps_l0_on_a_memory_path_and_compacts_to_the_device():
     """cds-ruc/CruiseDB: flushes write L0 to db_paths[0] (the RAM disk), every compaction
-    to path 1 (Compaction::output_path_id() returns 1), algorithms.md §4.6."""
+    to path 1 (Compaction::output_path_id() returns 1), docs/background/seed-algorithms.md §4.6."""
     env, db = open_db(policy="cruisedb", device="nvme")
     flushes: list[FlushJob] = []
     compactions: list[CompactionJob] = []
