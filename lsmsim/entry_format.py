@@ -1,8 +1,8 @@
 """Bytes one key-value entry occupies in each place RocksDB keeps it.
 
 The constants come from RocksDB's encodings and were checked against the EVENT_LOG_v1
-lines of the 7.8.3 runs in ../shared/traces/local-2core/ (16 B keys, 1000 B values):
-`memory_usage / num_entries` of flushed memtables is ~1049 B, `file_size / num_entries`
+lines of the 7.8.3 runs in validation/traces/local-2core-jobs (16 B keys, 1000 B values):
+`memory_usage / num_entries` of flushed memtables is 1045-1049 B, `file_size / num_entries`
 of new SSTs is ~1031.6 B.
 """
 

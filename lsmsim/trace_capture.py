@@ -3,7 +3,7 @@
 The run folder gets `report.csv` (--report_interval_seconds=1), `LOG` and the newest
 `OPTIONS-*` from the database directory, `command.txt` (the exact command line, and
 "stopped after N s wall time (SIGINT)" when the time bound ended it, as in
-../shared/traces/local-2core), `stdout.txt`, `machine.json` (cores, memory, free disk,
+validation/traces/local-2core-jobs), `stdout.txt`, `machine.json` (cores, memory, free disk,
 kernel, db_bench version) and `threads.csv` (each thread's scheduler statistics every
 second, `lsmsim.thread_schedstat`). The database itself is deleted afterwards unless kept.
 """
