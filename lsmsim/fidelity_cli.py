@@ -110,7 +110,7 @@ def _validate(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         (out / "validation.json").write_text(json.dumps(document, indent=2) + "\n")
         if stopped is None:
-            from lsmsim.comparison_plot import save_overlay
+            from lsmsim.validation_overlay_plot import save_overlay
             for result in report.results:
                 save_overlay(result.real, result.sim, out / f"{file_stem(result.label)}.png",
                              f"{result.label} on {report.machine} / {result.device}")
