@@ -119,9 +119,10 @@ def run_jobs(function: Callable[[Any], Any], jobs: Sequence[Any], execution: Exe
         hit = cache.get(keys[index]) if cache is not None else None  # type: ignore[index]
         if hit is None:
             todo.append(index)
-            continue
-        results[index] = decode(hit)
-        progress.advance(skipped=True)
+        else:
+            results[index] = decode(hit)
+    if len(todo) < len(jobs):
+        progress.advance(count=len(jobs) - len(todo), skipped=True)
 
     def done(position: int, result: Any) -> None:
         index = todo[position]
