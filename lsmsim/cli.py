@@ -21,6 +21,7 @@ from lsmsim.mechanisms import MechanismError, Mechanisms
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.output_path import OutputPathError, output_folder
 from lsmsim.plot_process import TimelinePlotter
+from lsmsim.progress import Progress, add_progress_flags, progress_wanted
 from lsmsim.units import UnitError, format_bytes, format_figure, format_seconds
 from lsmsim.workload import WORKLOADS, WorkloadError
 
@@ -86,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--without", action="append", default=[], metavar="MECHANISM",
                      help="switch a resource-model mechanism off to see what it changes "
                           f"({', '.join(Mechanisms.names())}); repeatable")
+    add_progress_flags(run)
     run.set_defaults(handler=_run)
     listing = commands.add_parser("list", help="list valid names")
     listing.add_argument("what", choices=["devices", "machines", "options", "workloads",
@@ -134,6 +136,7 @@ def _run(args: argparse.Namespace) -> int:
     duration_s = pick(args.duration, scenario.duration_s)
     plotter = (TimelinePlotter(args.out, duration_s) if args.out and not args.no_plot
                else None)
+    progress = Progress(duration_s, "simulated s", enabled=progress_wanted(args), delay_s=1.0)
     try:
         result = simulate(
             workload, device=pick(args.device, scenario.device),
@@ -144,7 +147,8 @@ def _run(args: argparse.Namespace) -> int:
             seed=pick(args.seed, scenario.seed),
             key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS),
             without=args.without,
-            on_timeseries=plotter.draw if plotter is not None else None)
+            on_timeseries=plotter.draw if plotter is not None else None,
+            on_progress=progress.update)
         print(format_summary(result.summary, result.config))
         print(f"\n{format_seconds(result.summary['duration_s'])} simulated s in "
               f"{result.wall_s:.2f} s wall "
@@ -154,6 +158,7 @@ def _run(args: argparse.Namespace) -> int:
             print(f"results written to {out}/")
         return 0
     finally:
+        progress.close()
         if plotter is not None:
             plotter.close()
 

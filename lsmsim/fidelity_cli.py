@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lsmsim.cli_numbers import positive_int, positive_number
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
 from lsmsim.output_path import file_stem, output_file, output_folder
+from lsmsim.progress import Progress, add_progress_flags, progress_wanted
 
 if TYPE_CHECKING:
     from lsmsim.calibration import Calibration
@@ -73,6 +74,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="compare only each run's first seconds (faster on long runs)")
     parser.add_argument("--workers", type=positive_int, default=2,
                         help="simulation processes (default 2)")
+    add_progress_flags(parser)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -87,7 +89,9 @@ def _validate(args: argparse.Namespace) -> int:
     try:
         report = validate(args.folders, load_machine(args.machine), device=args.device,
                           max_seconds=args.max_seconds, workers=args.workers,
-                          device_dir=args.device_dir, progress="runs", without=args.without)
+                          device_dir=args.device_dir,
+                          progress="runs" if progress_wanted(args) else "",
+                          without=args.without)
     except Interrupted as stop:
         report, stopped = stop.results, stop
     document = report.as_dict()
@@ -117,20 +121,23 @@ def _validate(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     """Ctrl-C during the fit writes the best profile seen so far, marked as such in its
     [calibration] notes, and skips the reports on the runs."""
-    from lsmsim.calibration import Calibration, calibrate
+    from lsmsim.calibration import Calibration, calibrate, expected_evaluations
     from lsmsim.worker_pool import Interrupted
 
     output_file(args.out)
     if args.device_out is not None:
         output_folder(args.device_out, "--device-out")
     fit = [name.strip() for name in args.fit.split(",") if name.strip()]
+    progress = Progress(expected_evaluations(args.max_evaluations), "loss evaluations",
+                        enabled=progress_wanted(args))
     try:
         result = calibrate(args.folders, load_machine(args.machine), fit=fit,
                            device=args.device, max_seconds=args.max_seconds,
                            max_evaluations=args.max_evaluations, workers=args.workers,
                            name=args.out.stem, measure=not args.no_measure,
-                           device_out=args.device_out)
+                           device_out=args.device_out, progress=progress)
     except Interrupted as stop:
+        progress.close()
         if not isinstance(stop.results, Calibration):
             print(f"lsmsim: {stop.signal_name} before the first loss evaluation finished: "
                   "no profile written", file=sys.stderr)
@@ -141,6 +148,7 @@ def _calibrate(args: argparse.Namespace) -> int:
               f"the best profile so far (loss {stop.results.loss:.4f}) written to {args.out}; "
               "not a finished fit", file=sys.stderr)
         return stop.exit_status
+    progress.close()
     _write_profile(args.out, result)
     _print_calibration(args, result)
     return 0

@@ -17,6 +17,7 @@ import time
 from typing import TextIO
 
 REDRAW_S = 0.2  # a terminal line is redrawn at most this often (the last update always)
+LOG_EVERY_S = 1.0  # elsewhere, a line at most this often (the first and the last always)
 
 
 def add_progress_flags(parser: argparse.ArgumentParser) -> None:
@@ -39,10 +40,11 @@ def progress_wanted(args: argparse.Namespace, stream: TextIO | None = None) -> b
 
 class Progress:
     """A count of `total` jobs (`noun`: "cells", "runs"), or of simulated seconds with
-    `noun="simulated s"`. A disabled one does nothing, so callers need not check."""
+    `noun="simulated s"`. A disabled one does nothing, so callers need not check; nothing
+    is drawn before `delay_s` (a run that ends at once shows no bar)."""
 
     def __init__(self, total: float, noun: str, enabled: bool = True,
-                 stream: TextIO | None = None) -> None:
+                 stream: TextIO | None = None, delay_s: float = 0.0) -> None:
         self.total = total
         self.noun = noun
         self.enabled = enabled
@@ -51,6 +53,7 @@ class Progress:
         self.failed = 0
         self.skipped = 0  # jobs that took no time (results found in the cache): not in the ETA
         self.started = time.monotonic()
+        self.delay_s = delay_s
         self._drawn_at = float("-inf")
         self._drawn = False
         self._tty = self.stream.isatty()
@@ -59,6 +62,7 @@ class Progress:
         """`count` more jobs done (`failed`: of which this one failed; `skipped`: it cost
         nothing, as a cached result)."""
         self.done += count
+        self.total = max(self.total, self.done)  # a total that was an estimate grows
         self.failed += int(failed)
         self.skipped += int(skipped) * int(count)
         self._draw(final=self.done >= self.total)
@@ -90,9 +94,11 @@ class Progress:
         if not self.enabled:
             return
         now = time.monotonic()
+        if now - self.started < self.delay_s:
+            return
+        if not final and now - self._drawn_at < (REDRAW_S if self._tty else LOG_EVERY_S):
+            return
         if self._tty:
-            if not final and now - self._drawn_at < REDRAW_S:
-                return
             self.stream.write("\r\x1b[K" + "lsmsim: " + self.line())
         else:
             self.stream.write("lsmsim: " + self.line() + "\n")

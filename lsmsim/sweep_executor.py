@@ -20,6 +20,7 @@ is checked against this process's before any job is sent.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 from dataclasses import dataclass
@@ -90,7 +91,7 @@ def describe_execution(execution: Execution) -> str:
         return f"Dask local ({execution.workers} workers)"
     if execution.dask:
         return f"Dask {execution.dask}"
-    return f"{execution.workers} workers"
+    return f"{execution.workers} worker" + ("s" if execution.workers > 1 else "")
 
 
 class _WriteOnlyCache(ResultCache):
@@ -159,10 +160,12 @@ def _run_on_dask(function: Callable[[Any], Any], jobs: Sequence[Any], address: s
     stops = StopSignals()
     cluster = client = None
     futures: list[Any] = []
+    local_pids: list[int] = []
     try:
         if address == LOCAL:
             cluster = _local_cluster(LocalCluster, workers)
             client = Client(cluster)
+            local_pids = list(client.run(os.getpid).values())
         else:
             try:
                 client = Client(address, timeout="10s")
@@ -181,6 +184,8 @@ def _run_on_dask(function: Callable[[Any], Any], jobs: Sequence[Any], address: s
                 done(index, future.result())
             stops.check()
     except Stop as stop:
+        for pid in local_pids:  # at once, as the pool does (a cell cannot be cancelled)
+            _kill(pid)
         raise Interrupted([], stop.signum) from None
     finally:
         for each in STOP_SIGNALS:  # a second Ctrl-C must not cut the shutdown short
@@ -201,10 +206,17 @@ def _local_cluster(local_cluster: Any, workers: int) -> Any:
     previous = {each: signal.signal(each, signal.SIG_IGN) for each in STOP_SIGNALS}
     try:
         return local_cluster(n_workers=workers, threads_per_worker=1, processes=True,
-                             dashboard_address=None)
+                             dashboard_address=None, silence_logs=logging.ERROR)
     finally:
         for each, handler in previous.items():
             signal.signal(each, handler)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _check_same_model(client: Any, address: str) -> None:
