@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from lsmsim import compare, explain_cli, fidelity_cli, reproduce, sweep, trace_cli
+from lsmsim import compare, explain_cli, fidelity_cli, reproduce, sweep, trace_cli, tune
 from lsmsim.cli_numbers import bucket_count, byte_rate_bps, non_negative_int, positive_number
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS, MAX_BUCKETS
@@ -32,7 +32,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from lsmsim.simulation import RunParameterError
     from lsmsim.sweep_executor import ExecutorError
     from policies import PolicyError
-    return (OptionError, ExecutorError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
+    return (OptionError, ExecutorError, tune.TuneError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
             MechanismError, OutputPathError, compare.CompareError, *trace_cli.user_errors(),
             *fidelity_cli.user_errors(), *explain_cli.user_errors(), reproduce.ExperimentError)
 
@@ -96,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     trace_cli.register(commands)
     compare.register(commands)
     sweep.register(commands)
+    tune.register(commands)
     fidelity_cli.register(commands)
     reproduce.register(commands)
     explain_cli.register(commands)
