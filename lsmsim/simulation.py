@@ -84,6 +84,8 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
         env.process(_progress_ticks(env, duration_s, on_progress))
     env.run(until=end)
     duration_s = env.now
+    if on_progress is not None:
+        on_progress(duration_s)
     db.finish(duration_s)
     wall_s = time.perf_counter() - started
     config = {
@@ -110,11 +112,11 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
 
 def _progress_ticks(env: simpy.Environment, duration_s: float,
                     on_progress: Callable[[float], None]):  # type: ignore[no-untyped-def]
-    """Report the simulated time PROGRESS_TICKS times along the run."""
-    step_s = duration_s / PROGRESS_TICKS
-    for tick in range(1, PROGRESS_TICKS + 1):
-        yield env.timeout(step_s)
-        on_progress(min(tick * step_s, duration_s))
+    """Report the simulated time at each of PROGRESS_TICKS - 1 even steps along the run
+    (`simulate` reports its end)."""
+    for tick in range(1, PROGRESS_TICKS):
+        yield env.timeout(max(duration_s * tick / PROGRESS_TICKS - env.now, 0.0))
+        on_progress(env.now)
 
 
 def _check_run_parameters(duration_s: float | None, interval_s: float, seed: int,

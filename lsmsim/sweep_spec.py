@@ -168,6 +168,8 @@ def load_sweep_spec(path: str | Path) -> SweepSpec:
             seen[name] = factor.name
     spec = SweepSpec(path, data, factors, str(data.get("description", "")))
     for factor in factors:  # each value alone, so the error names it
+        if any(name.startswith(POLICY_PARAM) for name in factor.fields):
+            continue  # depends on each cell's policy: checked with the cells
         for value in factor.values:
             settings = factor.settings(value)
 
