@@ -54,12 +54,12 @@ import numpy as np
 
 from lsmsim.db_bench import DbBenchSetup
 from lsmsim.device_calibration import DeviceFit, fit_device, write_fitted
-from lsmsim.entry_format import EntryFormat
+from lsmsim.job_cost_spread import measure_spread
 from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
                             cost_values, with_costs)
+from lsmsim.job_cpu import compaction_cpu_rows, flush_cpu_row
 from lsmsim.thread_schedstat import group_totals
 from lsmsim.trace import Trace
-from lsmsim.trace_import import ImportedTrace
 from lsmsim.trace_validation import check_run_folders, run_devices, run_setup
 from lsmsim.page_cache_writeback import synced_fraction
 from lsmsim.wakeup_wait import estimate_wakeup_counts, estimate_wakeup_wait
@@ -226,52 +226,10 @@ def per_unit_costs(columns: dict[str, np.ndarray], cpu_ns: np.ndarray,
             for name in columns}
 
 
-def compaction_cpu_rows(trace: Trace) -> list[tuple[float, float, int, float]]:
-    """(input bytes, input entries, sorted runs, CPU ns) of each compaction whose
-    compaction_finished has compaction_time_cpu_micros and num_input_records; runs as
-    `Compaction.sorted_runs` counts them (each L0 file, each other level)."""
-    started = {e["job"]: e for e in trace.events if e.get("event") == "compaction_started"}
-    rows = []
-    for event in trace.events:
-        begin = started.get(event.get("job"))
-        if (event.get("event") != "compaction_finished" or begin is None
-                or "compaction_time_cpu_micros" not in event
-                or not event.get("num_input_records")):
-            continue
-        runs = sum(len(files) if key == "files_L0" else 1
-                   for key, files in begin.items() if key.startswith("files_L"))
-        rows.append((float(begin.get("input_data_size", 0)), float(event["num_input_records"]),
-                     max(runs, 1), float(event["compaction_time_cpu_micros"]) * 1e3))
-    return rows
-
-
-def flush_cpu_row(trace: Trace) -> tuple[float, float, float] | None:
-    """(bytes, entries, CPU ns) of a run's flushes: CompMergeCPU(sec) and Write(GB) of the L0
-    row of its last DUMPING STATS (FlushJob adds its CPU time to L0's compaction stats), less
-    the intra-L0 compactions finished by then (they add theirs too); entries from the bytes
-    and the workload's entry size. Write(GB) is printed to 0.1 GB, hence MIN_MEASURED_BYTES."""
-    dumps = trace.stats_dumps if isinstance(trace, ImportedTrace) else []
-    level0 = dumps[-1].levels.get("L0", {}) if dumps else {}
-    if "CompMergeCPU(sec)" not in level0 or "Write(GB)" not in level0:
-        return None
-    size = level0["Write(GB)"] * (1 << 30)
-    cpu_ns = level0["CompMergeCPU(sec)"] * 1e9
-    cpu_us = {e.get("job"): float(e.get("compaction_time_cpu_micros", 0)) for e in trace.events
-              if e.get("event") == "compaction_finished" and e.get("output_level") == 0}
-    for job in trace.jobs():
-        if job.kind == "compaction" and job.job in cpu_us and job.end_s <= dumps[-1].at_s:
-            size -= job.output_bytes
-            cpu_ns -= cpu_us[job.job] * 1e3
-    if size <= 0 or cpu_ns <= 0:
-        return None
-    workload = trace.config["workload"]
-    entry = EntryFormat(workload["key_size"], workload["value_size"]).sst_bytes
-    return size, size / entry, cpu_ns
-
-
-def load_runs(folders: Sequence[Path], device: str | None,
-              max_seconds: float | None, workers: int) -> tuple[list[Run], list[Trace]]:
-    """The runs of the folders (imported in a process pool) and their real traces."""
+def load_runs(folders: Sequence[Path], device: str | None, max_seconds: float | None,
+              workers: int, seed: int | None = None) -> tuple[list[Run], list[Trace]]:
+    """The runs of the folders (imported in a process pool) and their real traces; each
+    simulated with `seed`, or its own db_bench --seed when None."""
     folders = check_run_folders(folders)
     devices = run_devices(folders, device)
     pairs = every_result(run_jobs(_load_run, [(f, max_seconds) for f in folders], workers),
@@ -279,6 +237,8 @@ def load_runs(folders: Sequence[Path], device: str | None,
     runs = []
     for folder, run_device, (real, setup) in zip(folders, devices, pairs):
         summary = real.summary
+        if seed is not None:
+            setup = dataclasses.replace(setup, seed=seed)
         runs.append(Run(folder.name if folder.name else str(folder), setup, run_device,
                         float(summary["throughput_ops_per_s"]), float(summary["stall_fraction"]),
                         float(summary["write_amplification"])))
@@ -369,15 +329,18 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
               device: str | None = None, max_seconds: float | None = None,
               max_evaluations: int = 40, workers: int = 2, name: str | None = None,
               measure: bool = True, device_out: Path | None = None,
+              seed: int | None = None,
               progress: Progress | None = None) -> Calibration:
     """Fit `fit` (cost names of the profile TOML) to the runs in `folders`, after measuring
     what the LOGs measure (and, with `device_out`, fitting the devices); everything else
-    comes from `base`. Ctrl-C or SIGTERM raises `worker_pool.Interrupted` carrying the best
+    comes from `base`. The runs are simulated with `seed` (default: each its own db_bench
+    --seed), so the jobs' CPU cost spread (`lsmsim.job_cost_spread`) draws alike at every
+    evaluation. Ctrl-C or SIGTERM raises `worker_pool.Interrupted` carrying the best
     profile seen as a Calibration (its notes say so), or None before the first evaluation."""
     check_fit_names(fit)
     started_cpu_s = _cpu_s()
     started_wall_s = time.perf_counter()
-    runs, traces = load_runs(folders, device, max_seconds, workers)
+    runs, traces = load_runs(folders, device, max_seconds, workers, seed)
     measured, notes = measured_costs(traces) if measure else ({}, [])
     if measure:
         from_threads, thread_notes = measured_from_threads(
@@ -386,6 +349,11 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
         notes += thread_notes
     measured = {k: v for k, v in measured.items() if k not in fit}
     start = with_costs(base, measured)
+    if measure:
+        spread, note = measure_spread(traces, cost_values(start))
+        notes.append(note)
+        if spread is not None:
+            start = dataclasses.replace(start, job_cpu_spread=tuple(spread))
     device_fits: list[DeviceFit] = []
     device_files: dict[str, str] = {}
     if device_out is not None:

@@ -100,6 +100,9 @@ class DB:
         # Linux's writeback of the jobs' output (None: every byte waited for at Sync).
         self._writeback = machine.kernel_writeback() if mechanisms.page_cache_writeback else None
         self._wakeups = machine.wakeup_model() if mechanisms.wakeup_wait else None
+        # Each job's CPU cost multiplier, drawn when it starts from a stream of its own.
+        self._cost_spread = machine.job_cost_spread() if mechanisms.job_cost_spread else None
+        self._cost_rng = self.rng.spawn(1)[0]
         self.workload = workload
         self.policy = policy
         self.entry = EntryFormat(workload.key_size, workload.value_size)
@@ -628,7 +631,8 @@ class DB:
             memtable.being_flushed = True
         written = sum(f.size_bytes for f in outputs)
         self._sst_bytes_written += written
-        job = FlushJob(self._new_job_id(), self.env.now, cpu_s=cpu_s, read_bytes=read_bytes,
+        job = FlushJob(self._new_job_id(), self.env.now,
+                       cpu_s=cpu_s * self._job_cost_multiplier(), read_bytes=read_bytes,
                        write_bytes=written, outputs=outputs, memtables=memtables,
                        output_level=level, level_inputs=below)
         self.flush_jobs.append(job)
@@ -637,6 +641,12 @@ class DB:
                          num_deletes=0, total_data_size=round(memtable_bytes),
                          memory_usage=round(memtable_bytes), flush_reason="Write Buffer Full")
         return True
+
+    def _job_cost_multiplier(self) -> float:
+        """A starting job's CPU cost multiplier (`lsmsim.job_cost_spread`), 1 without it."""
+        if self._cost_spread is None:
+            return 1.0
+        return self._cost_spread.draw(self._cost_rng)
 
     def _device_read_bytes(self, parts: list[tuple[SstFile, float]]) -> float:
         """Bytes of (file, bytes read) parts that come from the device, not the page cache
@@ -704,7 +714,7 @@ class DB:
         job = CompactionJob(self._new_job_id(), self.env.now,
                             cpu_s=self.machine.compaction_cpu_s(
                                 file_bytes, file_bytes / self.entry.sst_bytes,
-                                compaction.sorted_runs),
+                                compaction.sorted_runs) * self._job_cost_multiplier(),
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
                             threads=plan.parallelism, subcompactions=plan.subcompactions,
                             compaction=compaction, input_bytes=sum(read), high_pool=high_pool)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsmsim.cli_numbers import positive_int, positive_number
+from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
 from lsmsim.output_path import file_stem, output_file, output_folder
 from lsmsim.progress import Progress, add_progress_flags, progress_wanted
@@ -40,6 +40,9 @@ def register(commands: Any) -> None:
     validate.add_argument("--without", action="append", default=[], metavar="MECHANISM",
                           help="simulate with a resource-model mechanism switched off, to see "
                                "what it does to the errors; repeatable")
+    validate.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+                          help="simulate each run with N seeds (counted up from its --seed) and "
+                               "print the seeds' spread beside the real repeats' (default 1)")
     validate.add_argument("--json", action="store_true", help="print the report as JSON")
     validate.add_argument("--out", type=Path,
                           help="folder for validation.json and one overlay plot per run")
@@ -74,6 +77,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="compare only each run's first seconds (faster on long runs)")
     parser.add_argument("--workers", type=positive_int, default=2,
                         help="simulation processes (default 2)")
+    parser.add_argument("--host-speed", choices=("log", "profile"), default="log",
+                        help="log (default): simulate each run with the profile's CPU costs "
+                             "scaled to the CPU its own flushes and compactions took (hosts "
+                             "of one kind differ by tens of percent from day to day); "
+                             "profile: every run on the profile as it is")
+    parser.add_argument("--seed", type=non_negative_int,
+                        help="seed of the simulations (default: each run's own db_bench --seed)")
     add_progress_flags(parser)
 
 
@@ -91,7 +101,8 @@ def _validate(args: argparse.Namespace) -> int:
                           max_seconds=args.max_seconds, workers=args.workers,
                           device_dir=args.device_dir,
                           progress="runs" if progress_wanted(args) else "",
-                          without=args.without)
+                          without=args.without, seed=args.seed, seeds=args.seeds,
+                          host_speed=args.host_speed == "log")
     except Interrupted as stop:
         report, stopped = stop.results, stop
     document = report.as_dict()
@@ -135,7 +146,8 @@ def _calibrate(args: argparse.Namespace) -> int:
                            device=args.device, max_seconds=args.max_seconds,
                            max_evaluations=args.max_evaluations, workers=args.workers,
                            name=args.out.stem, measure=not args.no_measure,
-                           device_out=args.device_out, progress=progress)
+                           device_out=args.device_out, seed=args.seed,
+                           progress=progress)
     except Interrupted as stop:
         progress.close()
         if not isinstance(stop.results, Calibration):
@@ -175,15 +187,13 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> None:
         print(f"note: {note}")
     for fit in result.device_fits:
         print(format_device_fit(fit, result.device_files.get(fit.preset.name)))
-    print(f"profile written to {args.out}\n\nfitted runs:")
-    print(format_report(validate(args.folders, result.profile, device=args.device,
-                                 max_seconds=args.max_seconds, workers=args.workers,
-                                 device_dir=args.device_out)))
-    if args.holdout:
-        print("\nheld-out runs:")
-        print(format_report(validate(args.holdout, result.profile, device=args.device,
-                                     max_seconds=args.max_seconds, workers=args.workers,
-                                     device_dir=args.device_out)))
+    print(f"profile written to {args.out}")
+    for title, folders in (("fitted runs", args.folders), ("held-out runs", args.holdout)):
+        if folders:
+            print(f"\n{title}:\n" + format_report(validate(
+                folders, result.profile, device=args.device, max_seconds=args.max_seconds,
+                workers=args.workers, device_dir=args.device_out, seed=args.seed,
+                host_speed=args.host_speed == "log")))
 
 
 def format_device_fit(fit: DeviceFit, path: str | None) -> str:

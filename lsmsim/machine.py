@@ -15,6 +15,7 @@ from typing import Any
 
 from lsmsim import data_file
 from lsmsim.data_file import DataFileError, Number, read_fields
+from lsmsim.job_cost_spread import JobCostSpread
 from lsmsim.page_cache_writeback import KernelWriteback
 from lsmsim.wakeup_wait import (WAKEUP_WAIT_S, WAKEUPS_PER_DIRTY_MIB, WAKEUPS_PER_OUTPUT_FILE,
                                 WakeupModel)
@@ -59,6 +60,10 @@ class MachineProfile:
     wakeup_wait_s: float = WAKEUP_WAIT_S
     wakeups_per_output_file: float = WAKEUPS_PER_OUTPUT_FILE
     wakeups_per_dirty_mib: float = WAKEUPS_PER_DIRTY_MIB
+    # Equally likely multipliers of a flush's or compaction's CPU cost, mean 1, one drawn
+    # per job (`lsmsim.job_cost_spread`); measured from real runs' compactions. Empty: every
+    # job costs the mean.
+    job_cpu_spread: tuple[float, ...] = ()
 
     def kernel_writeback(self) -> KernelWriteback:
         """The machine's page-cache writeback settings."""
@@ -69,6 +74,10 @@ class MachineProfile:
         """The machine's wake-up figures."""
         return WakeupModel(self.wakeup_wait_s, self.wakeups_per_output_file,
                            self.wakeups_per_dirty_mib)
+
+    def job_cost_spread(self) -> JobCostSpread | None:
+        """The machine's job-to-job CPU cost spread (None: none, every job the mean)."""
+        return JobCostSpread(self.job_cpu_spread) if self.job_cpu_spread else None
 
     def write_cpu_s(self, batch_bytes: int, memtable_entries: float) -> float:
         """CPU of one put: fixed cost, bytes through WAL and memtable, and the skiplist
@@ -115,6 +124,8 @@ COST_FIELDS = {"write_ns_per_op": ("write_cpu_s_per_op", NS),
 # Costs of the read path (a write-only run does not tell them).
 READ_COSTS = ("get_ns_per_op", "get_ns_per_file", "get_ns_per_block", "page_cache_ns_per_byte",
               "scan_ns_per_entry")
+# COST_FIELDS that are not CPU time (a faster host leaves them as they are).
+NOT_CPU_COSTS = ("page_cache_GiB",)
 # The costs `lsmsim calibrate` fits unless --fit names others.
 FITTED_BY_DEFAULT = ("write_ns_per_op",)
 # Costs a profile file may leave out (MachineProfile's default), so older files stay valid.
@@ -131,7 +142,7 @@ KERNEL_FIELDS = {"dirty_background_ratio": ("dirty_background_ratio", 1.0),
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
-_OPTIONAL = {"name": str, "calibration": dict,
+_OPTIONAL = {"name": str, "calibration": dict, "job_cpu_spread": list,
              **{name: Number for name in (*_OPTIONAL_COSTS, *KERNEL_FIELDS)}}
 # A cost is at most a second of CPU per op, byte, entry or level (no machine is that slow,
 # and larger ones only overflow); the page cache at most 16 EiB (a 64-bit address space).
@@ -143,6 +154,9 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            "dirty_expire_centisecs": Range(0, INT32_MAX, integer=True),
            "wakeup_wait_us": Range(0.0, 1e6), "wakeups_per_output_file": Range(0.0, 1e6),
            "wakeups_per_dirty_mib": Range(0.0, 1e6)}
+# At most this many multipliers in `job_cpu_spread`, each within this range.
+MAX_SPREAD_POINTS = 1000
+_SPREAD_RANGE = Range(1e-3, 1e3)
 # What one put costs. A put's CPU is at least their sum (a batch has at least one byte, the
 # skiplist at least one level), which must be at least MIN_PUT_NS: with none the client
 # rate is infinite, and with a tiny one (1e-142 ns) a memtable fills in less time than the
@@ -164,11 +178,32 @@ def load_machine(name_or_path: str) -> MachineProfile:
         raise DataFileError(f"{path}: fields {' + '.join(PUT_COSTS)} = {put_ns:g} ns: a put "
                             f"must cost at least {MIN_PUT_NS:g} ns of CPU")
     costs = {key: data[key] for key in COST_FIELDS if key in data}
-    settings = {field: data[key] * unit for key, (field, unit) in KERNEL_FIELDS.items()
-                if key in data}
+    settings: dict[str, Any] = {field: data[key] * unit
+                                for key, (field, unit) in KERNEL_FIELDS.items() if key in data}
+    if "job_cpu_spread" in data:
+        settings["job_cpu_spread"] = spread_multipliers(path, data["job_cpu_spread"])
     return with_costs(MachineProfile(data.get("name", path.stem), data["description"],
                                      data["cores"], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, **settings),
                       costs)
+
+
+def spread_multipliers(path: Path, values: list[Any]) -> tuple[float, ...]:
+    """A profile's `job_cpu_spread`, checked: numbers in _SPREAD_RANGE, at most
+    MAX_SPREAD_POINTS of them, mean 1 (to 1%: the fitted costs are the mean cost)."""
+    where = f"{path}: field job_cpu_spread"
+    if len(values) > MAX_SPREAD_POINTS:
+        raise DataFileError(f"{where} has {len(values)} multipliers, at most "
+                            f"{MAX_SPREAD_POINTS} allowed")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, Number):
+            raise DataFileError(f"{where} holds {value!r}: multipliers are numbers")
+        problem = _SPREAD_RANGE.problem(value)
+        if problem is not None:
+            raise DataFileError(f"{where}: a multiplier {problem}, got {value!r}")
+    if values and abs(sum(values) / len(values) - 1.0) > 0.01:
+        raise DataFileError(f"{where}: the multipliers' mean must be 1 (the costs are the "
+                            f"mean cost), got {sum(values) / len(values):.4f}")
+    return tuple(float(v) for v in values)
 
 
 def cost_values(profile: MachineProfile) -> dict[str, float]:
@@ -193,12 +228,21 @@ def with_costs(profile: MachineProfile, values: dict[str, float]) -> MachineProf
                                            for key, value in values.items()})
 
 
+def with_cpu_scale(profile: MachineProfile, scale: float) -> MachineProfile:
+    """`profile` on a host `scale` times as slow (every CPU cost times `scale`; the page cache,
+    kernel settings and cores as they are): see `lsmsim.job_cpu`."""
+    return with_costs(profile, {key: value * scale for key, value in cost_values(profile).items()
+                                if key not in NOT_CPU_COSTS})
+
+
 def machine_toml(profile: MachineProfile, calibration: dict[str, Any] | None = None) -> str:
     """A machine profile file that `load_machine` reads back to `profile`, with an optional
     [calibration] table (plain values and sub-tables of them)."""
     fields: dict[str, Any] = {"name": profile.name, "description": profile.description,
                               "cores": profile.cores, **cost_values(profile),
                               **kernel_values(profile)}
+    if profile.job_cpu_spread:
+        fields["job_cpu_spread"] = list(profile.job_cpu_spread)
     if calibration:
         fields["calibration"] = calibration
     return data_file.toml_text(fields)

@@ -35,6 +35,10 @@ class Mechanisms:
     # while every core is busy waits `wakeup_wait_s` for one (`lsmsim.wakeup_wait`). Off:
     # CPU is shared only by CFS's fair share.
     wakeup_wait: bool = True
+    # Each flush and compaction costs its own CPU: a multiplier drawn when it starts from the
+    # machine's `job_cpu_spread`, measured from real LOGs (`lsmsim.job_cost_spread`). Off:
+    # every job costs the machine's mean, and runs of every seed are alike.
+    job_cost_spread: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

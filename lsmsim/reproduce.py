@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 import scenarios.experiments
-from lsmsim.cli_numbers import positive_number
+from lsmsim.cli_numbers import non_negative_int, positive_number
 from lsmsim.compare import Cell, run_cells
 from lsmsim.output_path import output_folder
 
@@ -51,9 +51,10 @@ class Run:
     seed: int = 0
     series: tuple[str, ...] = ()
 
-    def spec(self, duration_scale: float) -> tuple[Any, ...]:
-        """The `compare.run_cell` arguments of this run."""
-        kwargs = {"options": dict(self.options), "machine": self.machine, "seed": self.seed,
+    def spec(self, duration_scale: float, seed: int | None = None) -> tuple[Any, ...]:
+        """The `compare.run_cell` arguments of this run (with `seed` instead of its own)."""
+        kwargs = {"options": dict(self.options), "machine": self.machine,
+                  "seed": self.seed if seed is None else seed,
                   **self.workload_fields}
         return (self.policy, self.device, self.workload, self.duration_s * duration_scale,
                 kwargs, self.series)
@@ -264,18 +265,19 @@ class ClaimRow:
 
 
 def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1.0,
-                    workers: int = 2, progress: str = "", execution: Execution | None = None
+                    workers: int = 2, progress: str = "", seed: int | None = None,
+                    execution: Execution | None = None
                     ) -> tuple[dict[str, dict[str, Cell]], list[ClaimRow]]:
     """Every experiment's runs in one pool or as `execution` says (`lsmsim.sweep_executor`;
-    identical runs are simulated once), then every
-    claim measured on them. On Ctrl-C or SIGTERM, raises `worker_pool.Interrupted` carrying
+    identical runs are simulated once), then every claim measured on them; `seed` replaces
+    every run's own. On Ctrl-C or SIGTERM, raises `worker_pool.Interrupted` carrying
     this pair, the runs not run failed with `worker_pool.NOT_RUN` (their claims NOT RUN)."""
     from lsmsim.worker_pool import Interrupted  # here: `lsmsim run` does not need it
 
     unique: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for experiment in experiments:
         for run in experiment.runs:
-            spec = run.spec(duration_scale)
+            spec = run.spec(duration_scale, seed)
             unique.setdefault(_key(spec), spec)
     stopped: Interrupted | None = None
     try:
@@ -283,7 +285,7 @@ def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1
     except Interrupted as stop:
         cells, stopped = stop.results, stop
     by_key = dict(zip(unique, cells))
-    results = {experiment.name: {run.label: by_key[_key(run.spec(duration_scale))]
+    results = {experiment.name: {run.label: by_key[_key(run.spec(duration_scale, seed))]
                                  for run in experiment.runs} for experiment in experiments}
     rows = []
     for experiment in experiments:
@@ -421,6 +423,8 @@ def register(commands: Any) -> None:
                         help="folder for each experiment's CSV and PNG (reproduce-out)")
     parser.add_argument("--duration-scale", type=positive_number, default=1.0,
                         help="multiply every run's simulated duration")
+    parser.add_argument("--seed", type=non_negative_int,
+                        help="seed of every run (default: each run's own, 0 unless it says)")
     add_execution_flags(parser)
     parser.set_defaults(handler=_reproduce)
 
@@ -443,7 +447,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     stopped: Interrupted | None = None
     try:
-        results, rows = run_experiments(experiments, args.duration_scale,
+        results, rows = run_experiments(experiments, args.duration_scale, seed=args.seed,
                                         execution=execution)
     except Interrupted as stop:
         (results, rows), stopped = stop.results, stop

@@ -5,12 +5,13 @@ the real run, or one real repeat against the other for the noise floor) with fig
 read only from the shared `Trace` type, so both directions use one code path:
 
 - relative errors, (other - reference) / reference, of mean throughput, tail throughput
-  (CruiseDB's p99 lowest per-second throughput), write amplification, flush and
+  (CruiseDB's p99 lowest per-second throughput, and the p95 lowest), write amplification, flush and
   compaction counts;
 - the stall-time fraction's difference in percentage points;
 - the Wasserstein-1 distance between the per-interval throughput distributions, divided
   by the reference's mean throughput (0: same distribution; 0.1: a tenth of the mean has
-  to move);
+  to move), and their Kolmogorov-Smirnov distance (the largest gap between the two
+  cumulative distributions, 0 to 1: it sees the slow seconds' share, whatever their speed);
 - L0 files over time, aligned on the reference's interval ends: mean absolute difference
   (files) and Pearson correlation (NaN when either series is constant).
 """
@@ -44,6 +45,8 @@ FIGURES = (
     Figure("stall_fraction", "stall_fraction", "points", "stall time fraction"),
     Figure("tail_throughput", "tail_throughput_p99_ops_per_s", "relative",
            "tail throughput (p99 lowest)"),
+    Figure("tail_throughput_p95", "tail_throughput_p95_ops_per_s", "relative",
+           "tail throughput (p95 lowest)"),
     Figure("write_amplification", "write_amplification", "relative", "write amplification"),
     Figure("flush_count", "flush_count", "relative", "flushes"),
     Figure("compaction_count", "compaction_count", "relative", "compactions"),
@@ -51,6 +54,7 @@ FIGURES = (
 # Figures of the whole series, beside the summary figures.
 SERIES_FIGURES = {
     "throughput_w1": "throughput distribution W1 / mean",
+    "throughput_ks": "throughput distribution Kolmogorov-Smirnov distance",
     "l0_mean_abs_diff": "L0 files mean |diff|",
     "l0_correlation": "L0 files correlation",
 }
@@ -73,10 +77,13 @@ def compare(reference: Trace, other: Trace) -> dict[str, float]:
     ref_rate = np.asarray(reference.timeseries["ops_per_s"], dtype=float)
     other_rate = np.asarray(other.timeseries["ops_per_s"], dtype=float)
     mean = float(reference.summary["throughput_ops_per_s"])
-    from scipy.stats import wasserstein_distance  # slow to import: only when comparing
+    from scipy.stats import ks_2samp, wasserstein_distance  # slow to import: only here
 
+    both = ref_rate.size and other_rate.size
     errors["throughput_w1"] = (wasserstein_distance(ref_rate, other_rate) / mean
-                               if mean > 0 and ref_rate.size and other_rate.size else math.nan)
+                               if mean > 0 and both else math.nan)
+    errors["throughput_ks"] = float(ks_2samp(ref_rate, other_rate).statistic) if both \
+        else math.nan
     ref_l0, other_l0 = aligned_l0_files(reference, other)
     errors["l0_mean_abs_diff"] = float(np.mean(np.abs(ref_l0 - other_l0))) if ref_l0.size \
         else math.nan

@@ -1,7 +1,7 @@
 """Device calibration (`lsmsim.device_calibration`): the replay recovers a known device from
 synthetic jobs, a fitted file reads back, validation picks fitted files by preset name,
-bad input names file and field, and (when ../shared is present) a real ADOC HDD run gives
-a bandwidth its own blocked time supports while PM stays unfitted."""
+bad input names file and field, and a real ADOC HDD run (validation/traces/adoc-server-600s)
+gives a bandwidth its own blocked time supports while PM stays unfitted."""
 
 from __future__ import annotations
 
@@ -22,14 +22,7 @@ from lsmsim.trace import Trace
 from lsmsim.trace_import import TraceError
 from lsmsim.trace_validation import run_devices
 
-ADOC = Path("/work/shared/traces/adoc-server/ADOC-Rocks-tracker/rate-limited-fillrandom/"
-            "pm_results_rate_limiting_600_1000_bytes/5000000")
-for _root in Path(__file__).resolve().parents:
-    if (_root / "shared" / "traces" / "adoc-server").is_dir():
-        ADOC = (_root / "shared/traces/adoc-server/ADOC-Rocks-tracker/rate-limited-fillrandom/"
-                "pm_results_rate_limiting_600_1000_bytes/5000000")
-        break
-shared = pytest.mark.skipif(not ADOC.is_dir(), reason="../shared/traces not present")
+ADOC = Path(__file__).resolve().parents[1] / "validation/traces/adoc-server-600s/5000000"
 
 
 def synthetic_runs(write_bps: float, scaling: float, seed: int = 3) -> list[list[MeasuredJob]]:
@@ -94,7 +87,6 @@ def test_compaction_without_cpu_time_is_an_error() -> None:
         fit_jobs(load_device("hdd"), [[]], ["empty"], cores=40)
 
 
-@shared
 def test_real_hdd_run_fits_what_its_jobs_were_blocked_for() -> None:
     from lsmsim.trace_import import import_trace
 
@@ -113,7 +105,6 @@ def test_real_hdd_run_fits_what_its_jobs_were_blocked_for() -> None:
     assert not pm.identified
 
 
-@shared
 def test_validate_runs_on_the_fitted_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from lsmsim.cli import main
     from lsmsim.trace_import import import_trace

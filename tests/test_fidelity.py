@@ -278,3 +278,59 @@ def test_validate_can_switch_a_mechanism_off_to_show_what_it_does(capsys):
     assert main(["validate", run, "--machine", "local-2core", "--without", "wakeup_wai"]) == 2
     err = capsys.readouterr().err
     assert "did you mean wakeup_wait" in err and len(err.strip().splitlines()) == 1
+
+
+def test_host_speed_is_the_runs_job_cpu_over_the_profiles():
+    """A profile twice as slow finds the same run's host twice as fast; a run pooled with
+    itself is itself; the scaled profile changes every CPU cost and nothing else."""
+    from lsmsim.job_cpu import measure_host_speed, pooled
+    from lsmsim.machine import with_cpu_scale
+
+    trace = import_trace(LOCAL / "j2_wb16_r2")
+    machine = load_machine("local-2core")
+    speed = measure_host_speed(trace, machine)
+    assert speed.measured and speed.jobs > 20
+    assert 0.5 < speed.cpu_scale < 2.0  # the profile was measured on this kind of machine
+    slow = with_cpu_scale(machine, 2.0)
+    assert measure_host_speed(trace, slow).cpu_scale == pytest.approx(speed.cpu_scale / 2)
+    assert pooled([speed, speed]).cpu_scale == pytest.approx(speed.cpu_scale)
+    costs, scaled = cost_values(machine), cost_values(slow)
+    assert scaled.pop("page_cache_GiB") == costs.pop("page_cache_GiB")
+    assert scaled == {key: pytest.approx(2 * value) for key, value in costs.items()}
+    assert (slow.cores, slow.wakeup_wait_s, slow.dirty_background_ratio) == (
+        machine.cores, machine.wakeup_wait_s, machine.dirty_background_ratio)
+
+
+def test_too_little_job_cpu_leaves_the_profile_as_it_is(base_trace):
+    from lsmsim.job_cpu import measure_host_speed
+
+    speed = measure_host_speed(base_trace, load_machine("local-2core"))  # no CPU in its LOG
+    assert not speed.measured and speed.cpu_scale == 1.0
+
+
+def test_validate_takes_the_hosts_speed_out_of_the_error(tmp_path, capsys):
+    """A profile 1.6x too slow for the host: unscaled, the simulation is far slower than the
+    real runs; at the host's measured speed (the default), the error is the profile's own.
+    The scale is pooled over the runs of one folder, and reported per run."""
+    from lsmsim.machine import with_cpu_scale
+
+    machine = tmp_path / "slow.toml"
+    machine.write_text(machine_toml(with_cpu_scale(load_machine("local-2core"), 1.6)))
+    runs = [str(LOCAL / "j2_wb64_r2"), str(LOCAL / "j4_wb16_r2")]
+    figures = {}
+    for mode in ("profile", "log"):
+        assert main(["validate", *runs, "--machine", str(machine), "--json", "--max-seconds",
+                     "30", "--host-speed", mode]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["host_speed"] == mode
+        figures[mode] = report["median_abs_errors"]["throughput"]
+        scales = {t["host_cpu_scale"] for t in report["traces"]}
+        assert len(scales) == 1  # one folder, one host session
+        if mode == "profile":
+            assert scales == {None}
+        else:
+            assert 0.4 < scales.pop() < 0.9
+    assert figures["profile"] > 0.2 and figures["log"] < figures["profile"] / 2
+    assert main(["validate", runs[0], "--machine", "local-2core", "--max-seconds", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "host" in out.splitlines()[1] and " x" in out.splitlines()[2]

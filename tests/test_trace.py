@@ -1,7 +1,7 @@
 """Real runs as traces: the LOG parser, folder import, db_bench flags, live capture.
 
-Unit tests read excerpts in tests/data (see its README); tests marked `shared` also read
-the full traces in ../shared/traces when that folder is present.
+Unit tests read excerpts in tests/data (see its README); a few read whole real runs kept in
+validation/traces (see the README of each folder there).
 """
 
 from __future__ import annotations
@@ -29,10 +29,7 @@ from lsmsim.trace_import import import_trace
 DATA = Path(__file__).parent / "data"
 LOCAL = DATA / "local2core_excerpt"
 ADOC = DATA / "adoc_excerpt"
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces"
-if not SHARED.is_dir():
-    SHARED = Path("/work/shared/traces")
-shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/traces not present")
+TRACES = Path(__file__).resolve().parents[1] / "validation" / "traces"
 
 
 def _lines(path: Path) -> list[str]:
@@ -109,9 +106,8 @@ def test_parses_samples_of_other_versions(name):
     assert log.skipped_lines == 0
 
 
-@shared
 def test_parses_every_parser_sample():
-    for path in sorted((SHARED / "parser-samples").rglob("LOG*")):
+    for path in sorted((DATA / "samples").iterdir()):
         log = parse_log(path)
         assert log.options or log.events or log.stats_dumps, path
 
@@ -218,24 +214,22 @@ def test_a_logged_run_that_did_not_do_its_num_puts_was_ended_by_time(tmp_path):
     assert setup_from_trace_dir(folder).workload.max_ops == done
 
 
-@shared
 def test_import_full_local_2core_run_matches_its_own_stats():
-    folder = SHARED / "local-2core" / "j2_wb16_r1"
+    folder = TRACES / "local-2core-jobs" / "j2_wb16_r2"
     trace = import_trace(folder)
-    log = parse_log(folder / "LOG")
+    log = parse_log(folder / "LOG.gz")
     assert assert_consistent_with_stats(log) >= 1
-    text = _lines(folder / "LOG")
+    text = _lines(folder / "LOG.gz")
     assert trace.summary["flush_count"] == sum("flush table" in t and "bytes OK" in t
                                                for t in text)
     lines = sum("Stalling writes" in t or "Stopping writes" in t for t in text)
     assert sum(trace.summary["rocksdb_stall_counters"].values()) == lines
     assert trace.summary["stall_time_s"] > 0
-    assert setup_from_trace_dir(folder).duration_s == 90.0
+    assert setup_from_trace_dir(folder).duration_s == 50.0  # command.txt: "stopped after 50 s wall time"
 
 
-@shared
 def test_import_full_gzipped_adoc_run():
-    folder = next((SHARED / "adoc-server").rglob("30000000/StorageMaterial.SATASSD/1CPU/64MB"))
+    folder = TRACES / "adoc-server-600s" / "30000000" / "StorageMaterial.SATASSD" / "1CPU" / "64MB"
     trace = import_trace(folder)
     log = parse_log(next(folder.glob("LOG_*.gz")))
     assert assert_consistent_with_stats(log) == len(log.stats_dumps) >= 2
