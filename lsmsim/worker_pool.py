@@ -166,7 +166,8 @@ def _run_on_workers(function: Callable[[Any], Any], jobs: Sequence[Any], workers
                     done(index, JobFailed(f"worker process died (exit code "
                                           f"{process.exitcode})"))
                     continue
-                done(index, result)
+                # The worker gets its next job before this process handles the result
+                # (a cache write, a progress line), so it never waits on them.
                 following = next(queue, None)
                 if following is None:
                     conn.send(None)  # type: ignore[union-attr]
@@ -174,6 +175,7 @@ def _run_on_workers(function: Callable[[Any], Any], jobs: Sequence[Any], workers
                 else:
                     conn.send(following)  # type: ignore[union-attr]
                     busy[conn] = (process, following)
+                done(index, result)
     except Stop:
         for process in processes:
             if process.is_alive():
