@@ -281,3 +281,15 @@ def test_a_runs_progress_ticks_do_not_change_it():
 def test_run_shows_progress_only_when_asked_off_a_terminal(capfd):
     assert main(["run", "fillrandom", "--duration", "5", "--num", "100000"]) == 0
     assert "simulated s" not in capfd.readouterr().err
+
+
+def test_a_cluster_worker_with_another_model_is_refused():
+    from lsmsim.sweep_executor import ExecutorError, _check_same_model
+
+    class Cluster:
+        def run(self, function):
+            return {"tcp://10.0.0.1:4000": function(), "tcp://10.0.0.2:4000": "edited model"}
+
+    with pytest.raises(ExecutorError, match="worker tcp://10.0.0.2:4000 runs another lsmsim "
+                                            "model"):
+        _check_same_model(Cluster(), "tcp://10.0.0.9:8786")
