@@ -64,6 +64,7 @@ from lsmsim.trace import Trace
 from lsmsim.trace_validation import check_run_folders, run_devices, run_setup
 from lsmsim.page_cache_writeback import synced_fraction
 from lsmsim.wakeup_wait import estimate_wakeup_counts, estimate_wakeup_wait
+from lsmsim.progress import Progress
 from lsmsim.worker_pool import Interrupted, JobFailed, run_jobs
 
 W_STALL = 1.0
@@ -282,9 +283,10 @@ class Objective:
     keeps the first loss and the best (loss, profile) seen; Ctrl-C or SIGTERM during an
     evaluation raises `worker_pool.Interrupted` carrying this objective."""
 
-    def __init__(self, runs: list[Run], workers: int) -> None:
+    def __init__(self, runs: list[Run], workers: int, progress: Progress | None = None) -> None:
         self.runs = runs
         self.workers = workers
+        self.progress = progress
         self.keys = [repr((r.setup.workload, r.setup.options, r.setup.duration_s, r.setup.seed,
                            r.device)) for r in runs]
         self.distinct = list(dict.fromkeys(self.keys))
@@ -307,6 +309,8 @@ class Objective:
             self.first_loss = loss
         if self.best is None or loss < self.best[0]:
             self.best = (loss, profile)
+        if self.progress is not None:
+            self.progress.advance()
         return loss
 
     def best_so_far(self, fit: Sequence[str], wall_s: float) -> Calibration:
@@ -328,7 +332,8 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
               device: str | None = None, max_seconds: float | None = None,
               max_evaluations: int = 40, workers: int = 2, name: str | None = None,
               measure: bool = True, device_out: Path | None = None,
-              seed: int | None = None) -> Calibration:
+              seed: int | None = None,
+              progress: Progress | None = None) -> Calibration:
     """Fit `fit` (cost names of the profile TOML) to the runs in `folders`, after measuring
     what the LOGs measure (and, with `device_out`, fitting the devices); everything else
     comes from `base`. The runs are simulated with `seed` (default: each its own db_bench
@@ -359,7 +364,7 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
             runs, traces, [str(Path(f)) for f in folders], start, device_out)
     stopped: Interrupted | None = None
     try:
-        result = fit_costs(runs, start, fit, max_evaluations, workers)
+        result = fit_costs(runs, start, fit, max_evaluations, workers, progress)
     except Interrupted as stop:
         if not isinstance(stop.results, Objective) or stop.results.best is None:
             raise stop.carrying(None) from None
@@ -397,6 +402,12 @@ def fit_run_devices(runs: list[Run], traces: Sequence[Trace], labels: Sequence[s
     return moved, fits, files
 
 
+def expected_evaluations(max_evaluations: int) -> int:
+    """About how many loss evaluations a fit takes (the optimizer's bound, then the fitted
+    profile's loss and each cost's sensitivity at -10% and +10%): a progress bar's total."""
+    return max_evaluations + 1 + 2 * len([k for k in COST_FIELDS if k not in READ_COSTS])
+
+
 def check_fit_names(fit: Sequence[str]) -> None:
     unknown = sorted(set(fit) - set(COST_FIELDS))
     if unknown or not fit:
@@ -405,13 +416,14 @@ def check_fit_names(fit: Sequence[str]) -> None:
 
 
 def fit_costs(runs: list[Run], profile: MachineProfile, fit: Sequence[str],
-              max_evaluations: int = 40, workers: int = 2) -> Calibration:
+              max_evaluations: int = 40, workers: int = 2,
+              progress: Progress | None = None) -> Calibration:
     """Nelder-Mead over ln(cost) of the `fit` costs, from `profile`'s values, within
     [1/BOUND_FACTOR, BOUND_FACTOR] times them; then each cost's sensitivity."""
     check_fit_names(fit)
     started_cpu_s = _cpu_s()
     started_wall_s = time.perf_counter()
-    objective = Objective(runs, workers)
+    objective = Objective(runs, workers, progress)
     start = np.log([cost_values(profile)[k] for k in fit])
     if not np.all(np.isfinite(start)):
         raise CalibrationError(f"the base profile's {', '.join(fit)} must be positive to be fitted")

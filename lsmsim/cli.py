@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from lsmsim import compare, explain_cli, fidelity_cli, reproduce, trace_cli
+from lsmsim import compare, explain_cli, fidelity_cli, reproduce, sweep, trace_cli, tune
 from lsmsim.cli_numbers import bucket_count, byte_rate_bps, non_negative_int, positive_number
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS, MAX_BUCKETS
@@ -21,6 +21,7 @@ from lsmsim.mechanisms import MechanismError, Mechanisms
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.output_path import OutputPathError, output_folder
 from lsmsim.plot_process import TimelinePlotter
+from lsmsim.progress import Progress, add_progress_flags, progress_wanted
 from lsmsim.units import UnitError, format_bytes, format_figure, format_seconds
 from lsmsim.workload import WORKLOADS, WorkloadError
 
@@ -29,8 +30,9 @@ def _user_errors() -> tuple[type[Exception], ...]:
     """Errors printed as one line with status 2 (the subcommands' own are imported on an
     error only, so that `lsmsim run` does not load the LOG reader or the calibration)."""
     from lsmsim.simulation import RunParameterError
+    from lsmsim.sweep_executor import ExecutorError
     from policies import PolicyError
-    return (OptionError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
+    return (OptionError, ExecutorError, tune.TuneError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
             MechanismError, OutputPathError, compare.CompareError, *trace_cli.user_errors(),
             *fidelity_cli.user_errors(), *explain_cli.user_errors(), reproduce.ExperimentError)
 
@@ -85,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--without", action="append", default=[], metavar="MECHANISM",
                      help="switch a resource-model mechanism off to see what it changes "
                           f"({', '.join(Mechanisms.names())}); repeatable")
+    add_progress_flags(run)
     run.set_defaults(handler=_run)
     listing = commands.add_parser("list", help="list valid names")
     listing.add_argument("what", choices=["devices", "machines", "options", "workloads",
@@ -92,6 +95,8 @@ def _parser() -> argparse.ArgumentParser:
     listing.set_defaults(handler=lambda args: _list(args.what))
     trace_cli.register(commands)
     compare.register(commands)
+    sweep.register(commands)
+    tune.register(commands)
     fidelity_cli.register(commands)
     reproduce.register(commands)
     explain_cli.register(commands)
@@ -132,6 +137,7 @@ def _run(args: argparse.Namespace) -> int:
     duration_s = pick(args.duration, scenario.duration_s)
     plotter = (TimelinePlotter(args.out, duration_s) if args.out and not args.no_plot
                else None)
+    progress = Progress(duration_s, "simulated s", enabled=progress_wanted(args), delay_s=1.0)
     try:
         result = simulate(
             workload, device=pick(args.device, scenario.device),
@@ -142,7 +148,8 @@ def _run(args: argparse.Namespace) -> int:
             seed=pick(args.seed, scenario.seed),
             key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS),
             without=args.without,
-            on_timeseries=plotter.draw if plotter is not None else None)
+            on_timeseries=plotter.draw if plotter is not None else None,
+            on_progress=progress.update)
         print(format_summary(result.summary, result.config))
         print(f"\n{format_seconds(result.summary['duration_s'])} simulated s in "
               f"{result.wall_s:.2f} s wall "
@@ -152,6 +159,7 @@ def _run(args: argparse.Namespace) -> int:
             print(f"results written to {out}/")
         return 0
     finally:
+        progress.close()
         if plotter is not None:
             plotter.close()
 

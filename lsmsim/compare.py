@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
+from lsmsim.cli_numbers import non_negative_int, positive_number
 from lsmsim.output_path import file_stem, output_folder
 from lsmsim.units import format_seconds
+
+if TYPE_CHECKING:
+    from lsmsim.sweep_executor import Execution
 
 # What each bar chart shows, in words with its unit (the CSV column names are terse).
 FIGURE_TITLES = {
@@ -106,25 +109,38 @@ def run_cell(policy: str, device: str, workload: str, duration_s: float,
 
 
 def run_grid(workload: str, policies: list[str], devices: list[str], duration_s: float,
-             workers: int = 2, progress: str = "", **simulate_kwargs: Any) -> list[Cell]:
-    """Every (policy, device) cell, in grid order (device-major), on `workers` processes."""
+             workers: int = 2, progress: str = "", execution: "Execution | None" = None,
+             **simulate_kwargs: Any) -> list[Cell]:
+    """Every (policy, device) cell, in grid order (device-major), on `workers` processes
+    (or as `execution` says)."""
     return run_cells([(p, d, workload, duration_s, simulate_kwargs)
-                      for d in devices for p in policies], workers, progress)
+                      for d in devices for p in policies], workers, progress, execution)
 
 
-def run_cells(specs: list[tuple[Any, ...]], workers: int = 2, progress: str = "") -> list[Cell]:
-    """Cells given as `run_cell` argument tuples, in order, on `workers` processes
-    (`progress`: see `worker_pool.run_jobs`). On Ctrl-C or SIGTERM, raises
+def run_cells(specs: list[tuple[Any, ...]], workers: int = 2, progress: str = "",
+              execution: "Execution | None" = None) -> list[Cell]:
+    """Cells given as `run_cell` argument tuples, in order, on `workers` processes with a
+    progress line if `progress` names the cells ("runs"), or as `execution` says (executor,
+    result cache, progress: `lsmsim.sweep_executor`). On Ctrl-C or SIGTERM, raises
     `worker_pool.Interrupted` carrying every cell: those not run have the error NOT_RUN."""
-    from lsmsim.worker_pool import NOT_RUN, Interrupted, JobFailed, run_jobs  # not for `run`
+    from lsmsim.run_identity import run_identity  # not for `run`
+    from lsmsim.result_cache import cache_key
+    from lsmsim.sweep_executor import Execution, run_jobs
+    from lsmsim.worker_pool import NOT_RUN, Interrupted, JobFailed
+
+    if execution is None:
+        execution = Execution(workers=workers, progress=bool(progress))
 
     def cells(results: list[Any]) -> list[Cell]:
         return [Cell(spec[0], spec[1], error=NOT_RUN) if result is None
                 else Cell(spec[0], spec[1], error=result.error) if isinstance(result, JobFailed)
                 else result for spec, result in zip(specs, results)]
 
+    keys = ([cache_key(run_identity(*spec)) for spec in specs]
+            if execution.cache is not None else None)
     try:
-        return cells(run_jobs(_run_spec, specs, workers, progress))
+        return cells(run_jobs(_run_spec, specs, execution, progress or "runs", keys,
+                              encode=dataclasses.asdict, decode=lambda d: Cell(**d)))
     except Interrupted as stop:
         raise stop.carrying(cells(stop.results)) from None
 
@@ -228,6 +244,8 @@ def save_figures(cells: list[Cell], out: Path, workload: str, duration_s: float)
 
 def register(commands: Any) -> None:
     """Add `compare` to the CLI's subcommands."""
+    from lsmsim.sweep_executor import add_execution_flags
+
     parser = commands.add_parser(
         "compare", help="run a grid of policies x devices; one table, a CSV and figures")
     parser.add_argument("workload")
@@ -241,9 +259,8 @@ def register(commands: Any) -> None:
     parser.add_argument("--machine", default="server")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE")
     parser.add_argument("--seed", type=non_negative_int, default=0)
-    parser.add_argument("--workers", type=positive_int, default=min(2, os.cpu_count() or 1),
-                        help="processes (default: 2 or the CPU count if lower)")
     parser.add_argument("--out", type=Path, help="folder for compare.csv and figures")
+    add_execution_flags(parser)
     parser.set_defaults(handler=_compare)
 
 
@@ -278,6 +295,7 @@ def _compare(args: argparse.Namespace) -> int:
     from device_models import load_device
     from lsmsim.cli import parse_sets
     from lsmsim.options import LsmOptions
+    from lsmsim.sweep_executor import describe_execution, execution_from_args
     from lsmsim.workload import make_workload
     from lsmsim.worker_pool import NOT_RUN, Interrupted
     from policies import make_policy
@@ -292,11 +310,11 @@ def _compare(args: argparse.Namespace) -> int:
         load_device(device)
     started = time.perf_counter()
     options = LsmOptions().updated(parse_sets(args.set), source="--set")
+    execution = execution_from_args(args)
     stopped: Interrupted | None = None
     try:
-        cells = run_grid(args.workload, policies, devices, args.duration, workers=args.workers,
-                         progress="runs", machine=args.machine, options=options,
-                         seed=args.seed)
+        cells = run_grid(args.workload, policies, devices, args.duration, execution=execution,
+                         machine=args.machine, options=options, seed=args.seed)
     except Interrupted as stop:
         cells, stopped = stop.results, stop
     wall_s = time.perf_counter() - started
@@ -304,7 +322,7 @@ def _compare(args: argparse.Namespace) -> int:
     cpu = [c.cpu_s for c in cells if c.error != NOT_RUN] or [0.0]
     print(f"\n{len(cpu) if stopped else len(cells)} runs of {format_seconds(args.duration)} simulated s in "
           f"{wall_s:.1f} s wall on "
-          f"{args.workers} workers; CPU per run mean {np.mean(cpu):.1f} s, max {max(cpu):.1f} s")
+          f"{describe_execution(execution)}; CPU per run mean {np.mean(cpu):.1f} s, max {max(cpu):.1f} s")
     if out:
         out.mkdir(parents=True, exist_ok=True)
         write_csv(cells, out / "compare.csv")
@@ -318,3 +336,4 @@ def _compare(args: argparse.Namespace) -> int:
     if failed:
         print(f"{len(failed)} of {len(cells)} runs failed: {', '.join(failed)}")
     return 1 if failed else 0
+

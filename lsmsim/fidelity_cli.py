@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
 from lsmsim.output_path import file_stem, output_file, output_folder
+from lsmsim.progress import Progress, add_progress_flags, progress_wanted
 
 if TYPE_CHECKING:
     from lsmsim.calibration import Calibration
@@ -83,6 +84,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              "profile: every run on the profile as it is")
     parser.add_argument("--seed", type=non_negative_int,
                         help="seed of the simulations (default: each run's own db_bench --seed)")
+    add_progress_flags(parser)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -97,8 +99,9 @@ def _validate(args: argparse.Namespace) -> int:
     try:
         report = validate(args.folders, load_machine(args.machine), device=args.device,
                           max_seconds=args.max_seconds, workers=args.workers,
-                          device_dir=args.device_dir, progress="runs", without=args.without,
-                          seed=args.seed, seeds=args.seeds,
+                          device_dir=args.device_dir,
+                          progress="runs" if progress_wanted(args) else "",
+                          without=args.without, seed=args.seed, seeds=args.seeds,
                           host_speed=args.host_speed == "log")
     except Interrupted as stop:
         report, stopped = stop.results, stop
@@ -129,20 +132,24 @@ def _validate(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     """Ctrl-C during the fit writes the best profile seen so far, marked as such in its
     [calibration] notes, and skips the reports on the runs."""
-    from lsmsim.calibration import Calibration, calibrate
+    from lsmsim.calibration import Calibration, calibrate, expected_evaluations
     from lsmsim.worker_pool import Interrupted
 
     output_file(args.out)
     if args.device_out is not None:
         output_folder(args.device_out, "--device-out")
     fit = [name.strip() for name in args.fit.split(",") if name.strip()]
+    progress = Progress(expected_evaluations(args.max_evaluations), "loss evaluations",
+                        enabled=progress_wanted(args))
     try:
         result = calibrate(args.folders, load_machine(args.machine), fit=fit,
                            device=args.device, max_seconds=args.max_seconds,
                            max_evaluations=args.max_evaluations, workers=args.workers,
                            name=args.out.stem, measure=not args.no_measure,
-                           device_out=args.device_out, seed=args.seed)
+                           device_out=args.device_out, seed=args.seed,
+                           progress=progress)
     except Interrupted as stop:
+        progress.close()
         if not isinstance(stop.results, Calibration):
             print(f"lsmsim: {stop.signal_name} before the first loss evaluation finished: "
                   "no profile written", file=sys.stderr)
@@ -153,6 +160,7 @@ def _calibrate(args: argparse.Namespace) -> int:
               f"the best profile so far (loss {stop.results.loss:.4f}) written to {args.out}; "
               "not a finished fit", file=sys.stderr)
         return stop.exit_status
+    progress.close()
     _write_profile(args.out, result)
     _print_calibration(args, result)
     return 0

@@ -14,7 +14,6 @@ import csv
 import dataclasses
 import importlib.util
 import json
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,11 +23,12 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 import numpy as np
 
 import scenarios.experiments
-from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
+from lsmsim.cli_numbers import non_negative_int, positive_number
 from lsmsim.compare import Cell, run_cells
 from lsmsim.output_path import output_folder
 
 if TYPE_CHECKING:
+    from lsmsim.sweep_executor import Execution
     from lsmsim.worker_pool import Interrupted
 
 EXPERIMENTS_DIR = Path(scenarios.experiments.__file__).parent  # in the checkout or installed
@@ -325,10 +325,12 @@ class ClaimRow:
 
 
 def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1.0,
-                    workers: int = 2, progress: str = "", seed: int | None = None
+                    workers: int = 2, progress: str = "", seed: int | None = None,
+                    execution: Execution | None = None
                     ) -> tuple[dict[str, dict[str, Cell]], list[ClaimRow]]:
-    """Every experiment's runs in one pool (identical runs are simulated once), then every
-    claim measured on them; `seed` replaces every run's own. On Ctrl-C or SIGTERM, raises `worker_pool.Interrupted` carrying
+    """Every experiment's runs in one pool or as `execution` says (`lsmsim.sweep_executor`;
+    identical runs are simulated once), then every claim measured on them; `seed` replaces
+    every run's own. On Ctrl-C or SIGTERM, raises `worker_pool.Interrupted` carrying
     this pair, the runs not run failed with `worker_pool.NOT_RUN` (their claims NOT RUN)."""
     from lsmsim.worker_pool import Interrupted  # here: `lsmsim run` does not need it
 
@@ -339,7 +341,7 @@ def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1
             unique.setdefault(_key(spec), spec)
     stopped: Interrupted | None = None
     try:
-        cells = run_cells(list(unique.values()), workers, progress)
+        cells = run_cells(list(unique.values()), workers, progress, execution=execution)
     except Interrupted as stop:
         cells, stopped = stop.results, stop
     by_key = dict(zip(unique, cells))
@@ -473,6 +475,8 @@ def write_series(experiment: Experiment, cells: Mapping[str, Cell], out: Path,
 
 def register(commands: Any) -> None:
     """Add `reproduce` to the CLI's subcommands."""
+    from lsmsim.sweep_executor import add_execution_flags
+
     parser = commands.add_parser(
         "reproduce", help="re-run the seed papers' experiments and check their claims")
     parser.add_argument("names", nargs="*", metavar="NAME", help="experiments to run")
@@ -482,9 +486,9 @@ def register(commands: Any) -> None:
                         help="folder for each experiment's CSV and PNG (reproduce-out)")
     parser.add_argument("--duration-scale", type=positive_number, default=1.0,
                         help="multiply every run's simulated duration")
-    parser.add_argument("--workers", type=positive_int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--seed", type=non_negative_int,
                         help="seed of every run (default: each run's own, 0 unless it says)")
+    add_execution_flags(parser)
     parser.set_defaults(handler=_reproduce)
 
 
@@ -497,15 +501,17 @@ def _reproduce(args: argparse.Namespace) -> int:
     if not names:
         raise ExperimentError("name experiments or give --all; valid experiments: "
                               f"{', '.join(experiment_names())}")
+    from lsmsim.sweep_executor import describe_execution, execution_from_args
     from lsmsim.worker_pool import Interrupted
 
     out = output_folder(args.out)
+    execution = execution_from_args(args)
     experiments = [load_experiment(name) for name in names]
     started = time.perf_counter()
     stopped: Interrupted | None = None
     try:
-        results, rows = run_experiments(experiments, args.duration_scale, args.workers,
-                                        progress="runs", seed=args.seed)
+        results, rows = run_experiments(experiments, args.duration_scale, seed=args.seed,
+                                        execution=execution)
     except Interrupted as stop:
         (results, rows), stopped = stop.results, stop
     wall_s = time.perf_counter() - started
@@ -518,7 +524,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     simulated = {id(c): c for cells in results.values() for c in cells.values()}  # shared once
     cpu_s = sum(c.cpu_s for c in simulated.values())
     print(f"{len(experiments)} experiments in {wall_s:.0f} s wall ({cpu_s:.0f} s CPU in runs, "
-          f"{args.workers} workers); " + ("CSV (no figures)" if stopped else "CSV and PNG")
+          f"{describe_execution(execution)}); " + ("CSV (no figures)" if stopped else "CSV and PNG")
           + f" in {out}/")
     if stopped is not None:
         print(f"lsmsim: {stopped.summary()}", file=sys.stderr)

@@ -23,7 +23,7 @@ import dataclasses
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from lsmsim.data_file import DataFileError, Number, is_file, read_toml_text
 from lsmsim.keyspace import MAX_BUCKETS
@@ -113,13 +113,15 @@ class _Locator:
         return header_line
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and check a scenario file; every error names the file, line and field."""
+def load_scenario(path: str | Path, text: str | None = None) -> Scenario:
+    """Read and check a scenario file (or `text` as if it were that file's); every error
+    names the file, line and field."""
     path = Path(path)
-    try:
-        text = read_toml_text(path, "scenario file")
-    except DataFileError as exc:
-        raise ScenarioError(str(exc)) from None
+    if text is None:
+        try:
+            text = read_toml_text(path, "scenario file")
+        except DataFileError as exc:
+            raise ScenarioError(str(exc)) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -133,6 +135,17 @@ def load_scenario(path: str | Path) -> Scenario:
         field_text = f"{key} = {value!r}: " if key is not None else ""
         raise ScenarioError(f"{path}: {place}{label}{field_text}{message}")
 
+    return scenario_from_data(data, path, fail)
+
+
+# fail(table, key, value, message, index): raise the error of one field (never returns).
+Fail = Callable[..., None]
+
+
+def scenario_from_data(data: dict[str, Any], path: Path, fail: Fail) -> Scenario:
+    """Check a scenario's TOML tables (as `tomllib` reads them) and resolve them; `fail`
+    raises the error of a bad field, worded by the caller (a scenario file names its line,
+    a sweep the factor that set the value)."""
     _check_types(data, _TOP, "", fail)
     workload_table = data.get("workload")
     if workload_table is None:

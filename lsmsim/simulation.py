@@ -26,6 +26,7 @@ from lsmsim.workload import Workload, make_workload
 # every column (measured: 3.6 M rows took 11.7 GB); more rows than this is refused up front.
 MAX_TIMESERIES_ROWS = 500_000
 ROW_BYTES = 3 << 10
+PROGRESS_TICKS = 200  # how often a run reports its simulated time to `on_progress`
 
 
 class RunParameterError(ValueError):
@@ -38,6 +39,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
              policy: str | Policy = "rocksdb", interval_s: float = 1.0, seed: int = 0,
              key_buckets: int = DEFAULT_BUCKETS, without: Sequence[str] = (),
              on_timeseries: Callable[[dict[str, Any], dict[str, np.ndarray]], None] | None = None,
+             on_progress: Callable[[float], None] | None = None,
              **workload_fields: Any) -> SimulationResult:
     """Run one simulation. Names are resolved here: devices from `device_models`, machine
     profiles from `lsmsim/machine_profiles`, policies from `policies`.
@@ -50,7 +52,10 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     what each changes.
 
     `on_timeseries(config, timeseries)` is called as soon as the run's rows are complete,
-    before the summary is computed: `lsmsim run` hands them to its plotting process there."""
+    before the summary is computed: `lsmsim run` hands them to its plotting process there.
+
+    `on_progress(simulated_s)` is called PROGRESS_TICKS times along a run of known
+    duration (its progress bar); the ticks only read the clock, so the run is the same."""
     if isinstance(workload, str):
         workload = make_workload(workload, **workload_fields)
     elif workload_fields:
@@ -75,8 +80,12 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     db = DB(env, options, machine, device, workload, policy, interval_s, key_buckets,
             rng=np.random.default_rng(seed), mechanisms=mechanisms)
     end = db.writes_done if duration_s is None else env.timeout(duration_s) | db.writes_done
+    if on_progress is not None and duration_s is not None:
+        env.process(_progress_ticks(env, duration_s, on_progress))
     env.run(until=end)
     duration_s = env.now
+    if on_progress is not None:
+        on_progress(duration_s)
     db.finish(duration_s)
     wall_s = time.perf_counter() - started
     config = {
@@ -99,6 +108,15 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
                             timeseries=timeseries, events=db.events.events,
                             stall_episodes=[e.as_dict() for e in db.stalls.episodes],
                             wall_s=wall_s)
+
+
+def _progress_ticks(env: simpy.Environment, duration_s: float,
+                    on_progress: Callable[[float], None]):  # type: ignore[no-untyped-def]
+    """Report the simulated time at each of PROGRESS_TICKS - 1 even steps along the run
+    (`simulate` reports its end)."""
+    for tick in range(1, PROGRESS_TICKS):
+        yield env.timeout(max(duration_s * tick / PROGRESS_TICKS - env.now, 0.0))
+        on_progress(env.now)
 
 
 def _check_run_parameters(duration_s: float | None, interval_s: float, seed: int,

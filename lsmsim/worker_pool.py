@@ -22,9 +22,14 @@ import sys
 import threading
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Sequence, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TypeVar, Union
+
+if TYPE_CHECKING:
+    from lsmsim.progress import Progress
 
 T = TypeVar("T")
+# Called in the main process with (job index, result) as each job comes back.
+OnResult = Optional[Callable[[int, Any], None]]
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 NOT_RUN = "not run: interrupted"  # the error of a job an interruption left undone
 CHECK_S = 0.1  # how often the main process looks at a stop signal it could not raise
@@ -66,7 +71,7 @@ class Interrupted(KeyboardInterrupt):
         return f"interrupted by {self.signal_name}: {self.finished} of {self.total} runs finished"
 
 
-class _Stop(BaseException):
+class Stop(BaseException):
     """Raised in the main process by SIGINT/SIGTERM while jobs run (a BaseException, so that
     a job's own `except Exception` cannot swallow it in the serial case)."""
 
@@ -76,25 +81,38 @@ class _Stop(BaseException):
 
 
 def run_jobs(function: Callable[[Any], T], jobs: Sequence[Any], workers: int,
-             progress: str = "") -> list[Union[T, JobFailed]]:
+             progress: "Progress | str | None" = None,
+             on_result: OnResult = None) -> list[Union[T, JobFailed]]:
     """`function(job)` for every job, in job order, on up to `workers` forked processes (in
-    this process when one is enough). With `progress` (a noun such as "runs"), a line on
-    stderr counts the finished jobs. Raises `Interrupted` on SIGINT or SIGTERM."""
+    this process when one is enough). `progress` counts the finished jobs (a `JobFailed`
+    as a failure; a noun such as "runs" is a `Progress` always shown); `on_result(index,
+    result)` sees each as it comes back. Raises `Interrupted` on SIGINT or SIGTERM."""
+    if isinstance(progress, str):
+        from lsmsim.progress import Progress
+        progress = Progress(len(jobs), progress, enabled=bool(progress))
     results: list[Any] = [None] * len(jobs)
-    stops = _StopSignals()
+    stops = StopSignals()
+
+    def done(index: int, result: Any) -> None:
+        results[index] = result
+        if on_result is not None:
+            on_result(index, result)
+        if progress is not None:
+            progress.advance(failed=isinstance(result, JobFailed))
+
     try:
         if workers <= 1 or len(jobs) <= 1:
             for index, job in enumerate(jobs):
-                results[index] = _call(function, job)
-                _report(progress, results)
+                done(index, _call(function, job))
                 stops.check()
         else:
-            _run_on_workers(function, jobs, min(workers, len(jobs)), results, progress, stops)
-    except _Stop as stop:
+            _run_on_workers(function, jobs, min(workers, len(jobs)), done, stops)
+    except Stop as stop:
         raise Interrupted(results, stop.signum) from None
     finally:
         stops.restore()
-        _end_report(progress, results)
+        if progress is not None:
+            progress.close()
     return results
 
 
@@ -106,7 +124,7 @@ def _call(function: Callable[[Any], T], job: Any) -> Union[T, JobFailed]:
 
 
 def _run_on_workers(function: Callable[[Any], Any], jobs: Sequence[Any], workers: int,
-                    results: list[Any], progress: str, stops: "_StopSignals") -> None:
+                    done: Callable[[int, Any], None], stops: "StopSignals") -> None:
     context = multiprocessing.get_context("fork")
     busy: dict[Connection, tuple[Any, int]] = {}  # connection -> (process, job index)
     queue = iter(range(len(jobs)))
@@ -140,16 +158,16 @@ def _run_on_workers(function: Callable[[Any], Any], jobs: Sequence[Any], workers
             for conn in ready:
                 process, index = busy.pop(conn)  # type: ignore[index]
                 try:
-                    results[index] = conn.recv()  # type: ignore[union-attr]
+                    result = conn.recv()  # type: ignore[union-attr]
                 except EOFError:  # the worker died (out of memory, killed): that job failed
                     process.join()
-                    results[index] = JobFailed(f"worker process died (exit code "
-                                               f"{process.exitcode})")
                     conn.close()  # type: ignore[union-attr]
                     start()
-                    _report(progress, results)
+                    done(index, JobFailed(f"worker process died (exit code "
+                                          f"{process.exitcode})"))
                     continue
-                _report(progress, results)
+                # The worker gets its next job before this process handles the result
+                # (a cache write, a progress line), so it never waits on them.
                 following = next(queue, None)
                 if following is None:
                     conn.send(None)  # type: ignore[union-attr]
@@ -157,7 +175,8 @@ def _run_on_workers(function: Callable[[Any], Any], jobs: Sequence[Any], workers
                 else:
                     conn.send(following)  # type: ignore[union-attr]
                     busy[conn] = (process, following)
-    except _Stop:
+                done(index, result)
+    except Stop:
         for process in processes:
             if process.is_alive():
                 process.kill()
@@ -204,9 +223,9 @@ def _die_with_parent() -> None:
             pass
 
 
-class _StopSignals:
+class StopSignals:
     """SIGINT and SIGTERM while jobs run (main thread only: Python delivers signals there).
-    The first raises `_Stop` and is kept in `signum`, since Python swallows an exception
+    The first raises `Stop` and is kept in `signum`, since Python swallows an exception
     raised where it cannot propagate (a signal handled inside an at-fork hook or a
     `__del__` prints "Exception ignored"): `check` raises it again. From then on both are
     ignored until `restore` (a second Ctrl-C must not cut the clean-up short)."""
@@ -221,31 +240,12 @@ class _StopSignals:
         for each in STOP_SIGNALS:
             signal.signal(each, signal.SIG_IGN)
         self.signum = signum
-        raise _Stop(signum)
+        raise Stop(signum)
 
     def check(self) -> None:
         if self.signum:
-            raise _Stop(self.signum)
+            raise Stop(self.signum)
 
     def restore(self) -> None:
         for signum, handler in self.previous.items():
             signal.signal(signum, handler)
-
-
-def _report(progress: str, results: list[Any]) -> None:
-    """`lsmsim: 3 of 16 runs finished`: one line per job, rewritten in place on a terminal."""
-    if not progress:
-        return
-    done = sum(r is not None for r in results)
-    line = f"lsmsim: {done} of {len(results)} {progress} finished"
-    if sys.stderr.isatty():
-        sys.stderr.write("\r" + line)
-    else:
-        sys.stderr.write(line + "\n")
-    sys.stderr.flush()
-
-
-def _end_report(progress: str, results: list[Any]) -> None:
-    if progress and sys.stderr.isatty() and any(r is not None for r in results):
-        sys.stderr.write("\n")
-        sys.stderr.flush()

@@ -43,3 +43,10 @@ def open_db(options: dict | None = None, device: str = "nvme", machine: str = "s
             load_device(device), make_workload(workload, **fields), make_policy(policy),
             key_buckets=512)
     return env, db
+
+
+@pytest.fixture(autouse=True)
+def own_result_cache(tmp_path_factory, monkeypatch):
+    """Each test's commands cache their results in a folder of their own (XDG_CACHE_HOME,
+    inherited by the commands a test starts), never in the user's cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))

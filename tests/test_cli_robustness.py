@@ -50,7 +50,7 @@ def test_ctrl_c_stops_a_compare_grid_at_once_and_keeps_the_finished_cells(tmp_pa
     out = tmp_path / "cmp"
     process = subprocess.Popen(
         [sys.executable, "-m", "lsmsim.cli", *GRID, "--duration", "1200", "--workers", "2",
-         "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+         "--progress", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True)
     first = process.stderr.readline()
     assert "1 of 16 runs finished" in first, first

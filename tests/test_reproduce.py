@@ -192,7 +192,7 @@ def test_pairs_claim_needs_every_pair_or_a_mixed_outcome():
 def test_identical_runs_of_two_experiments_are_simulated_once(monkeypatch):
     seen = []
     monkeypatch.setattr(reproduce, "run_cells",
-                        lambda specs, workers, progress="": seen.extend(specs) or [
+                        lambda specs, workers, progress="", **_: seen.extend(specs) or [
                             reproduce.Cell(s[0], s[1], metrics={"throughput_ops_per_s": 1.0})
                             for s in specs])
     first = tiny_experiment("nvme", "hdd")
