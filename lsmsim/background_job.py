@@ -62,6 +62,9 @@ class BackgroundJob:
     # Threads working on it at once: 1, or a compaction's subcompactions' speed-up (its total
     # input over its largest range's, `lsmsim.subcompaction`).
     threads: float = 1.0
+    # CPU it spent beyond `cpu_s` on cores shared with more runnable threads
+    # (`lsmsim.core_sharing`): what its LOG's compaction_time_cpu_micros adds.
+    shared_core_cpu_s: float = 0.0
     _thread_work: ThreadWork | None = field(default=None, init=False, repr=False)
 
     kind: ClassVar[str] = "job"

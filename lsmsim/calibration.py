@@ -57,7 +57,6 @@ from lsmsim.device_calibration import DeviceFit, fit_device, write_fitted
 from lsmsim.job_cost_spread import measure_spread
 from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
                             cost_values, with_costs)
-from lsmsim.io_request_cost import IO_REQUEST_NS
 from lsmsim.job_cpu import compaction_cpu_jobs, flush_cpu_row
 from lsmsim.thread_schedstat import group_totals
 from lsmsim.trace import Trace
@@ -138,28 +137,32 @@ class Calibration:
         }
 
 
-def measured_costs(traces: Sequence[Trace], io_request_ns: float = IO_REQUEST_NS
+def measured_costs(traces: Sequence[Trace], base: MachineProfile
                    ) -> tuple[dict[str, float], list[str]]:
-    """Costs read straight from the LOGs (see the module docstring), net of `io_request_ns`
-    per read and write request (`lsmsim.io_request_cost`), with a note for each one the LOGs
-    do not hold enough of."""
+    """Costs read straight from the LOGs (see the module docstring): each job's CPU over
+    its core-sharing factor on `base`'s cores (`lsmsim.core_sharing`), less `base`'s
+    `io_request_ns` per read and write request (`lsmsim.io_request_cost`); with a note
+    for each cost the LOGs do not hold enough of."""
     measured: dict[str, float] = {}
     notes = []
-    jobs = [job for trace in traces for job in compaction_cpu_jobs(trace)]
+    io_request_ns = base.io_request_cpu_s * 1e9
+    jobs = [job for trace in traces for job in compaction_cpu_jobs(trace, base)]
     if sum(job.input_bytes for job in jobs) >= MIN_MEASURED_BYTES:
-        size, entries, runs, cpu_ns, requests = np.asarray(
-            [job[1:] for job in jobs], dtype=float).T
+        size, entries, runs, cpu_ns, requests, sharing = np.asarray(
+            [(job.input_bytes, job.entries, job.sorted_runs, job.cpu_ns, job.requests,
+              job.core_sharing) for job in jobs], dtype=float).T
         columns = {"compaction_ns_per_byte": size, "compaction_ns_per_entry": entries,
                    "compaction_merge_ns_per_entry_per_log2_run": entries * np.log2(runs)}
-        measured.update(per_unit_costs(columns, cpu_ns - io_request_ns * requests, size))
+        measured.update(per_unit_costs(columns, cpu_ns / sharing - io_request_ns * requests,
+                                       size))
     else:
         notes.append("compaction CPU not measured: the LOGs hold too few compactions with "
                      "compaction_time_cpu_micros")
-    flushes = [row for trace in traces for row in [flush_cpu_row(trace)] if row is not None]
+    flushes = [row for trace in traces for row in [flush_cpu_row(trace, base)] if row is not None]
     if sum(row.output_bytes for row in flushes) >= MIN_MEASURED_BYTES:
-        size, entries, cpu_ns, requests = np.asarray(flushes, dtype=float).T
+        size, entries, cpu_ns, requests, sharing = np.asarray(flushes, dtype=float).T
         measured.update(per_unit_costs({"flush_ns_per_byte": size, "flush_ns_per_entry": entries},
-                                       cpu_ns - io_request_ns * requests, size))
+                                       cpu_ns / sharing - io_request_ns * requests, size))
     else:
         notes.append("flush CPU not measured: no DUMPING STATS with L0 CompMergeCPU(sec) "
                      "over enough flushed bytes")
@@ -344,7 +347,7 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
     started_cpu_s = _cpu_s()
     started_wall_s = time.perf_counter()
     runs, traces = load_runs(folders, device, max_seconds, workers, seed)
-    measured, notes = measured_costs(traces, base.io_request_cpu_s * 1e9) if measure else ({}, [])
+    measured, notes = measured_costs(traces, base) if measure else ({}, [])
     if measure:
         from_threads, thread_notes = measured_from_threads(
             check_run_folders(folders), runs, traces, with_costs(base, measured))
@@ -353,7 +356,7 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
     measured = {k: v for k, v in measured.items() if k not in fit}
     start = with_costs(base, measured)
     if measure:
-        spread, note = measure_spread(traces, cost_values(start))
+        spread, note = measure_spread(traces, cost_values(start), start)
         notes.append(note)
         if spread is not None:
             start = dataclasses.replace(start, job_cpu_spread=tuple(spread))

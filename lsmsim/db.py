@@ -20,6 +20,7 @@ import simpy
 from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
                                    file_from_bucket_keys, merge_inputs, split_output)
 from lsmsim.compaction_picker import Compaction
+from lsmsim.core_sharing import cost_factor
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog
 from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_streams,
@@ -104,6 +105,9 @@ class DB:
         # Each job's CPU cost multiplier, drawn when it starts from a stream of its own.
         self._cost_spread = machine.job_cost_spread() if mechanisms.job_cost_spread else None
         self._cost_rng = self.rng.spawn(1)[0]
+        # A shared core's cost on a job's CPU per unit (0: none), and the factor now.
+        self._core_sharing_slope = machine.core_sharing_slope if mechanisms.core_sharing else 0.0
+        self._core_sharing = 1.0
         # CPU of each read and write request of a job (0: per-byte costs alone).
         self._io_request_cpu_s = machine.io_request_cpu_s if mechanisms.io_request_cost else 0.0
         self.workload = workload
@@ -384,15 +388,24 @@ class DB:
                                 for job, w in zip(jobs, thread_works)]
                 work = [(w.cpu_s, w.blocked_s) for w in thread_works]
                 runnable = runnable_fractions(cores, foreground, work, threads)
+        sharing = 1.0  # a job's CPU per unit on cores shared by more runnable threads
+        if self._core_sharing_slope and jobs:
+            sharing = cost_factor(self._core_sharing_slope, cores,
+                                  foreground + sum([f * t for f, t in zip(runnable, threads)]))
+        self._core_sharing = sharing
         for job, thread, fraction in zip(jobs, thread_works, runnable):
-            per_unit = [job.cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
+            cpu_s, cap = job.cpu_s, thread.cap
+            if sharing != 1.0:
+                cpu_s *= sharing
+                cap = job.threads / (cpu_s + thread.blocked_s)
+            per_unit = [cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
                 policy.job_weights(self, job))
             # Each of a job's threads is a runnable thread to CFS and queues its own I/O.
-            demands.append(Demand(per_unit, thread.cap, (cpu_weight * fraction * job.threads,
-                                                         device_weight * job.threads,
-                                                         limiter_weight)))
+            demands.append(Demand(per_unit, cap, (cpu_weight * fraction * job.threads,
+                                                  device_weight * job.threads,
+                                                  limiter_weight)))
         capacities = [cores, 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
         self._client_rates = rates[:clients]
@@ -478,11 +491,14 @@ class DB:
         self.memtables.active.ops += self.writer.advance(dt)
         if self.clients is not None:
             self.clients.move(dt)
+        extra = self._core_sharing - 1.0  # CPU a shared core costs beyond the job's own
         for job in self._jobs():
             done = job.rate * dt
             if job.remaining < done:
                 done = job.remaining
             job.remaining -= done
+            if extra:
+                job.shared_core_cpu_s += done * job.cpu_s * extra
         if self._limiter_saturated:
             self.rate_limiter.add_saturated(dt, self._last_s + dt)
 
@@ -780,7 +796,8 @@ class DB:
         duration_s = self.env.now - job.started_at_s
         self.events.emit(self.env.now, "compaction_finished", job=job.job_id,
                          compaction_time_micros=round(duration_s * 1e6),
-                         compaction_time_cpu_micros=round(job.cpu_s * 1e6),
+                         compaction_time_cpu_micros=round((job.cpu_s + job.shared_core_cpu_s)
+                                                          * 1e6),
                          output_level=output_level, num_output_files=len(job.outputs),
                          total_output_size=round(job.write_bytes),
                          num_input_records=round(compaction.input_entries),

@@ -26,12 +26,15 @@ or with no table, every job costs the mean, as before.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from lsmsim.job_cpu import compaction_cpu_jobs
 from lsmsim.trace import Trace
+
+if TYPE_CHECKING:  # machine.py reads this module
+    from lsmsim.machine import MachineProfile
 
 # Multipliers a profile holds: enough to keep the measured tail, few enough to read.
 SPREAD_POINTS = 20
@@ -60,19 +63,22 @@ def spread_table(ratios: np.ndarray, points: int = SPREAD_POINTS) -> list[float]
     return [round(float(q), 4) for q in quantiles / quantiles.mean()]
 
 
-def compaction_ratios(traces: Sequence[Trace], costs: dict[str, float]) -> np.ndarray:
+def compaction_ratios(traces: Sequence[Trace], costs: dict[str, float],
+                      machine: MachineProfile | None = None) -> np.ndarray:
     """Each compaction's CPU time over the cost `costs` (the profile's TOML names, ns)
-    gives its inputs, divided by the geometric mean of its run's compactions of its kind
-    (input levels and output level); groups of fewer than MIN_GROUP_JOBS are left out."""
+    gives its inputs (times its core-sharing factor on `machine`, when given: that part is
+    `lsmsim.core_sharing`'s), divided by the geometric mean of its run's compactions of its
+    kind (input levels and output level); groups of fewer than MIN_GROUP_JOBS are left
+    out."""
     ratios: list[np.ndarray] = []
     for trace in traces:
         groups: dict[tuple[str, int], list[float]] = {}
-        for job in compaction_cpu_jobs(trace):
+        for job in compaction_cpu_jobs(trace, machine):
             expected = (job.input_bytes * costs.get("compaction_ns_per_byte", 0.0)
                         + job.entries * (costs.get("compaction_ns_per_entry", 0.0)
                                          + np.log2(job.sorted_runs) * costs.get(
                                              "compaction_merge_ns_per_entry_per_log2_run", 0.0))
-                        + job.requests * costs.get("io_request_ns", 0.0))
+                        + job.requests * costs.get("io_request_ns", 0.0)) * job.core_sharing
             if expected > 0 and job.cpu_ns > 0:
                 groups.setdefault(job.kind, []).append(np.log(job.cpu_ns / expected))
         for logs in groups.values():
@@ -81,11 +87,11 @@ def compaction_ratios(traces: Sequence[Trace], costs: dict[str, float]) -> np.nd
     return np.concatenate(ratios) if ratios else np.zeros(0)
 
 
-def measure_spread(traces: Sequence[Trace], costs: dict[str, float]
-                   ) -> tuple[list[float] | None, str]:
+def measure_spread(traces: Sequence[Trace], costs: dict[str, float],
+                   machine: MachineProfile | None = None) -> tuple[list[float] | None, str]:
     """The `job_cpu_spread` table the runs' compactions measure (None when they hold
     fewer than MIN_SPREAD_JOBS usable ones) and a note saying from what."""
-    ratios = compaction_ratios(traces, costs)
+    ratios = compaction_ratios(traces, costs, machine)
     if ratios.size < MIN_SPREAD_JOBS:
         return None, (f"job_cpu_spread not measured: {ratios.size} compactions with "
                       f"compaction_time_cpu_micros in groups of {MIN_GROUP_JOBS} or more "

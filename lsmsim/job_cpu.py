@@ -18,9 +18,11 @@ errors are the model's, not the host's.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
+from lsmsim.core_sharing import job_shared_fractions
 from lsmsim.entry_format import EntryFormat
 from lsmsim.io_request_cost import job_requests
 from lsmsim.options import LsmOptions
@@ -38,18 +40,31 @@ class CompactionCpu(NamedTuple):
     """One real compaction with its thread CPU time (EVENT_LOG_v1 compaction_started and
     compaction_finished)."""
 
+    job: int               # its job id
     kind: tuple[str, int]  # its input levels ("L0+L1") and output level
     input_bytes: float
     entries: float         # num_input_records
     sorted_runs: int       # as `Compaction.sorted_runs` counts them: each L0 file, each level
     cpu_ns: float          # compaction_time_cpu_micros
     requests: float        # its read and write requests at the run's options
+    core_sharing: float    # its CPU over its one-thread-per-core CPU (`lsmsim.core_sharing`)
 
 
-def compaction_cpu_jobs(trace: Trace) -> list[CompactionCpu]:
+def sharing_factors(trace: Trace, machine: MachineProfile | None) -> dict[int, float]:
+    """{job id: `core_sharing.cost_factor` over the seconds it ran} on `machine`'s cores
+    and slope; empty without a machine (every factor 1)."""
+    if machine is None or not machine.core_sharing_slope:
+        return {}
+    return {job: math.exp(machine.core_sharing_slope * s)
+            for job, s in job_shared_fractions(trace, machine.cores).items()}
+
+
+def compaction_cpu_jobs(trace: Trace, machine: MachineProfile | None = None
+                        ) -> list[CompactionCpu]:
     """Each compaction whose compaction_finished has compaction_time_cpu_micros and
-    num_input_records."""
+    num_input_records; with `machine`, each with its core-sharing factor."""
     options = LsmOptions.from_mapping(trace.config.get("options", {}))
+    factors = sharing_factors(trace, machine)
     started = {e["job"]: e for e in trace.events if e.get("event") == "compaction_started"}
     rows = []
     for event in trace.events:
@@ -63,9 +78,9 @@ def compaction_cpu_jobs(trace: Trace) -> list[CompactionCpu]:
         kind = ("+".join(key[len("files_"):] for key in levels), int(event.get("output_level", -1)))
         input_bytes = float(begin.get("input_data_size", 0))
         requests = job_requests(input_bytes, float(event.get("total_output_size", 0)), options)
-        rows.append(CompactionCpu(kind, input_bytes, float(event["num_input_records"]),
+        rows.append(CompactionCpu(int(event["job"]), kind, input_bytes, float(event["num_input_records"]),
                                   max(runs, 1), float(event["compaction_time_cpu_micros"]) * 1e3,
-                                  requests))
+                                  requests, factors.get(event["job"], 1.0)))
     return rows
 
 
@@ -75,10 +90,11 @@ class FlushCpu(NamedTuple):
     output_bytes: float
     entries: float
     cpu_ns: float
-    requests: float  # their write requests at the run's options
+    requests: float      # their write requests at the run's options
+    core_sharing: float  # their mean core-sharing factor, weighted by their length
 
 
-def flush_cpu_row(trace: Trace) -> FlushCpu | None:
+def flush_cpu_row(trace: Trace, machine: MachineProfile | None = None) -> FlushCpu | None:
     """A run's flushes: CompMergeCPU(sec) and Write(GB) of the L0
     row of its last DUMPING STATS (FlushJob adds its CPU time to L0's compaction stats), less
     the intra-L0 compactions finished by then (they add theirs too); entries from the bytes
@@ -101,7 +117,12 @@ def flush_cpu_row(trace: Trace) -> FlushCpu | None:
     workload = trace.config["workload"]
     entry = EntryFormat(workload["key_size"], workload["value_size"]).sst_bytes
     options = LsmOptions.from_mapping(trace.config.get("options", {}))
-    return FlushCpu(size, size / entry, cpu_ns, job_requests(0.0, size, options))
+    factors = sharing_factors(trace, machine)
+    flushes = [job for job in trace.jobs() if job.kind == "flush" and job.job in factors]
+    length_s = sum(job.end_s - job.start_s for job in flushes)
+    sharing = (sum(factors[job.job] * (job.end_s - job.start_s) for job in flushes) / length_s
+               if length_s > 0 else 1.0)
+    return FlushCpu(size, size / entry, cpu_ns, job_requests(0.0, size, options), sharing)
 
 
 @dataclass(frozen=True)
@@ -128,19 +149,19 @@ class HostSpeed:
 def measure_host_speed(trace: Trace, machine: MachineProfile) -> HostSpeed:
     """A run's flushes and compactions: their measured CPU against the profile's
     `flush_cpu_s` and `compaction_cpu_s` of the same bytes, entries and sorted runs, and its
-    `io_request_cpu_s` of their requests."""
+    `io_request_cpu_s` of their requests, each times its core-sharing factor."""
     job_ns = profile_s = 0.0
     jobs = 0
-    for job in compaction_cpu_jobs(trace):
+    for job in compaction_cpu_jobs(trace, machine):
         job_ns += job.cpu_ns
         profile_s += (machine.compaction_cpu_s(job.input_bytes, job.entries, job.sorted_runs)
-                      + machine.io_request_cpu_s * job.requests)
+                      + machine.io_request_cpu_s * job.requests) * job.core_sharing
         jobs += 1
-    flushes = flush_cpu_row(trace)
+    flushes = flush_cpu_row(trace, machine)
     if flushes is not None:
         job_ns += flushes.cpu_ns
         profile_s += (machine.flush_cpu_s(flushes.output_bytes, flushes.entries)
-                      + machine.io_request_cpu_s * flushes.requests)
+                      + machine.io_request_cpu_s * flushes.requests) * flushes.core_sharing
         jobs += int(trace.summary.get("flush_count", 0))
     return HostSpeed(job_ns * 1e-9, profile_s, jobs)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lsmsim import data_file
+from lsmsim.core_sharing import CORE_SHARING_SLOPE
 from lsmsim.data_file import DataFileError, Number, read_fields
 from lsmsim.io_request_cost import IO_REQUEST_NS
 from lsmsim.job_cost_spread import JobCostSpread
@@ -63,6 +64,8 @@ class MachineProfile:
     wakeup_wait_s: float = WAKEUP_WAIT_S
     wakeups_per_output_file: float = WAKEUPS_PER_OUTPUT_FILE
     wakeups_per_dirty_mib: float = WAKEUPS_PER_DIRTY_MIB
+    # How a job's CPU per unit grows on a shared core (`lsmsim.core_sharing`), measured.
+    core_sharing_slope: float = CORE_SHARING_SLOPE
     # Equally likely multipliers of a flush's or compaction's CPU cost, mean 1, one drawn
     # per job (`lsmsim.job_cost_spread`); measured from real runs' compactions. Empty: every
     # job costs the mean.
@@ -142,7 +145,8 @@ KERNEL_FIELDS = {"dirty_background_ratio": ("dirty_background_ratio", 1.0),
                  "dirty_expire_centisecs": ("dirty_expire_centisecs", 1.0),
                  "wakeup_wait_us": ("wakeup_wait_s", 1e-6),
                  "wakeups_per_output_file": ("wakeups_per_output_file", 1.0),
-                 "wakeups_per_dirty_mib": ("wakeups_per_dirty_mib", 1.0)}
+                 "wakeups_per_dirty_mib": ("wakeups_per_dirty_mib", 1.0),
+                 "core_sharing_slope": ("core_sharing_slope", 1.0)}
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
@@ -157,7 +161,7 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            "dirty_background_ratio": Range(0.0, 100.0),
            "dirty_expire_centisecs": Range(0, INT32_MAX, integer=True),
            "wakeup_wait_us": Range(0.0, 1e6), "wakeups_per_output_file": Range(0.0, 1e6),
-           "wakeups_per_dirty_mib": Range(0.0, 1e6)}
+           "wakeups_per_dirty_mib": Range(0.0, 1e6), "core_sharing_slope": Range(0.0, 10.0)}
 # At most this many multipliers in `job_cpu_spread`, each within this range.
 MAX_SPREAD_POINTS = 1000
 _SPREAD_RANGE = Range(1e-3, 1e3)

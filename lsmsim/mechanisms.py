@@ -43,6 +43,11 @@ class Mechanisms:
     # `compaction_readahead_size`, `block_size` and `writable_file_max_buffer_size` move a
     # job's CPU (`lsmsim.io_request_cost`). Off: per-byte costs alone.
     io_request_cost: bool = True
+    # A job's work takes more CPU on a core shared with other runnable threads (each
+    # time slice starts with cold caches): `exp(core_sharing_slope * s)`, s the share of
+    # its time others use its core (`lsmsim.core_sharing`). Off: the same CPU however
+    # many threads share the cores.
+    core_sharing: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

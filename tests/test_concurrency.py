@@ -148,7 +148,7 @@ def test_a_compaction_pays_cpu_per_read_and_write_request():
         for without in ([], ["io_request_cost"]):
             result = run_small(duration_s=20, machine="local-2core", without=without + [
                 "job_cost_spread"], options={"compaction_readahead_size": readahead})
-            measured, _ = measured_costs([result], request_ns)
+            measured, _ = measured_costs([result], machine)
             per_byte[readahead, bool(without)] = measured["compaction_ns_per_byte"]
     profile = machine.compaction_cpu_s_per_byte * 1e9
     assert per_byte[0, False] == pytest.approx(profile, rel=0.02)
@@ -157,3 +157,34 @@ def test_a_compaction_pays_cpu_per_read_and_write_request():
     small_buffer = LsmOptions(writable_file_max_buffer_size=64 * 1024)
     assert job_requests(0, 64 * MIB, small_buffer) == 1024
     assert job_requests(64 * MIB, 0, LsmOptions()) == 64 * MIB / 4096
+
+
+def test_a_shared_core_costs_a_job_more_cpu_by_the_measured_slope():
+    """cost_factor is 1 with a core for every runnable thread and exp(slope * s) beyond;
+    the slope the shipped real runs measure (validation/core_sharing.py) is the profile's."""
+    from lsmsim.core_sharing import CORE_SHARING_SLOPE, cost_factor, shared_fraction
+
+    assert cost_factor(0.731, 2, 2.0) == 1.0 and shared_fraction(2, 1.5) == 0.0
+    assert cost_factor(0.731, 2, 4.0) == pytest.approx(np.exp(0.731 * 0.5))
+    assert 0.6 < CORE_SHARING_SLOPE < 0.9
+
+
+def test_compactions_on_shared_cores_take_more_cpu_and_the_log_says_so():
+    """Two cores, eight background jobs: with core_sharing the simulated LOG's
+    compaction_time_cpu_micros per input byte exceeds the one-thread cost; without it,
+    it is the cost itself."""
+    from lsmsim.job_cpu import compaction_cpu_jobs
+    from lsmsim.machine import load_machine
+
+    machine = load_machine("local-2core")
+    options = {"max_background_jobs": 8, "write_buffer_size": "8MB"}
+    ratio = {}
+    for without in ([], ["core_sharing"]):
+        result = run_small(duration_s=30, machine="local-2core", options=options,
+                           without=["job_cost_spread", *without])
+        jobs = compaction_cpu_jobs(result)
+        cost_ns = sum((machine.compaction_cpu_s(j.input_bytes, j.entries, j.sorted_runs)
+                       + machine.io_request_cpu_s * j.requests) * 1e9 for j in jobs)
+        ratio[bool(without)] = sum(j.cpu_ns for j in jobs) / cost_ns
+    assert ratio[True] == pytest.approx(1.0, abs=0.01)
+    assert 1.05 < ratio[False] < np.exp(machine.core_sharing_slope)

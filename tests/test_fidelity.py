@@ -164,18 +164,22 @@ def test_a_cost_the_runs_bound_only_from_above_is_reported_as_such():
 
 def test_flush_and_compaction_cpu_are_measured_from_the_log():
     measured, notes = measured_costs([import_trace(LOCAL / "j2_wb64_r2"),
-                                      import_trace(LOCAL / "j2_wb16_r2")])
+                                      import_trace(LOCAL / "j2_wb16_r2")],
+                                     load_machine("local-2core"))
     assert not notes
     # 7.8.3 on the 2-core machine: compaction_time_cpu_micros per input byte is about
-    # 1.5 ns merging two runs, more for ten; one entry size: no per-entry figure. (How the
-    # two runs split it between per byte and per merged entry varies from run to run.)
+    # 1.5 ns merging two runs, more for ten, with cores shared; one thread per core and
+    # with its 4 KiB read requests (io_request_ns) added back, 1-2 ns; one entry size: no
+    # per-entry figure. (How the two runs split it between per byte and per merged entry
+    # varies from run to run.)
     entry_bytes = EntryFormat(16, 1000).sst_bytes
     per_byte = measured["compaction_ns_per_byte"]
     merge = measured["compaction_merge_ns_per_entry_per_log2_run"] / entry_bytes
-    assert 1.0 < per_byte + merge < 2.0           # two sorted runs: log2(2) = 1
+    requests = load_machine("local-2core").io_request_cpu_s * 1e9 / 4096
+    assert 1.0 < per_byte + merge + requests < 2.0  # two sorted runs: log2(2) = 1
     assert per_byte + merge * 3.3 > per_byte + merge > 0  # ten runs cost more
     assert measured["compaction_ns_per_entry"] == measured["flush_ns_per_entry"] == 0.0
-    assert 1.0 < measured["flush_ns_per_byte"] < 3.0
+    assert 0.7 < measured["flush_ns_per_byte"] < 3.0  # one thread per core
 
 
 def test_per_unit_costs_recover_known_costs():
