@@ -39,21 +39,22 @@ match everywhere; on pm and nvme the simulation's is still RO, theirs LO; the AD
 reduction is not within 15 pp of theirs on any device. What was checked:
 
 - Picker and tree shape are RocksDB 6.11's. On their 30 MB/s PM run the simulated picks
-  follow the LOG's pick by pick (L0->L1 at score 1, then L1->L2 at 1.76 / 1.51 / 1.26 /
-  1.01 real vs 1.72 / 1.47 / 1.22 simulated; in 600 s 69 / 269 / 155 L0->L1 / L1->L2 /
-  L2->L3 real vs 68 / 263 / 152). The lopsided tree under saturation is real 6.11
-  behaviour: their 3600 s, 30 MB/s SATA SSD run (adoc-server-3600s, 100 B values) ends with
-  L0 21 files, L1 1.42 GB (score 5.7), L2 14.21 GB (5.7), L3 32.3 GB (1.3), simulated 1.38 /
-  13.78 / 35.4 GB, L0 stall counts 752 + 172 real vs 854 + 191; PM ends at 1.09 / 11.15 /
-  42.2 GB real vs 1.12 / 11.82 / 43.15. Their LOG headers say compaction_pri
-  kMinOverlappingRatio (what lsmsim picks by) and level_compaction_dynamic_level_bytes 0, so
-  the L0 score is max(idle files / 4, idle L0 bytes / 256 MiB) and L1+ scores are idle
-  bytes / target: lsmsim's static branch of ComputeCompactionScore is 6.11's. The
-  pending-bytes estimate (EstimateCompactionBytesNeeded), SetupDelay's ratios and
-  GetBGJobLimits (one compaction at max_background_jobs 1, pressure or not) are the same in
-  6.11 and 7.x. 6.11 has no TryPickL0TrivialMove and no TryExtendNonL0TrivialMove (7.x):
-  they matter here only for the first L0 compaction and for L3->L4 moves; moving one file
-  per pick instead changed pm's counts to 0 / 1540 / 4643, so it is left as is.
+  follow the LOG's sequence, a pick early or late at most (L0->L1 at score 1, then L1->L2
+  at 1.76 / 1.51 / 1.26 / 1.01 real vs 1.72 / 1.47 / 1.22 simulated; in 600 s 69 / 269 /
+  155 L0->L1 / L1->L2 / L2->L3 real vs 68 / 263 / 152). The lopsided tree under saturation
+  is real 6.11 behaviour: their 3600 s, 30 MB/s SATA SSD run (adoc-server-3600s, 100 B
+  values) ends with L0 21 files, L1 1.42 GB (score 5.7), L2 14.21 GB (5.7), L3 32.3 GB
+  (1.3), simulated 1.38 / 13.78 / 35.4 GB, L0 stall counts 752 + 172 real vs 854 + 191; PM
+  ends at 1.09 / 11.15 / 42.2 GB real vs 1.12 / 11.82 / 43.15. Their LOG headers say
+  compaction_pri kMinOverlappingRatio (what lsmsim picks by) and
+  level_compaction_dynamic_level_bytes 0, so the L0 score is max(idle files / 4, idle L0
+  bytes / 256 MiB) and L1+ scores are idle bytes / target: lsmsim's static branch of
+  ComputeCompactionScore is 6.11's. The pending-bytes estimate
+  (EstimateCompactionBytesNeeded), SetupDelay's ratios and GetBGJobLimits (one compaction
+  at max_background_jobs 1, pressure or not) are the same in 6.11 and 7.x. 6.11 has no
+  TryPickL0TrivialMove and no TryExtendNonL0TrivialMove (7.x): they matter here only for
+  the first L0 compaction and for L3->L4 moves; moving one file per pick instead changed
+  pm's counts to 0 / 1540 / 4643, so it is left as is.
 - Memtable stops: the presets' NVMe writes 2700 MB/s; their NVMe flushes ran at 245 MB/s
   and compactions at 330 MB/s (30 MB/s run's LOG; simulated on the preset 425 and 471), SATA
   SSD flushes 108 MB/s (243). On the fitted devices the flush falls behind as theirs did.
