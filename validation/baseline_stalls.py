@@ -4,10 +4,11 @@ overflow type beside their figures (issue 14, item 1). Run on demand:
     python validation/baseline_stalls.py [--duration 3600] [--devices pm,nvme,sata-ssd,hdd]
 
 The setup is theirs (../shared/traces/README.md and the LOG headers of their runs):
-db_bench fillrandom for one hour, 16 B keys and 1000 B values, buffered I/O, no
-compression, 64 MiB memtables, max_write_buffer_number 2, L0 triggers 4/20/36,
-max_bytes_for_level_base 256 MiB, max_background_jobs 1 (one flush and one compaction
-slot), delayed_write_rate 8 MiB/s, pending-bytes limits 64/128 GiB; `--machine server`.
+db_bench fillrandom for one hour, 16 B keys and 1000 B values drawn from --num 48318382
+keys (their harness's 45 GiB of values), buffered I/O, no compression, 64 MiB memtables,
+max_write_buffer_number 2, L0 triggers 4/20/36, max_bytes_for_level_base 256 MiB,
+max_background_jobs 1 (one flush and one compaction slot), delayed_write_rate 8 MiB/s,
+pending-bytes limits 64/128 GiB; `--machine server`.
 
 Their figures are in validation/data/adoc_stall_duration.csv (see the README there).
 `stall_duration_s` is db_bench's "Cumulative stall" and MO / LO / RO are sums of the
@@ -26,18 +27,32 @@ authors' ADOC (`FEAT`) figures, with each stall-time reduction over the default.
 
 What it showed at 3600 s (commit of this file; counts MO / LO / RO, sim vs theirs):
 
-    device    devices  stall s sim/theirs  MO / LO / RO sim    theirs            ADOC red.
-    pm        preset   2926 / 2519         0 / 1261 / 4223     0 / 3211 / 2621   47.6% / 91.7%
-    nvme      fitted   3204 / 2800      1238 / 1476 / 2445  1220 / 3126 / 1035   29.3% / 59.1%
-    sata-ssd  fitted   3336 / 3007      1188 / 1611 / 1187  1110 / 2332 /  109   13.6% / 36.9%
-    hdd       fitted   3428 / 3103       900 / 1563 /  257   694 / 1547 /    0    3.9% / 34.4%
+    device    stall s sim/theirs  MO / LO / RO sim    theirs            ADOC reduction
+    pm        2796 / 2519         0 / 2594 / 2892     0 / 3211 / 2621   57.3% / 91.7%
+    nvme      3121 / 2800      1539 / 2654 / 1302  1220 / 3126 / 1035   33.5% / 59.1%
+    sata-ssd  3300 / 3007      1465 / 2264 /  356  1110 / 2332 /  109   17.0% / 36.9%
+    hdd       3411 / 3103      1049 / 1667 /   54   694 / 1547 /    0    3.9% / 34.4%
 
-On the presets (before this file used the fitted devices): nvme 2965 s, 0 / 1315 / 4017;
-sata-ssd 3267 s, 1273 / 1492 / 2012; hdd 3402 s, 1023 / 1608 / 471; ADOC reductions 47.6 /
-59.1 / 16.7 / 2.6%. Dominant type now matches on sata-ssd and hdd (LO) and memtable stops
-match everywhere; on pm and nvme the simulation's is still RO, theirs LO; the ADOC
-reduction is not within 15 pp of theirs on any device. What was checked:
+The dominant type (by count) now matches on nvme, sata-ssd and hdd (LO); on pm LO and RO
+are within 12% of each other, RO ahead (theirs LO, by 23%); by simulated seconds pm's is
+LO (1657 s vs 1140 s RO). Before (presets, 100 M keys): pm 2926 s, 0 / 1261 / 4223; nvme
+2965 s, 0 / 1315 / 4017; sata-ssd 3267 s, 1273 / 1492 / 2012; hdd 3402 s, 1023 / 1608 /
+471: RO dominant everywhere but hdd, no memtable stop on pm or nvme. Fitted devices alone
+(100 M keys): nvme 1238 / 1476 / 2445, sata-ssd 1188 / 1611 / 1187, hdd 900 / 1563 / 257.
+The ADOC reduction is still not within 15 pp of theirs on any device (below).
 
+Why the simulated default stalled for the wrong reason:
+
+- Key space. Their harness sets db_bench --num to 45 GiB of values ("Entries: 48318382" in
+  every 1000 B stdout it left, 483183820 for 100 B); this file used lsmsim's default of
+  100 M keys (~102 GB). Over 100 M keys nothing is overwritten in an hour, so L3 grew to
+  76 GB on pm and the pending estimate, dominated by the L2 excess times L3 / L2 + 1
+  (EstimateCompactionBytesNeeded), reached 64 GiB at ~900 s and stayed there for ~2200 s;
+  each flush adds ~1 GB to the estimate through the fan-out terms, so writes were delayed
+  0.8 s of every second with L0 < 20 and counted as RO. Over their key space compactions
+  drop overwritten keys, L3 stops near 49 GB and on pm pending first reaches 64 GiB at
+  1211 s and holds for 1456 s in all, alternating with L0 >= 20 (1655 s; checked first, so
+  it counts as LO).
 - Picker and tree shape are RocksDB 6.11's. On their 30 MB/s PM run the simulated picks
   follow the LOG's sequence, a pick early or late at most (L0->L1 at score 1, then L1->L2
   at 1.76 / 1.51 / 1.26 / 1.01 real vs 1.72 / 1.47 / 1.22 simulated; in 600 s 69 / 269 /
@@ -53,29 +68,22 @@ reduction is not within 15 pp of theirs on any device. What was checked:
   (EstimateCompactionBytesNeeded), SetupDelay's ratios and GetBGJobLimits (one compaction
   at max_background_jobs 1, pressure or not) are the same in 6.11 and 7.x. 6.11 has no
   TryPickL0TrivialMove and no TryExtendNonL0TrivialMove (7.x): they matter here only for
-  the first L0 compaction and for L3->L4 moves; moving one file per pick instead changed
-  pm's counts to 0 / 1540 / 4643, so it is left as is.
+  the first L0 compaction and for L3->L4 moves (over 100 M keys, moving one file per pick
+  changed pm's counts to 0 / 1540 / 4643; over their key space L4 stays empty), so it is
+  left as is.
 - Memtable stops: the presets' NVMe writes 2700 MB/s; their NVMe flushes ran at 245 MB/s
   and compactions at 330 MB/s (30 MB/s run's LOG; simulated on the preset 425 and 471), SATA
   SSD flushes 108 MB/s (243). On the fitted devices the flush falls behind as theirs did.
-- RO against LO: LO + RO counts are close to theirs (pm 5484 vs 5832, nvme 3921 vs 4161,
-  sata-ssd 2798 vs 2441, hdd 1820 vs 1547); the split is not. The simulated store spends
-  its stalled time with pending >= 64 GiB and L0 < 20 where theirs more often had L0 >= 20
-  (checked first, so it counts as LO). On pm, pending reaches 64 GiB at ~900 s, when L3
-  holds ~40 GB under an L2 of 14 GB (the L2 excess times L3 / L2 + 1 dominates the
-  estimate), and then hovers at the limit for ~2200 s: each flush adds ~1 GB to the
-  estimate through the fan-out terms, each compaction takes some off, writes are delayed
-  0.8 s of each second, and L0 climbs to 18-19 files before its score (4.5-4.75) outranks
-  L1's and L2's (4.5-4.7 at 1200 s, ~3 by 2500 s) and L0->L1 runs, so L0 rarely reaches
-  20. That ends at ~2670 s when L3 (76 GB, score 3) outranks L2 and its files move to the
-  empty L4. Whether their runs took in less in the first ~900 s (the simulated pm run
-  averages 53 MB/s) cannot be told from their published figures (no LOG of the 1000 B
-  hour); the unlimited 100 B default hours, whose per-second ops they did publish
-  (FEAT_analysis stall_and_qps), are simulated (on these devices) at mean throughput +4%
-  (pm), -9% (nvme), +0.3% (sata-ssd) and +21% (hdd) of theirs.
-- Simulated ADOC is RO-dominated (pm RO 7820 vs their 426): with more compaction threads
-  L1 reaches 5-6 GB and pending swings between 14 and 178 GB (stops at 128 GiB), so its
-  stall reduction falls short on every device.
+- What remains on pm: LO + RO (5486) is close to theirs (5832), the split is not. A
+  faster simulated host moves it further to RO, not to LO (CPU costs x0.85: 2701 / 3652;
+  x1.15: 2509 / 2324), though the server profile's compactions are 12-20% slower than their
+  30 MB/s PM run's (492-502 vs 563-636 MB/s per job).
+- Simulated ADOC is RO-dominated (pm RO 5350 vs their 426): it takes in 2.6 times the
+  default's bytes on pm; with its larger batches L0 outscores L1, L0->L1 takes all of L1
+  each time and, while it waits for an L1->L2 to end, SetupInitialFiles skips the base
+  level too, so L1 grows to 13 GB, the pending estimate peaks at 164 GiB and holds above
+  128 GiB (stop) for 338 s. Its stall reduction falls short on every device; not changed
+  here (the tuner's own model, or its batch sizes, would be the place to look).
 - Writes delayed by pending bytes at 8 MiB/s (about 8.1 kops/s of 1 KB) mean few flushes,
   hence few SuperVersion installs, hence few counts of any kind in the second half.
 - The authors' seconds are not split by type, so only counts can decide the dominant
@@ -99,6 +107,10 @@ DEVICE_DIR = Path(__file__).resolve().parents[1] / "device_models" / "fitted" / 
 DEVICES = {"pm": "PM", "nvme": "NVMeSSD", "sata-ssd": "SATASSD", "hdd": "SATAHDD"}
 # The authors' options where they differ from lsmsim's library defaults (LOG headers).
 AUTHORS_OPTIONS = {**DB_BENCH_DEFAULTS, "max_background_jobs": 1}
+# Their harness (ADOC-Rocks-tracker) sets db_bench --num to 45 GiB of values: "Entries:
+# 48318382" in the stdout of every 1000 B run it left (and 483183820 for 100 B values), so
+# an hour of fillrandom overwrites a key space of ~49 GB, not lsmsim's default 100 M keys.
+AUTHORS_NUM_KEYS = 45 * 2**30 // 1000
 TYPES = ("MO", "LO", "RO")
 # Counter and stall-cause names grouped as the authors' script groups them (substring).
 TYPE_KEYS = {"MO": "memtable", "LO": "level0", "RO": "pending_compaction_bytes"}
@@ -123,16 +135,19 @@ def by_type(values: dict[str, float]) -> dict[str, float]:
 
 
 def simulate_baseline(device: str, duration_s: float = 3600.0, policy: str = "rocksdb",
-                      device_dir: Path | None = DEVICE_DIR) -> dict[str, object]:
+                      device_dir: Path | None = DEVICE_DIR,
+                      num_keys: int = AUTHORS_NUM_KEYS) -> dict[str, object]:
     """One run with the authors' options (default RocksDB, or `policy` from there):
     stall seconds and counts. `device` is the fitted file in `device_dir` where there is
     one (None: the preset)."""
     result = lsmsim.simulate("fillrandom", device=fitted_device(device, device_dir),
                              machine="server", duration_s=duration_s,
                              options=AUTHORS_OPTIONS, policy=policy,
-                             key_size=16, value_size=1000)
+                             key_size=16, value_size=1000, num_keys=num_keys)
     summary = result.summary
-    return {"device": result.config["device"], "stall_s": summary["stall_time_s"],
+    return {"device": result.config["device"],
+            "num_keys": result.config["workload"]["num_keys"],
+            "stall_s": summary["stall_time_s"],
             "seconds": by_type(summary["stall_duration_s_by_cause"]),
             "counts": by_type(summary["rocksdb_stall_counters"]),
             "ops_per_s": summary["throughput_ops_per_s"]}
@@ -156,11 +171,12 @@ def _row(label: str, kind: str, stall_s: float, seconds: dict[str, float] | None
 
 
 def table(devices: list[str], duration_s: float, device_dir: Path | None = DEVICE_DIR,
-          tuner: bool = True) -> str:
+          tuner: bool = True, num_keys: int = AUTHORS_NUM_KEYS) -> str:
     """Default RocksDB per device, simulated beside the authors' figures; with `tuner`,
     ADOC too, and both stall-time reductions (ADOC vs default)."""
     authors, tuned = authors_figures(), authors_figures("FEAT")
-    lines = [f"fillrandom 1000 B values, {duration_s:.0f} s, machine server, devices "
+    lines = [f"fillrandom 1000 B values, --num {num_keys}, {duration_s:.0f} s, machine server, "
+             "devices "
              + (f"fitted ({device_dir.name}) where fitted, else presets" if device_dir
                 else "presets"),
              "stall s: total (MO / LO / RO seconds, simulated only); counts MO / LO / RO "
@@ -168,7 +184,7 @@ def table(devices: list[str], duration_s: float, device_dir: Path | None = DEVIC
              f"{'device':9} {'':5} {'stall s':>8} {'MO s':>6} {'LO s':>6} {'RO s':>6} "
              f"{'MO n':>6} {'LO n':>6} {'RO n':>6} {'dom':>4} {'kops/s':>7} {'red':>6}"]
     for device in devices:
-        sim = simulate_baseline(device, duration_s, device_dir=device_dir)
+        sim = simulate_baseline(device, duration_s, device_dir=device_dir, num_keys=num_keys)
         lines.append(_row(device, "sim", sim["stall_s"], sim["seconds"], sim["counts"],
                           f" {sim['ops_per_s'] / 1e3:7.1f}"))
         real = authors.get(device)
@@ -176,7 +192,8 @@ def table(devices: list[str], duration_s: float, device_dir: Path | None = DEVIC
             lines.append(_row("", "paper", real["stall_s"], None, real, ""))
         if not tuner:
             continue
-        adoc = simulate_baseline(device, duration_s, policy="adoc", device_dir=device_dir)
+        adoc = simulate_baseline(device, duration_s, policy="adoc", device_dir=device_dir,
+                                 num_keys=num_keys)
         lines.append(_row("  +adoc", "sim", adoc["stall_s"], adoc["seconds"], adoc["counts"],
                           f" {adoc['ops_per_s'] / 1e3:7.1f} "
                           f"{reduction(sim['stall_s'], adoc['stall_s']):5.1f}%"))
@@ -194,9 +211,12 @@ def main() -> None:
     parser.add_argument("--presets", action="store_true",
                         help="run every device on its preset, not the fitted files")
     parser.add_argument("--no-tuner", action="store_true", help="default RocksDB only")
+    parser.add_argument("--num-keys", type=int, default=AUTHORS_NUM_KEYS,
+                        help="db_bench --num, the key space (default: the authors')")
     args = parser.parse_args()
     print(table(args.devices.split(","), args.duration,
-                device_dir=None if args.presets else DEVICE_DIR, tuner=not args.no_tuner))
+                device_dir=None if args.presets else DEVICE_DIR, tuner=not args.no_tuner,
+                num_keys=args.num_keys))
 
 
 if __name__ == "__main__":
