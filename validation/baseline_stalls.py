@@ -78,12 +78,13 @@ Why the simulated default stalled for the wrong reason:
   faster simulated host moves it further to RO, not to LO (CPU costs x0.85: 2701 / 3652;
   x1.15: 2509 / 2324), though the server profile's compactions are 12-20% slower than their
   30 MB/s PM run's (492-502 vs 563-636 MB/s per job).
-- Simulated ADOC is RO-dominated (pm RO 5350 vs their 426): it takes in 2.6 times the
-  default's bytes on pm; with its larger batches L0 outscores L1, L0->L1 takes all of L1
-  each time and, while it waits for an L1->L2 to end, SetupInitialFiles skips the base
-  level too, so L1 grows to 13 GB, the pending estimate peaks at 164 GiB and holds above
-  128 GiB (stop) for 338 s. Its stall reduction falls short on every device; not changed
-  here (the tuner's own model, or its batch sizes, would be the place to look).
+- Simulated ADOC is RO-dominated (pm RO 5350 vs their 426; 972 of them stops): it takes in
+  2.6 times the default's bytes on pm and grows its batches (write_buffer_size) to 320-512
+  MB, so L0 holds up to 14.8 GB (an L0 score by bytes of up to ~55, far above L1's) and L1
+  up to 13 GB; L0 bytes and their carry into L1 times L2 / L1 + 1 enter the pending
+  estimate, which spikes to 140-164 GiB (above the 128 GiB stop for 338 s). Its stall
+  reduction falls short on every device; the tuner's batch sizes (policies/adoc.py) are
+  where to look next, not the engine's picker (checked above).
 - Writes delayed by pending bytes at 8 MiB/s (about 8.1 kops/s of 1 KB) mean few flushes,
   hence few SuperVersion installs, hence few counts of any kind in the second half.
 - The authors' seconds are not split by type, so only counts can decide the dominant
