@@ -71,9 +71,10 @@ Why the simulated default stalled for the wrong reason:
   the first L0 compaction and for L3->L4 moves (over 100 M keys, moving one file per pick
   changed pm's counts to 0 / 1540 / 4643; over their key space L4 stays empty), so it is
   left as is.
-- Memtable stops: the presets' NVMe writes 2700 MB/s; their NVMe flushes ran at 245 MB/s
-  and compactions at 330 MB/s (30 MB/s run's LOG; simulated on the preset 425 and 471), SATA
-  SSD flushes 108 MB/s (243). On the fitted devices the flush falls behind as theirs did.
+- Memtable stops: the preset NVMe writes 1890 MB/s to one stream; their NVMe flushes ran
+  at 245 MB/s and compactions at 330 MB/s (30 MB/s run's LOG; simulated on the preset 425
+  and 471), SATA SSD flushes 108 MB/s (243). On the fitted devices the flush falls behind
+  as theirs did.
 - What remains on pm: LO + RO (5486) is close to theirs (5832), the split is not. A
   faster simulated host moves it further to RO, not to LO (CPU costs x0.85: 2701 / 3652;
   x1.15: 2509 / 2324), though the server profile's compactions are 12-20% slower than their
