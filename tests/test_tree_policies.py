@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -224,3 +226,33 @@ def test_tree_policies_are_deterministic(policy):
     assert first.summary == second.summary
     for name, column in first.timeseries.items():
         assert np.array_equal(column, second.timeseries[name], equal_nan=column.dtype.kind == "f")
+
+
+def test_gets_from_l0_on_a_memory_path_read_no_device_blocks():
+    """Client gets from L0 files on the RAM disk (DB.memory_path_files) cost no device
+    reads; the same tree with L0 on the device does, and deeper levels still do."""
+    env, db = open_db(policy="cruisedb:admission=0", device="nvme", workload="cruisedb_a",
+                      num_keys=400_000, record_count=200_000, threads=8)
+    while not (db.version.levels[0] and any(db.version.levels[1:])) and env.now < 60:
+        env.run(until=env.now + 0.5)
+    l0 = {f.number for f in db.version.levels[0]}
+    assert l0 and l0 <= db.memory_path_files
+    clients = db.clients
+    memtables = [db.memtables.active, *reversed(db.memtables.immutables)]
+    # Every read reaches the device when nothing is cached.
+    clients.read_path.machine = dataclasses.replace(db.machine, page_cache_bytes=0)
+    opts = dataclasses.replace(db.options, block_cache_size=0)
+
+    def costs(memory: set[int]):
+        return clients.read_path.costs(memtables, db.version, db.distribution,
+                                       clients._shares[1], opts, 5, memory)
+
+    clients._refresh()
+    on_device_get, on_device_scan = costs(set())
+    in_memory_get, in_memory_scan = costs(db.memory_path_files)
+    assert 0 < in_memory_get.device_reads < on_device_get.device_reads
+    assert in_memory_get.service_s < on_device_get.service_s
+    assert 0 < in_memory_scan.device_reads < on_device_scan.device_reads
+    assert in_memory_get.cpu_s == pytest.approx(on_device_get.cpu_s)
+    everything = {f.number for files in db.version.levels for f in files}
+    assert costs(everything)[0].device_reads == 0
