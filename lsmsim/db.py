@@ -63,6 +63,18 @@ NORMAL = WriteStallCondition.NORMAL
 
 
 @dataclass
+class LevelCompactionStats:
+    """InternalStats::CompactionStats of one output level (db/internal_stats.h): finished
+    compactions into it (trivial moves are not counted, as RocksDB counts them only as moved
+    bytes) and their input file bytes from it and from the level above, and bytes written."""
+
+    count: int = 0
+    bytes_read_output_level: float = 0.0
+    bytes_read_non_output_levels: float = 0.0
+    bytes_written: float = 0.0
+
+
+@dataclass
 class DbCounters:
     """Running totals (InternalStats' compaction stats, simplified) that policies read for
     rates; the run's summary is computed from the event log instead."""
@@ -73,6 +85,7 @@ class DbCounters:
     compaction_bytes_written: float = 0.0
     compaction_time_s: float = 0.0
     bytes_written_per_level: list[float] = field(default_factory=list)
+    compaction_stats: list[LevelCompactionStats] = field(default_factory=list)  # by output level
 
 
 class SimulationStuckError(RuntimeError):
@@ -138,7 +151,9 @@ class DB:
         self.events = EventLog()
         self.stalls = StallTracker(self.events)
         self.recorder = IntervalRecorder(interval_s)
-        self.counters = DbCounters(bytes_written_per_level=[0.0] * options.num_levels)
+        self.counters = DbCounters(bytes_written_per_level=[0.0] * options.num_levels,
+                                   compaction_stats=[LevelCompactionStats()
+                                                     for _ in range(options.num_levels)])
         self._next_file_number = 1
         self._next_job_id = 1
         self._sst_bytes_written = 0.0
@@ -793,6 +808,12 @@ class DB:
         counters.compaction_bytes_read += job.input_bytes
         counters.compaction_bytes_written += job.write_bytes
         counters.bytes_written_per_level[output_level] += job.write_bytes
+        stats = counters.compaction_stats[output_level]
+        stats.count += 1
+        from_output = sum([compaction.input_bytes_of(f) for f in compaction.output_level_inputs])
+        stats.bytes_read_output_level += from_output
+        stats.bytes_read_non_output_levels += job.input_bytes - from_output
+        stats.bytes_written += job.write_bytes
         duration_s = self.env.now - job.started_at_s
         self.events.emit(self.env.now, "compaction_finished", job=job.job_id,
                          compaction_time_micros=round(duration_s * 1e6),

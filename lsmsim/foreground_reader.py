@@ -102,7 +102,7 @@ class ForegroundClients:
         memtables = [db.memtables.active, *reversed(db.memtables.immutables)]
         self.get_cost, self.scan_cost = self.read_path.costs(
             memtables, db.version, distribution, shares, db.options,
-            self.schedule.phase.scan_length)
+            self.schedule.phase.scan_length, db.memory_path_files)
         self._dirty = False
         self._refreshed_at_s = db.env.now
 

@@ -21,6 +21,7 @@ reads); a scan positions an iterator in every source and reads `scan_length` ent
 from __future__ import annotations
 
 import math
+from collections.abc import Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -214,16 +215,20 @@ class ReadPath:
     # -- the costs ---------------------------------------------------------------------------------
     def costs(self, memtables: list[Memtable], version: "VersionStorage",
               distribution: KeyDistribution, read_shares: np.ndarray, options: LsmOptions,
-              scan_length: int) -> tuple[ReadCost, ReadCost]:
+              scan_length: int, memory_files: Set[int] = frozenset(),
+              ) -> tuple[ReadCost, ReadCost]:
         """(Get cost, scan cost) for requests spread over buckets by `read_shares`.
 
-        `memtables` are newest first, the active one first."""
+        `memtables` are newest first, the active one first. Files whose numbers are in
+        `memory_files` lie on a memory path (a RAM disk, `DB.memory_path_files`): a block
+        read from one costs the block cache's CPU and a page-cache copy, never a device
+        read (a level below L0 counts as on the device unless all its files are there)."""
         machine = self.machine
         if self._requests is None or self._requests[0] is not read_shares:
             self._requests = (read_shares, self.group_shares(read_shares))
         p = self._requests[1]
         groups = len(p)
-        rows_cov, rows_found, rows_cpu_probe, is_sst = [], [], [], []
+        rows_cov, rows_found, rows_cpu_probe, is_sst, on_device = [], [], [], [], []
         step_ops = options.write_buffer_size / self.entry.memtable_bytes / ACTIVE_STEPS
         for position, memtable in enumerate(memtables):
             rows_cov.append(np.ones(groups))
@@ -232,6 +237,7 @@ class ReadPath:
             depth = math.log2(memtable.ops + 2.0)
             rows_cpu_probe.append(machine.memtable_insert_cpu_s_per_level * depth)
             is_sst.append(False)
+            on_device.append(False)
         sst_keys = np.zeros(groups)
         live = set()
         for level, files in enumerate(version.levels):
@@ -240,20 +246,24 @@ class ReadPath:
                 continue
             if level == 0:
                 vectors = [self._file_vectors(f) for f in files]
+                devices = [f.number not in memory_files for f in files]
             else:
                 vectors = [self._level_vectors(level, files)]
+                devices = [not memory_files or any(f.number not in memory_files for f in files)]
             for f in files:
                 live.add(f.number)
-            for coverage, found in vectors:
+            for (coverage, found), device in zip(vectors, devices):
                 rows_cov.append(coverage)
                 rows_found.append(found)
                 rows_cpu_probe.append(machine.get_cpu_s_per_file)
                 is_sst.append(True)
+                on_device.append(device)
                 sst_keys += found * self._group_keys
         self._forget(live, memtables)
         cov = np.array(rows_cov)               # memtable rows: 1 (always searched)
         found = np.array(rows_found)
         sst = np.array(is_sst, dtype=float)[:, None]
+        device_sst = np.array(on_device, dtype=float)[:, None]  # SST rows read from the device
         probe_cpu = np.array(rows_cpu_probe)[:, None]
         fp = bloom_fp_rate(options.bloom_bits_per_key)
         miss_probe = np.maximum(cov - found, 0.0)
@@ -279,11 +289,12 @@ class ReadPath:
         io_s = self.device.read_latency_s + options.block_size / self.device.bandwidth_bps(1, False)[0]
         base = machine.get_cpu_s_per_op
         # The path to each source: what the sources before it cost without finding the key.
-        miss_cost = given_miss * probe_cpu + false_blocks * (block_cpu + device_share * io_s)
+        miss_cost = (given_miss * probe_cpu + false_blocks * block_cpu
+                     + false_blocks * device_sst * device_share * io_s)
         path = base + np.vstack((np.zeros(groups), np.cumsum(miss_cost, axis=0)))
         hit_cpu = probe_cpu + sst * block_cpu
         at = reached * found * p                                 # found here, by group
-        device_at = sst * device_share
+        device_at = device_sst * device_share
         in_memory = path[:-1] + hit_cpu
         weights = np.concatenate(((at * (1 - device_at)).sum(axis=1),
                                   (at * device_at).sum(axis=1), [(not_found * p).sum()]))
@@ -292,14 +303,20 @@ class ReadPath:
                                  [(not_found * p * path[-1]).sum()]))
         step_cpu = cov * probe_cpu + blocks * block_cpu
         get_cpu = base + float(np.dot(p, (reached * step_cpu).sum(axis=0)))
-        get_io = float(np.dot(p, (reached * blocks).sum(axis=0) * device_share))
+        get_io = float(np.dot(p, (reached * blocks * device_sst).sum(axis=0) * device_share))
         get = _cost(get_cpu, get_io, io_s, weights, totals)
         # A scan: Seek in every source covering the start key, then scan_length Next.
         seek_blocks = (cov * sst).sum(axis=0)
         next_cpu = machine.scan_cpu_s_per_entry * np.log2(cov.sum(axis=0) + 1.0)
         scan_cpu_g = (base + (cov * probe_cpu).sum(axis=0) + seek_blocks * block_cpu
                       + scan_length * (next_cpu + block_cpu / entries_per_block))
-        scan_io_g = (seek_blocks + scan_length / entries_per_block) * device_share
+        # Seeks read a block of each device source; the entries scanned come from the
+        # sources in proportion to the keys they hold.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            device_keys = np.where(sst_keys > 0, (found * device_sst).sum(axis=0)
+                                   * self._group_keys / sst_keys, 1.0)
+        scan_io_g = ((cov * device_sst).sum(axis=0)
+                     + scan_length / entries_per_block * np.minimum(device_keys, 1.0)) * device_share
         scan_cpu = float(np.dot(p, scan_cpu_g))
         scan_io = float(np.dot(p, scan_io_g))
         service = scan_cpu + scan_io * io_s

@@ -18,35 +18,81 @@
   Simplified: strict priority with a 1 s starvation cap is modelled as device weights
   100 / 10 / 1 (the low class is slowed, never starved), and compactions always run in
   parallel (`GetBGJobLimits(parallelize_compactions=true)`, §4.6).
-- Adaptive admission (§V-A, Equation 2): every `tune_ops` admitted writes, and at most once
-  per `min_interval_s`, the admitted rate becomes r * (1 - K1 e_k - K2 (e_k - e_{k-1})) with
-  e_k = y_k - 50 % and y_k the memory-buffer watermark; the step is bounded to
-  [0.5, 1.5] as the published code bounds it (below: the conservative estimate). From
-  the high watermark (80 %) up it is the conservative estimate T_c of Equation 3
-  (§V-B). As the published code does, r is the measured admitted rate over the last
-  window (equal to t_{k-1} when the limit binds; no wind-up when it does not), and the
-  limit starts after one window without admission at the rate measured in it.
-- Token bucket (§V-C): a fluid cap on client writes at the admitted rate (the bucket's
-  100 ms refills average to that rate).
-`admission=0` keeps the tree, buffer and I/O classes but admits every write (an ablation).
-The workload is write-only, so Equation 3 has P_r = 0: T_c = 1 / (R_WA/T_W + R_WA/T_R),
-with R_WA the measured write amplification and T_W, T_R the device's current bandwidths.
+- What is admitted, `admit=code` (default): as the code admits (algorithms.md §4.1). Every
+  `DB::Put` and every `DBImpl::GetImpl` calls `TokenBucket::Request` for one 1 KiB token
+  (`SINGLE_SIZE`) whatever the key or value size, so the bucket limits *requests* (puts
+  and gets) per second; `DB::Write(batch)`, deletes, merges and iterators (our scans) pass
+  untouched. db_bench writes with `Write(batch)` and never calls `DB::TbBegin`, so under
+  the db_bench workloads (`fillrandom`, `overwrite`, `readrandom`, `write_bursts`, ...) nothing is
+  admitted: a `fillrandom` run of CruiseDB measures its tree, buffer, I/O classes and
+  always-parallel compactions only, as `admission=0` does. YCSB-style workloads
+  (`ycsb_*`, `cruisedb_*`, `dopa_*`) put and get through `DB::Put` and
+  `Get`: both are admitted, and the bucket is opened (TbBegin 1, 2) as the run starts
+  (when the authors' harness called it is not in the code). Simplified: the engine caps
+  admission through the puts, so a request limit R becomes a put limit R x puts / (puts +
+  gets) of the running phase's mix (exact for one closed-loop stream, the YCSB case); a
+  phase without puts is not limited. `admit=writes` admits every client put, whatever the
+  API, and no gets (lsmsim's rule before issue 14).
+- Adaptive admission as the code computes it, `estimator=code` (default with `tree=code`;
+  algorithms.md §4.3-4.4, `RateEstimater::Estimate`, `ColdBegin`, `LimitedSpeed`; exact
+  on its inputs). Every `tune_ops` admitted requests (`TUNE_PERIOD`, `ShouldTune`) the
+  bucket's rate becomes Estimate(measured admitted rate over those requests): from the
+  level scores (L0 files / 4, each deeper level's bytes over its target) it steps the
+  measured rate by 1 - K1 (L0 files / 12 - 50 %) - K2 max-score rise / 5, falls back to
+  LimitedSpeed (device bandwidth over device bytes per request) above 12 L0 files, on a
+  max-score rise over 2 or a step under 0.5, and to ColdBegin (the service rate seen so far,
+  at least `min_start_rate_mibps`) on a step over 1.5; a re-estimate less than
+  `min_interval_s` after the last leaves the rate. Inputs simplified: the reads' block-cache
+  bytes (BLOCK_CACHE_BYTES_WRITE) are the gets' device reads and BYTES_READ every get's
+  value; ColdBegin's latencies are the gets' unloaded service time plus, for every request,
+  its share of the closed loop's time beyond the unloaded service (the admission wait; a
+  put records no more, as `Record` runs before `Write`). The four constants the authors
+  left empty are parameters (defaults from the third-party fork of algorithms.md §4.7, and
+  DISK_RATE the device's peak write bandwidth).
+- Adaptive admission as the paper states it, `estimator=paper` (default with `tree=paper`,
+  which has no L0; §V-A, Equation 2): every `tune_ops` admitted requests, and at most once
+  per `min_interval_s`, the admitted rate becomes r * (1 - K1 e_k - K2 (e_k - e_{k-1}))
+  with e_k = y_k - 50 % and y_k the memtables' fill; the step is bounded to [0.5, 1.5] as
+  the published code bounds it (below: the conservative estimate). From the high watermark
+  (80 %) up it is the conservative estimate T_c of Equation 3 (§V-B). As the published code
+  does, r is the measured admitted rate over the last window (equal to t_{k-1} when the
+  limit binds; no wind-up when it does not), and the limit starts after one window without
+  admission at the rate measured in it. Equation 3 with P_r = 0 (reads taken as free):
+  T_c = 1 / (R_WA/T_W + R_WA/T_R) user bytes per second, with R_WA the measured write
+  amplification and T_W, T_R the device's current bandwidths, as requests per second of the
+  running mix.
+- Token bucket (§V-C): a fluid cap at the admitted rate (the bucket's 100 ms refills
+  average to that rate).
+`admission=0` keeps the tree, buffer and I/O classes but admits every request (an
+ablation). `policy_admitted_limit_ops` is the bucket's rate in admitted requests per
+second (puts and gets; puts with admit=writes), `policy_memory_watermark` the watermark the
+estimator reads: L0 files / 12 (code) or the memtables' fill (paper).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsmsim.background_job import CompactionJob
 from lsmsim.policy import IO_HIGH, IO_LOW, IO_USER, Param, Policy
+from lsmsim.storage_device import peak_write_bps
 from lsmsim.value_range import Order
+from lsmsim.workload import WRITE_ONLY
 
 if TYPE_CHECKING:
     from lsmsim.background_job import BackgroundJob
     from lsmsim.db import DB
 
 IO_CLASS_DEVICE_WEIGHTS = {IO_USER: 100.0, IO_HIGH: 10.0, IO_LOW: 1.0}
+SINGLE_SIZE = 1024          # bytes of the token each admitted request takes (db/token_bucket.h)
+MIB = 1024 * 1024
+# Workloads whose clients are db_bench: it writes with DB::Write(batch) and never calls
+# DB::TbBegin, so CruiseDB's bucket admits none of their requests (algorithms.md §4.1).
+DB_BENCH_WORKLOADS = frozenset(WRITE_ONLY) | {"readrandom", "readwhilewriting",
+                                              "readrandomwriterandom", "write_bursts"}
 
 
 @dataclass
@@ -74,6 +120,93 @@ class AdmissionController:
         return admitted_rate * min(ratio, self.max_tune_ratio)
 
 
+@dataclass
+class RateEstimater:
+    """`RateEstimater::Estimate` (cds-ruc/CruiseDB db/rate_estimater.cc, algorithms.md
+    §4.3), exact: rates in any unit, `scores` as `level_scores` computes them,
+    `limited_speed` and `cold_begin` the code's LimitedSpeed() and ColdBegin()."""
+
+    k1: float = 0.5                 # k1
+    k2: float = 0.4                 # k2
+    target_watermark: float = 0.5   # 1.5 / 3: six of twelve L0 files
+    min_interval_s: float = 1.0     # MIN_INTERVAL
+    max_records: int = 100_000      # MAX_RECORDS
+    min_tune_ratio: float = 0.5     # MIN_TUNE_RATIO
+    max_tune_ratio: float = 1.5     # MAX_TUNE_RATIO
+    full_l0_score: float = 3.0      # score[0] > 3: more than 12 L0 files, the high watermark
+    max_score_jump: float = 2.0     # a max-score rise above 2 falls back to LimitedSpeed
+    jump_scale: float = 5.0         # the derivative term is k2 * dmax / 5
+    now_rate: float = 0.0
+    records: deque[tuple[float, float]] = field(default_factory=deque)  # (time, max score)
+
+    @property
+    def started(self) -> bool:
+        return bool(self.records)
+
+    def estimate(self, now_s: float, last_rate: float, scores: list[float],
+                 limited_speed: Callable[[], float], cold_begin: Callable[[], float]) -> float:
+        """The next rate from the measured admitted rate `last_rate` (< 0: the first call,
+        from TbBegin(2))."""
+        max_score = max(scores)
+        if not self.records:
+            self.now_rate = cold_begin() if last_rate < 0 else last_rate
+            self._push(now_s, max_score)
+            return self.now_rate
+        last_s, last_max = self.records[-1]
+        if last_rate < 0 or now_s - last_s < self.min_interval_s:
+            return self.now_rate
+        rise = max_score - last_max
+        if scores[0] > self.full_l0_score or rise > self.max_score_jump:
+            self.now_rate = limited_speed()
+        else:
+            fill = scores[0] / self.full_l0_score
+            ratio = 1.0 - self.k1 * (fill - self.target_watermark) - self.k2 * rise / self.jump_scale
+            if ratio < self.min_tune_ratio:
+                self.now_rate = limited_speed()
+            elif ratio > self.max_tune_ratio:
+                self.now_rate = cold_begin()
+            else:
+                self.now_rate = last_rate * ratio
+        self._push(now_s, max_score)
+        return self.now_rate
+
+    def _push(self, now_s: float, max_score: float) -> None:
+        self.records.append((now_s, max_score))
+        if len(self.records) > self.max_records:
+            self.records.popleft()
+
+
+def level_scores(l0_files: int, level_bytes: list[float], targets: list[float]) -> list[float]:
+    """The estimator's level scores (RateEstimater, algorithms.md §4.3): L0 files / 4.0 (the
+    4 is hard-coded) and level bytes over MaxBytesForLevel for levels 1 .. num_levels - 2
+    (0 where a level has no target: below the base level under dynamic level sizing)."""
+    scores = [l0_files / 4.0]
+    for level in range(1, len(level_bytes) - 1):
+        target = targets[level]
+        scores.append(level_bytes[level] / target if 0 < target < float("inf") else 0.0)
+    return scores
+
+
+def limited_speed(disk_rate: float, read_bytes: float, write_bytes: float,
+                  block_cache_bytes_write: float, bytes_read: float,
+                  compaction_bytes: float, default_speed: float, max_speed: float) -> float:
+    """`RateEstimater::LimitedSpeed` (algorithms.md §4.4): DISK_RATE over the device bytes
+    per token byte of the request mix, at most MAX_LIMITED_SPEED; DEFAULT_LIMITED_SPEED
+    before any request. `read_bytes`, `write_bytes`: token bytes of the recorded gets and
+    puts; `compaction_bytes`: the compaction stats' reads and writes since the first
+    estimate. The code divides by zero when nothing was compacted or read; here that is
+    the maximum speed."""
+    if bytes_read + write_bytes == 0:
+        return default_speed
+    total = read_bytes + write_bytes
+    coff = 0.0
+    if bytes_read:
+        coff += read_bytes / total * block_cache_bytes_write / bytes_read
+    if write_bytes:
+        coff += write_bytes / total * compaction_bytes / write_bytes
+    return min(disk_rate / coff, max_speed) if coff > 0 else max_speed
+
+
 def conservative_rate_bps(write_amplification: float, read_bps: float, write_bps: float) -> float:
     """Equation 3 for a write-only load: user bytes/s the device sustains when every user
     byte costs `write_amplification` bytes written and as many read by compaction."""
@@ -82,19 +215,22 @@ def conservative_rate_bps(write_amplification: float, read_bps: float, write_bps
 
 
 class CruiseDb(Policy):
-    """CruiseDB: SP-LSM tree, enlarged buffer, I/O classes and adaptive admission."""
+    """CruiseDB: its code's tree (or SP-LSM), enlarged buffer, I/O classes and adaptive
+    admission of client requests into a token bucket."""
 
     name = "cruisedb"
     parameters = {
-        "k1": Param(0.5, "Equation 2's proportional gain K1", high=10.0),
-        "k2": Param(0.4, "Equation 2's derivative gain K2", high=10.0),
-        "target_watermark": Param(0.5, "memory-buffer utilisation the controller aims at",
-                                  low=0.01, high=0.99),
-        "high_watermark": Param(0.8, "utilisation above which Equation 3's conservative "
-                                     "estimate is used", low=0.01, high=1.0),
-        "tune_ops": Param(300_000, "client writes between re-estimates", "int", low=1),
-        "min_interval_s": Param(1.0, "least seconds between re-estimates", low=0.01,
-                                high=3600.0),
+        "k1": Param(0.5, "proportional gain K1 (Equation 2; RateEstimater's k1)", high=10.0),
+        "k2": Param(0.4, "derivative gain K2 (Equation 2; RateEstimater's k2)", high=10.0),
+        "target_watermark": Param(0.5, "watermark the controller aims at (code: L0 files / 12, "
+                                       "paper: memtable fill)", low=0.01, high=0.99),
+        "high_watermark": Param(0.8, "memtable fill above which Equation 3's conservative "
+                                     "estimate is used (estimator=paper; the code's is more "
+                                     "than 12 L0 files)", low=0.01, high=1.0),
+        "tune_ops": Param(300_000, "admitted requests between re-estimates (TUNE_PERIOD)",
+                          "int", low=1),
+        "min_interval_s": Param(1.0, "least seconds between re-estimates (MIN_INTERVAL)",
+                                low=0.01, high=3600.0),
         "max_write_buffer_number": Param(12, "memtables of the enlarged buffer", "int", low=2,
                                          high=1000),
         "oversize_factor": Param(5.0, "a level this many times over its target is compacted "
@@ -104,21 +240,52 @@ class CruiseDb(Policy):
         "tree": Param("code", "code = L0 kept on a RAM-disk path, compactions to the device "
                               "(the authors' code); paper = SP-LSM, memtables merged into L1",
                       "choice", ("code", "paper")),
+        "estimator": Param("auto", "code = RateEstimater::Estimate on L0 files / 12 and level "
+                                   "scores; paper = Equation 2 on the memtables' fill; auto = "
+                                   "code with tree=code, paper with tree=paper",
+                           "choice", ("auto", "code", "paper")),
+        "admit": Param("code", "code = DB::Put and Get requests, 1 KiB tokens each, none from "
+                               "db_bench (Write(batch), no TbBegin); writes = every client "
+                               "put, no gets", "choice", ("code", "writes")),
+        "disk_rate_mibps": Param(0.0, "DISK_RATE of LimitedSpeed, MiB/s (0 = the device's "
+                                      "peak write bandwidth)", high=1e6),
+        "min_start_rate_mibps": Param(60.0, "MIN_START_RATE, the least ColdBegin, MiB/s of "
+                                            "1 KiB tokens", high=1e6),
+        "default_limited_speed_mibps": Param(400.0, "DEFAULT_LIMITED_SPEED, LimitedSpeed "
+                                                    "before any request, MiB/s", low=0.001,
+                                             high=1e6),
+        "max_limited_speed_mibps": Param(400.0, "MAX_LIMITED_SPEED, MiB/s", low=0.001,
+                                         high=1e6),
     }
     orders = (Order("target_watermark", "high_watermark", strict=True),)
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self.controller = AdmissionController(self.params["k1"], self.params["k2"],
-                                              self.params["target_watermark"],
-                                              self.params["high_watermark"])
-        self.limit_ops: float | None = None
+        p = self.params
+        self.controller = AdmissionController(p["k1"], p["k2"], p["target_watermark"],
+                                              p["high_watermark"])
+        self.estimater = RateEstimater(p["k1"], p["k2"], p["target_watermark"],
+                                       p["min_interval_s"])
+        estimator = p["estimator"]
+        self.code_estimator = (p["tree"] == "code" if estimator == "auto"
+                               else estimator == "code")
+        self.limit_ops: float | None = None   # admitted requests per second
+        self.requests_per_s = 1.0 / SINGLE_SIZE   # token bytes/s -> requests/s
+        self._stats_base: list[tuple[int, float]] = []  # compaction stats at the first estimate
+        # The estimator's workload statistics (algorithms.md §4.2, §4.4), in requests:
+        self._gets = self._puts = 0.0
+        self._latency_s = 0.0               # summed recorded latency (ColdBegin)
+        self._block_bytes = self._value_bytes = 0.0   # BLOCK_CACHE_BYTES_WRITE, BYTES_READ
 
     def start(self, db: "DB") -> None:
         if db.options.max_write_buffer_number < self.params["max_write_buffer_number"]:
             db.set_options({"max_write_buffer_number": self.params["max_write_buffer_number"]})
-        if self.params["admission"]:
-            db.env.process(self._tune(db))
+        if self.params["admission"] and self.admits_requests(db):
+            db.env.process(self._tune_code(db) if self.code_estimator else self._tune(db))
+
+    def admits_requests(self, db: "DB") -> bool:
+        """Whether the bucket sees the workload's requests: not db_bench's (admit=code)."""
+        return self.params["admit"] == "writes" or db.workload.name not in DB_BENCH_WORKLOADS
 
     # -- SP-LSM tree and I/O classes ---------------------------------------------------------
     def flush_output_level(self, db: "DB") -> int:
@@ -156,33 +323,61 @@ class CruiseDb(Policy):
     def writer_weights(self, db: "DB") -> dict[str, float]:
         return {"device": IO_CLASS_DEVICE_WEIGHTS[IO_USER]}
 
-    # -- adaptive admission -----------------------------------------------------------------
+    # -- what is admitted ---------------------------------------------------------------------
     def write_rate_cap_ops(self, db: "DB") -> float | None:
-        return self.limit_ops
+        """The bucket's request rate as a cap on puts: its puts' share of the mix."""
+        if self.limit_ops is None:
+            return None
+        share = self.put_share(db)
+        return self.limit_ops * share if share > 0 else None
 
-    @staticmethod
-    def memory_watermark(db: "DB") -> float:
-        """Memory-buffer utilisation: memtable bytes over the buffer's capacity."""
+    def put_share(self, db: "DB") -> float:
+        """Puts per admitted request of the running mix (1 without gets or admit=writes)."""
+        if db.clients is None or self.params["admit"] == "writes":
+            return 1.0
+        phase = db.clients.schedule.phase
+        requests = phase.put_share + phase.get_share
+        return phase.put_share / requests if requests > 0 else 0.0
+
+    def request_rate(self, db: "DB") -> float:
+        """Admitted requests per second now."""
+        if db.clients is None or self.params["admit"] == "writes":
+            return db.writer.rate
+        return sum(s.rate * (s.puts + s.gets) for s in db.clients.streams)
+
+    def admitted_requests(self, db: "DB") -> float:
+        """Requests the bucket has seen: puts, and gets unless admit=writes."""
+        gets = 0.0 if db.clients is None or self.params["admit"] == "writes" else db.clients.gets_done
+        return db.writer.ops_done + gets
+
+    # -- adaptive admission as the paper states it ----------------------------------------
+    def memory_watermark(self, db: "DB") -> float:
+        """The watermark the estimator reads: L0 files / 12 (code; score[0] / 3) or the
+        memtables' bytes over the buffer's capacity (paper)."""
+        if self.code_estimator:
+            return len(db.version.levels[0]) / 4.0 / self.estimater.full_l0_score
         capacity = db.options.max_write_buffer_number * db.options.write_buffer_size
         return db.memtables.total_bytes / capacity
 
     def conservative_ops(self, db: "DB") -> float:
+        """Equation 3's T_c as requests per second of the running mix."""
         counters = db.counters
         user_bytes = db.writer.ops_done * db.entry.user_bytes
         written = counters.flush_bytes_written + counters.compaction_bytes_written
         read_bps, write_bps = db.device.bandwidth_bps(len(db.flush_jobs) + len(db.compaction_jobs)
                                                       + 1, True)
         amplification = written / user_bytes if user_bytes > 0 else 1.0
-        return conservative_rate_bps(amplification, read_bps, write_bps) / db.entry.user_bytes
+        puts = conservative_rate_bps(amplification, read_bps, write_bps) / db.entry.user_bytes
+        return puts / max(self.put_share(db), 1e-9)
 
     def _tune(self, db: "DB"):  # type: ignore[no-untyped-def]
-        """TokenBucket::Request's ShouldTune + RateEstimater::Estimate, on admitted ops."""
+        """TokenBucket::Request's ShouldTune + Equation 2, on admitted requests."""
         interval = self.params["min_interval_s"]
         last_s, last_ops = db.now_s, 0.0
         while True:
             yield db.env.timeout(interval)
             db.sync()
-            ops = db.writer.ops_done
+            ops = self.admitted_requests(db)
             if ops - last_ops < self.params["tune_ops"]:
                 continue
             admitted = (ops - last_ops) / (db.now_s - last_s)
@@ -194,6 +389,104 @@ class CruiseDb(Policy):
                                                            self.conservative_ops(db))
             last_s, last_ops = db.now_s, ops
             db.replan()
+
+    # -- adaptive admission as the code computes it -----------------------------------------
+    def _tune_code(self, db: "DB"):  # type: ignore[no-untyped-def]
+        """TbBegin(1), TbBegin(2) at the start (rate = Estimate(-1)), then
+        TokenBucket::Request's ShouldTune: at every `tune_ops`-th request the rate becomes
+        Estimate(admitted rate over the window), and the window restarts either way."""
+        self._record(db)
+        self.limit_ops = self._estimate(db, -1.0)
+        db.replan()
+        window_s, window_ops = db.now_s, self.admitted_requests(db)
+        tune_ops = self.params["tune_ops"]
+        while True:
+            rate = self.request_rate(db)
+            left = window_ops + tune_ops - self.admitted_requests(db)
+            yield db.env.timeout(min(max(left / rate, 1e-3), 1.0) if rate > 0 else 1.0)
+            db.sync()
+            self._record(db)
+            ops = self.admitted_requests(db)
+            if ops - window_ops < tune_ops:
+                continue
+            measured = (ops - window_ops) / (db.now_s - window_s)
+            self.limit_ops = self._estimate(db, measured)
+            window_s, window_ops = db.now_s, ops
+            db.replan()
+
+    def _estimate(self, db: "DB", measured_ops: float) -> float:
+        version = db.version
+        scores = level_scores(len(version.levels[0]),
+                              [version.level_bytes(level) for level in range(version.num_levels)],
+                              db.scores.targets)
+        first = not self.estimater.started
+        rate = self.estimater.estimate(db.now_s, measured_ops, scores,
+                                       lambda: self.limited_speed_ops(db),
+                                       lambda: self.cold_begin_ops(db))
+        if first:  # InternalStats.Clear(): LimitedSpeed counts compactions from here on
+            self._stats_base = [(s.count, self._stats_bytes(s))
+                                for s in db.counters.compaction_stats]
+        return rate
+
+    @staticmethod
+    def _stats_bytes(stats: Any) -> tuple[float, float, float]:
+        return (stats.bytes_read_output_level, stats.bytes_read_non_output_levels,
+                stats.bytes_written)
+
+    def _record(self, db: "DB") -> None:
+        """Brings the estimator's statistics up to now (RateEstimater::Record, re_statistics):
+        requests and their latencies, the gets' block-cache and value bytes."""
+        puts = db.writer.ops_done
+        gets = self.admitted_requests(db) - puts
+        new_puts, new_gets = puts - self._puts, gets - self._gets
+        self._puts, self._gets = puts, gets
+        if new_puts + new_gets <= 0:
+            return
+        clients = db.clients
+        get_s = 0.0
+        if new_gets > 0 and clients is not None and clients.get_cost is not None:
+            get = clients.get_cost
+            get_s = get.service_s
+            self._block_bytes += new_gets * get.device_reads * db.options.block_size
+            self._value_bytes += new_gets * db.entry.user_bytes
+        # The closed loop's time per request beyond its unloaded service: the admission wait.
+        rate, service_s = self.request_rate(db), 0.0
+        if clients is not None:
+            stream = clients.streams[0]
+            service_s = stream.service_s / max(stream.puts + stream.gets, 1e-9)
+        wait_s = max(db.workload.threads / rate - service_s, 0.0) if rate > 0 else 0.0
+        self._latency_s += new_gets * get_s + (new_puts + new_gets) * wait_s
+
+    def limited_speed_ops(self, db: "DB") -> float:
+        """LimitedSpeed() in requests per second: output levels 1 .. num_levels - 2 until the
+        first without a compaction; level 1's L0-side input bytes are not counted."""
+        compaction_bytes = 0.0
+        stats = db.counters.compaction_stats
+        base = self._stats_base or [(0, (0.0, 0.0, 0.0))] * len(stats)
+        for level in range(1, len(stats) - 1):
+            count = stats[level].count - base[level][0]
+            if count == 0:
+                break
+            out_read, other_read, written = (now - then for now, then in
+                                             zip(self._stats_bytes(stats[level]), base[level][1]))
+            compaction_bytes += out_read + (other_read if level > 1 else 0.0) + written
+        disk_rate = self.params["disk_rate_mibps"] * MIB or peak_write_bps(db.device)
+        speed = limited_speed(disk_rate, self._gets * SINGLE_SIZE, self._puts * SINGLE_SIZE,
+                              self._block_bytes, self._value_bytes, compaction_bytes,
+                              self.params["default_limited_speed_mibps"] * MIB,
+                              self.params["max_limited_speed_mibps"] * MIB)
+        return speed * self.requests_per_s
+
+    def cold_begin_ops(self, db: "DB") -> float:
+        """ColdBegin() in requests per second: requests over their summed latency (the
+        service rate seen so far), LimitedSpeed() before any (or, where the code would
+        divide by zero, with none recorded), at least MIN_START_RATE."""
+        requests = self._gets + self._puts
+        if requests <= 0 or self._latency_s <= 0:
+            rate = self.limited_speed_ops(db)
+        else:
+            rate = requests / self._latency_s
+        return max(rate, self.params["min_start_rate_mibps"] * MIB * self.requests_per_s)
 
     def interval_samples(self, db: "DB") -> dict[str, float]:
         return {"admitted_limit_ops": self.limit_ops if self.limit_ops is not None

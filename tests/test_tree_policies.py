@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,8 @@ from lsmsim.cli import main
 from lsmsim.compaction_picker import Compaction
 from lsmsim.sst_file import SstFile
 from policies import PolicyError, make_policy
-from policies.cruisedb import AdmissionController, conservative_rate_bps
+from policies.cruisedb import (AdmissionController, RateEstimater, conservative_rate_bps,
+                               level_scores, limited_speed)
 from policies.dopadb import (DopaDb, ranges_within_hint, recommended_compaction_bytes,
                              split_ranges)
 
@@ -43,14 +46,78 @@ def test_conservative_estimate_solves_equation_3():
 
 
 def _watermark_error(admission: int) -> float:
+    """fillrandom is db_bench's (Write(batch)): admit=writes admits its puts anyway."""
     result = run_small(60, device="hdd",
-                       policy=f"cruisedb:admission={admission},tune_ops=20000")
+                       policy=f"cruisedb:admission={admission},admit=writes,tune_ops=20000")
     watermark = result.timeseries["policy_memory_watermark"][30:]
     return float(np.mean(np.abs(watermark - 0.5)))
 
 
-def test_cruisedb_controller_moves_the_memory_watermark_toward_half():
-    assert _watermark_error(admission=1) < _watermark_error(admission=0)
+def test_cruisedb_controller_moves_the_l0_watermark_toward_half():
+    """The code's estimator (L0 files / 12) holds L0 near six files; without admission the
+    HDD run keeps two dozen."""
+    with_admission, without = _watermark_error(admission=1), _watermark_error(admission=0)
+    assert with_admission < 0.35 < 1.0 < without
+
+
+def test_cruisedb_admits_nothing_from_db_bench_and_puts_and_gets_from_ycsb():
+    """cds-ruc/CruiseDB admits DB::Put and Get (1 KiB tokens), not DB::Write(batch), which
+    db_bench's fillrandom uses, and db_bench never calls TbBegin (algorithms.md §4.1)."""
+    fill = run_small(30, device="hdd", policy="cruisedb:tune_ops=20000")
+    ablation = run_small(30, device="hdd", policy="cruisedb:admission=0")
+    assert np.isnan(fill.timeseries["policy_admitted_limit_ops"]).all()
+    assert fill.summary["throughput_ops_per_s"] == ablation.summary["throughput_ops_per_s"]
+    env, db = open_db(policy="cruisedb:tune_ops=20000", device="hdd", workload="cruisedb_a",
+                      num_keys=400_000, record_count=100_000, threads=8)
+    policy = db.policy
+    env.run(until=0.01)
+    assert policy.limit_ops == pytest.approx(400 * 1024)  # DEFAULT_LIMITED_SPEED, in requests
+    while db.clients.schedule.phase.name == "load" or db.clients.gets_done < 50_000:
+        env.run(until=env.now + 1)
+    assert policy.put_share(db) == 0.5
+    assert policy.write_rate_cap_ops(db) == pytest.approx(policy.limit_ops / 2)
+    assert policy.admitted_requests(db) == pytest.approx(db.writer.ops_done
+                                                         + db.clients.gets_done)
+
+
+def test_rate_estimater_follows_the_codes_estimate():
+    """RateEstimater::Estimate (algorithms.md §4.3), branch by branch."""
+    limited, cold = (lambda: 111.0), (lambda: 999.0)
+    est = RateEstimater()
+    assert est.estimate(0.0, -1.0, [1.5, 0.5], limited, cold) == 999.0  # TbBegin(2)
+    assert est.estimate(0.5, 100.0, [3.5, 0.5], limited, cold) == 999.0  # within 1 s
+    # Six L0 files (score 1.5), no rise: the measured rate stays.
+    assert est.estimate(1.5, 100.0, [1.5, 0.5], limited, cold) == pytest.approx(100.0)
+    # No L0 files, max score down by 1: 1 - 0.5 (0 - 0.5) - 0.4 (-1 / 5) = 1.33.
+    assert est.estimate(2.5, 100.0, [0.0, 0.5], limited, cold) == pytest.approx(133.0)
+    # Three files and a rise of 1 in the max score.
+    assert est.estimate(3.5, 100.0, [0.75, 1.5], limited, cold) == pytest.approx(
+        100.0 * (1 - 0.5 * (0.25 - 0.5) - 0.4 * 1.0 / 5))
+    assert est.estimate(4.5, 100.0, [3.25, 0.5], limited, cold) == 111.0  # > 12 L0 files
+    assert est.estimate(5.5, 100.0, [0.0, 5.5], limited, cold) == 111.0  # max score +2.25
+    assert est.estimate(6.5, 100.0, [0.0, 0.1], limited, cold) == 999.0   # step > 1.5
+    steep = RateEstimater(k1=0.9, k2=0.9)
+    steep.estimate(0.0, -1.0, [0.0, 1.0], limited, cold)
+    assert steep.estimate(1.0, 100.0, [3.0, 3.0], limited, cold) == 111.0  # step < 0.5
+    assert len(est.records) == 7
+
+
+def test_limited_speed_and_level_scores_as_coded():
+    """LimitedSpeed: DISK_RATE over device bytes per token byte (algorithms.md §4.4)."""
+    kib = 1024.0
+    # Writes only: 3 KiB compacted per 1 KiB written -> a third of DISK_RATE.
+    assert limited_speed(300.0, 0.0, 10 * kib, 0.0, 0.0, 30 * kib, 400.0, 1e9) == 100.0
+    # Half gets reading 4 KiB blocks per 1 KB value, half puts compacting 3 KiB each.
+    coff = 0.5 * 4096 / 1000 + 0.5 * 3
+    assert limited_speed(300.0, 10 * kib, 10 * kib, 4096.0 * 7, 1000.0 * 7, 30 * kib, 400.0,
+                         1e9) == pytest.approx(300.0 / coff)
+    assert limited_speed(300.0, 0.0, 0.0, 0.0, 0.0, 0.0, 400.0, 500.0) == 400.0  # no requests
+    assert limited_speed(300.0, 0.0, kib, 0.0, 0.0, 0.0, 400.0, 500.0) == 500.0  # nothing compacted
+    assert limited_speed(1e6, 0.0, kib, 0.0, 0.0, kib, 400.0, 500.0) == 500.0   # MAX_LIMITED_SPEED
+    inf = float("inf")
+    assert level_scores(6, [0.0, 50.0, 300.0, 0.0, 0.0, 0.0, 0.0],
+                        [0.0, 100.0, 1000.0, inf, 0.0, 0.0, 0.0]) == [1.5, 0.5, 0.3, 0.0, 0.0,
+                                                                        0.0]
 
 
 def test_cruisedb_paper_tree_has_no_l0_and_flushes_into_the_base_level():
@@ -224,3 +291,33 @@ def test_tree_policies_are_deterministic(policy):
     assert first.summary == second.summary
     for name, column in first.timeseries.items():
         assert np.array_equal(column, second.timeseries[name], equal_nan=column.dtype.kind == "f")
+
+
+def test_gets_from_l0_on_a_memory_path_read_no_device_blocks():
+    """Client gets from L0 files on the RAM disk (DB.memory_path_files) cost no device
+    reads; the same tree with L0 on the device does, and deeper levels still do."""
+    env, db = open_db(policy="cruisedb:admission=0", device="nvme", workload="cruisedb_a",
+                      num_keys=400_000, record_count=200_000, threads=8)
+    while not (db.version.levels[0] and any(db.version.levels[1:])) and env.now < 60:
+        env.run(until=env.now + 0.5)
+    l0 = {f.number for f in db.version.levels[0]}
+    assert l0 and l0 <= db.memory_path_files
+    clients = db.clients
+    memtables = [db.memtables.active, *reversed(db.memtables.immutables)]
+    # Every read reaches the device when nothing is cached.
+    clients.read_path.machine = dataclasses.replace(db.machine, page_cache_bytes=0)
+    opts = dataclasses.replace(db.options, block_cache_size=0)
+
+    def costs(memory: set[int]):
+        return clients.read_path.costs(memtables, db.version, db.distribution,
+                                       clients._shares[1], opts, 5, memory)
+
+    clients._refresh()
+    on_device_get, on_device_scan = costs(set())
+    in_memory_get, in_memory_scan = costs(db.memory_path_files)
+    assert 0 < in_memory_get.device_reads < on_device_get.device_reads
+    assert in_memory_get.service_s < on_device_get.service_s
+    assert 0 < in_memory_scan.device_reads < on_device_scan.device_reads
+    assert in_memory_get.cpu_s == pytest.approx(on_device_get.cpu_s)
+    everything = {f.number for files in db.version.levels for f in files}
+    assert costs(everything)[0].device_reads == 0
