@@ -1,7 +1,7 @@
-"""`cruisedb`: CruiseDB (Liang & Chai, ICDE'21; ../shared/reference/algorithms.md §4).
+"""`cruisedb`: CruiseDB (Liang & Chai, ICDE'21; docs/background/seed-algorithms.md §4).
 
 - The tree, `tree=code` (default): as the authors' code builds it (cds-ruc/CruiseDB,
-  algorithms.md §4.6). It keeps RocksDB's L0 and its stall triggers; a flush writes L0 to
+  seed-algorithms.md §4.6). It keeps RocksDB's L0 and its stall triggers; a flush writes L0 to
   db_paths[0] and `Compaction::output_path_id()` is hard-coded to 1, so every compaction
   writes to the second path. The paper's server turns all memory beyond 8 GB into a RAM
   disk (§VIII-A), which is where path 0 lies: flushes (and the L0 reads of L0->L1
@@ -18,7 +18,7 @@
   Simplified: strict priority with a 1 s starvation cap is modelled as device weights
   100 / 10 / 1 (the low class is slowed, never starved), and compactions always run in
   parallel (`GetBGJobLimits(parallelize_compactions=true)`, §4.6).
-- What is admitted, `admit=code` (default): as the code admits (algorithms.md §4.1). Every
+- What is admitted, `admit=code` (default): as the code admits (seed-algorithms.md §4.1). Every
   `DB::Put` and every `DBImpl::GetImpl` calls `TokenBucket::Request` for one 1 KiB token
   (`SINGLE_SIZE`) whatever the key or value size, so the bucket limits *requests* (puts
   and gets) per second; `DB::Write(batch)`, deletes, merges and iterators (our scans) pass
@@ -34,7 +34,7 @@
   phase without puts is not limited. `admit=writes` admits every client put, whatever the
   API, and no gets (lsmsim's rule before issue 14).
 - Adaptive admission as the code computes it, `estimator=code` (default with `tree=code`;
-  algorithms.md §4.3-4.4, `RateEstimater::Estimate`, `ColdBegin`, `LimitedSpeed`; exact
+  seed-algorithms.md §4.3-4.4, `RateEstimater::Estimate`, `ColdBegin`, `LimitedSpeed`; exact
   on its inputs). Every `tune_ops` admitted requests (`TUNE_PERIOD`, `ShouldTune`) the
   bucket's rate becomes Estimate(measured admitted rate over those requests): from the
   level scores (L0 files / 4, each deeper level's bytes over its target) it steps the
@@ -47,7 +47,7 @@
   value; ColdBegin's latencies are the gets' unloaded service time plus, for every request,
   its share of the closed loop's time beyond the unloaded service (the admission wait; a
   put records no more, as `Record` runs before `Write`). The four constants the authors
-  left empty are parameters (defaults from the third-party fork of algorithms.md §4.7, and
+  left empty are parameters (defaults from the third-party fork of seed-algorithms.md §4.7, and
   DISK_RATE the device's peak write bandwidth).
 - Adaptive admission as the paper states it, `estimator=paper` (default with `tree=paper`,
   which has no L0; §V-A, Equation 2): every `tune_ops` admitted requests, and at most once
@@ -90,7 +90,7 @@ IO_CLASS_DEVICE_WEIGHTS = {IO_USER: 100.0, IO_HIGH: 10.0, IO_LOW: 1.0}
 SINGLE_SIZE = 1024          # bytes of the token each admitted request takes (db/token_bucket.h)
 MIB = 1024 * 1024
 # Workloads whose clients are db_bench: it writes with DB::Write(batch) and never calls
-# DB::TbBegin, so CruiseDB's bucket admits none of their requests (algorithms.md §4.1).
+# DB::TbBegin, so CruiseDB's bucket admits none of their requests (seed-algorithms.md §4.1).
 DB_BENCH_WORKLOADS = frozenset(WRITE_ONLY) | {"readrandom", "readwhilewriting",
                                               "readrandomwriterandom", "write_bursts"}
 
@@ -122,7 +122,7 @@ class AdmissionController:
 
 @dataclass
 class RateEstimater:
-    """`RateEstimater::Estimate` (cds-ruc/CruiseDB db/rate_estimater.cc, algorithms.md
+    """`RateEstimater::Estimate` (cds-ruc/CruiseDB db/rate_estimater.cc, seed-algorithms.md
     §4.3), exact: rates in any unit, `scores` as `level_scores` computes them,
     `limited_speed` and `cold_begin` the code's LimitedSpeed() and ColdBegin()."""
 
@@ -177,7 +177,7 @@ class RateEstimater:
 
 
 def level_scores(l0_files: int, level_bytes: list[float], targets: list[float]) -> list[float]:
-    """The estimator's level scores (RateEstimater, algorithms.md §4.3): L0 files / 4.0 (the
+    """The estimator's level scores (RateEstimater, seed-algorithms.md §4.3): L0 files / 4.0 (the
     4 is hard-coded) and level bytes over MaxBytesForLevel for levels 1 .. num_levels - 2
     (0 where a level has no target: below the base level under dynamic level sizing)."""
     scores = [l0_files / 4.0]
@@ -190,7 +190,7 @@ def level_scores(l0_files: int, level_bytes: list[float], targets: list[float]) 
 def limited_speed(disk_rate: float, read_bytes: float, write_bytes: float,
                   block_cache_bytes_write: float, bytes_read: float,
                   compaction_bytes: float, default_speed: float, max_speed: float) -> float:
-    """`RateEstimater::LimitedSpeed` (algorithms.md §4.4): DISK_RATE over the device bytes
+    """`RateEstimater::LimitedSpeed` (seed-algorithms.md §4.4): DISK_RATE over the device bytes
     per token byte of the request mix, at most MAX_LIMITED_SPEED; DEFAULT_LIMITED_SPEED
     before any request. `read_bytes`, `write_bytes`: token bytes of the recorded gets and
     puts; `compaction_bytes`: the compaction stats' reads and writes since the first
@@ -272,7 +272,7 @@ class CruiseDb(Policy):
         self.limit_ops: float | None = None   # admitted requests per second
         self.requests_per_s = 1.0 / SINGLE_SIZE   # token bytes/s -> requests/s
         self._stats_base: list[tuple[int, float]] = []  # compaction stats at the first estimate
-        # The estimator's workload statistics (algorithms.md §4.2, §4.4), in requests:
+        # The estimator's workload statistics (seed-algorithms.md §4.2, §4.4), in requests:
         self._gets = self._puts = 0.0
         self._latency_s = 0.0               # summed recorded latency (ColdBegin)
         self._block_bytes = self._value_bytes = 0.0   # BLOCK_CACHE_BYTES_WRITE, BYTES_READ

@@ -62,7 +62,7 @@ def test_cruisedb_controller_moves_the_l0_watermark_toward_half():
 
 def test_cruisedb_admits_nothing_from_db_bench_and_puts_and_gets_from_ycsb():
     """cds-ruc/CruiseDB admits DB::Put and Get (1 KiB tokens), not DB::Write(batch), which
-    db_bench's fillrandom uses, and db_bench never calls TbBegin (algorithms.md §4.1)."""
+    db_bench's fillrandom uses, and db_bench never calls TbBegin (seed-algorithms.md §4.1)."""
     fill = run_small(30, device="hdd", policy="cruisedb:tune_ops=20000")
     ablation = run_small(30, device="hdd", policy="cruisedb:admission=0")
     assert np.isnan(fill.timeseries["policy_admitted_limit_ops"]).all()
@@ -81,7 +81,7 @@ def test_cruisedb_admits_nothing_from_db_bench_and_puts_and_gets_from_ycsb():
 
 
 def test_rate_estimater_follows_the_codes_estimate():
-    """RateEstimater::Estimate (algorithms.md §4.3), branch by branch."""
+    """RateEstimater::Estimate (seed-algorithms.md §4.3), branch by branch."""
     limited, cold = (lambda: 111.0), (lambda: 999.0)
     est = RateEstimater()
     assert est.estimate(0.0, -1.0, [1.5, 0.5], limited, cold) == 999.0  # TbBegin(2)
@@ -103,7 +103,7 @@ def test_rate_estimater_follows_the_codes_estimate():
 
 
 def test_limited_speed_and_level_scores_as_coded():
-    """LimitedSpeed: DISK_RATE over device bytes per token byte (algorithms.md §4.4)."""
+    """LimitedSpeed: DISK_RATE over device bytes per token byte (seed-algorithms.md §4.4)."""
     kib = 1024.0
     # Writes only: 3 KiB compacted per 1 KiB written -> a third of DISK_RATE.
     assert limited_speed(300.0, 0.0, 10 * kib, 0.0, 0.0, 30 * kib, 400.0, 1e9) == 100.0

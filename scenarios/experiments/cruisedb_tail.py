@@ -243,7 +243,7 @@ EXPERIMENT = Experiment(
         Claim("CruiseDB", "§VIII-D, Fig. 13 (§V-A)", "the memory buffer watermark has always "
               "been maintained around 50%, the adjustment target", "50%", _watermark,
               gap=MODEL_GAP,
-              reason="CruiseDB's estimator (RateEstimater::Estimate, algorithms.md §4.3) "
+              reason="CruiseDB's estimator (RateEstimater::Estimate, seed-algorithms.md §4.3) "
                      "steers L0 files / 12 to 50%; its fallback above 12 files, LimitedSpeed, "
                      "does not bind when DISK_RATE (a parameter the authors left blank; here "
                      "the device's peak write bandwidth) over the compaction bytes per request "
