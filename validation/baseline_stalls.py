@@ -100,6 +100,7 @@ from pathlib import Path
 
 import lsmsim
 from lsmsim.options import DB_BENCH_DEFAULTS
+from scenarios.experiments._adoc_setup import NUM_KEYS
 from lsmsim.trace_validation import fitted_device
 
 DATA = Path(__file__).resolve().parent / "data" / "adoc_stall_duration.csv"
@@ -112,7 +113,7 @@ AUTHORS_OPTIONS = {**DB_BENCH_DEFAULTS, "max_background_jobs": 1}
 # Their harness (ADOC-Rocks-tracker) sets db_bench --num to 45 GiB of values: "Entries:
 # 48318382" in the stdout of every 1000 B run it left (and 483183820 for 100 B values), so
 # an hour of fillrandom overwrites a key space of ~49 GB, not lsmsim's default 100 M keys.
-AUTHORS_NUM_KEYS = 45 * 2**30 // 1000
+AUTHORS_NUM_KEYS = NUM_KEYS
 TYPES = ("MO", "LO", "RO")
 # Counter and stall-cause names grouped as the authors' script groups them (substring).
 TYPE_KEYS = {"MO": "memtable", "LO": "level0", "RO": "pending_compaction_bytes"}

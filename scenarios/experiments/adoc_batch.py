@@ -2,11 +2,12 @@
 stall duration on NVMe and SATA SSDs at the same thread count; fillrandom, 2 threads,
 900 simulated s (the paper's runs are 3600 s)."""
 
-from lsmsim.reproduce import MODEL_GAP, Experiment, Run, ratio_claim
+from lsmsim.reproduce import MODEL_GAP, Experiment, ratio_claim
+from scenarios.experiments._adoc_setup import adoc_run
 
 MIB = 1 << 20
-RUNS = tuple(Run(f"{device}-{mib}MB", "fillrandom", device=device, duration_s=900.0,
-                 options={"max_background_jobs": 2, "write_buffer_size": mib * MIB})
+RUNS = tuple(adoc_run(f"{device}-{mib}MB", device,
+                      options={"max_background_jobs": 2, "write_buffer_size": mib * MIB})
              for device in ("nvme", "sata-ssd") for mib in (64, 512))
 
 EXPERIMENT = Experiment(

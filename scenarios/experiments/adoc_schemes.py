@@ -4,13 +4,14 @@ RocksDB-AT, SILK-O and ADOC on the four devices. 900 simulated s per run (the pa
 media bandwidth, as ADOC's authors configured it, and again at 0.5x and 2x TOTAL: each
 claim involving SILK-O prints its verdict at those too (`_silk_total`)."""
 
-from lsmsim.reproduce import MODEL_GAP, Experiment, Run, ratio_claim, with_variants
+from lsmsim.reproduce import MODEL_GAP, Experiment, ratio_claim, with_variants
+from scenarios.experiments._adoc_setup import adoc_run
 from scenarios.experiments._silk_total import silk_total_runs, total_variants
 
 DEVICES = ("pm", "nvme", "sata-ssd", "hdd")
 SCHEMES = ("rocksdb-at", "silk-o", "adoc")
-SCHEME_RUNS = tuple(Run(f"{device}-{scheme}", "fillrandom", device=device, policy=scheme,
-                        duration_s=900.0) for device in DEVICES for scheme in SCHEMES)
+SCHEME_RUNS = tuple(adoc_run(f"{device}-{scheme}", device, policy=scheme)
+                    for device in DEVICES for scheme in SCHEMES)
 SILK_RUNS = [run for run in SCHEME_RUNS if run.policy == "silk-o"]
 RUNS = SCHEME_RUNS + tuple(scaled for run in SILK_RUNS for scaled in silk_total_runs(run))
 SILK_TOTAL = total_variants([run.label for run in SILK_RUNS])

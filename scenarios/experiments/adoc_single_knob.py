@@ -1,11 +1,11 @@
 """ADOC (FAST 2023) §6.4, Fig. 20: ADOC-T (tunes threads only) and ADOC-B (batch size only)
 relative to ADOC, fillrandom on PM and HDD, 900 simulated s (the paper's are 3600 s)."""
 
-from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, Run, metric_of,
+from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, metric_of,
                               ratio_claim)
+from scenarios.experiments._adoc_setup import adoc_run
 
-RUNS = tuple(Run(f"{device}-{scheme}", "fillrandom", device=device, policy=scheme,
-                 duration_s=900.0)
+RUNS = tuple(adoc_run(f"{device}-{scheme}", device, policy=scheme)
              for device in ("pm", "hdd") for scheme in ("adoc", "adoc-t", "adoc-b"))
 
 

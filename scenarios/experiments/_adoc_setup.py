@@ -1,0 +1,29 @@
+"""How the ADOC authors ran db_bench, for every experiment that reproduces their figures.
+
+From their harness and results (supermt/ADOC-Rocks-tracker; the LOG headers and stdout.txt
+of the runs in validation/traces/adoc-server-600s): db_bench's own option defaults where
+they differ from the library's (`DB_BENCH_DEFAULTS`: delayed_write_rate 8 MiB/s, hard
+pending-compaction limit 128 GiB), 16 B keys and 1000 B values, and a key space of 45 GiB of
+values, `--num` 48,318,382 ("Entries: 48318382" in the stdout of every 1000 B run they left):
+an hour of fillrandom overwrites a ~49 GB key space, which bounds the tree and the pending
+compaction bytes (`validation/baseline_stalls.py` shows what lsmsim's default 100 M keys do
+to their default RocksDB's stalls). The machine is theirs, `server`.
+"""
+
+from typing import Any, Mapping
+
+from lsmsim.options import DB_BENCH_DEFAULTS
+from lsmsim.reproduce import Run
+
+KEY_SIZE = 16
+VALUE_SIZE = 1000
+NUM_KEYS = 45 * 2**30 // VALUE_SIZE
+WORKLOAD = {"key_size": KEY_SIZE, "value_size": VALUE_SIZE, "num_keys": NUM_KEYS}
+
+
+def adoc_run(label: str, device: str, policy: str = "rocksdb", duration_s: float = 900.0,
+             options: Mapping[str, Any] | None = None) -> Run:
+    """A fillrandom run on the authors' server as their harness ran it, with `options` on
+    top of db_bench's defaults."""
+    return Run(label, "fillrandom", device=device, policy=policy, duration_s=duration_s,
+               options={**DB_BENCH_DEFAULTS, **(options or {})}, workload_fields=WORKLOAD)
