@@ -33,6 +33,7 @@ from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
 from lsmsim.output_path import output_folder
 from lsmsim.policy import Param, PolicyError
 from lsmsim.progress import Progress
+from policies import number_or_text
 
 # Short names of the usual objectives, and the direction each is better in.
 OBJECTIVES = {
@@ -101,30 +102,21 @@ def parse_param(policy: str, text: str, declared: dict[str, Param]) -> SearchPar
             if scale not in ("", "log"):
                 raise TuneError(f"--param {text!r}: the scale after ':' may only be 'log'")
             low_text, _, high_text = bounds.partition("..")
-            low = param.parse(policy, name, _number(low_text.strip()))
-            high = param.parse(policy, name, _number(high_text.strip()))
+            low = param.parse(policy, name, number_or_text(low_text.strip()))
+            high = param.parse(policy, name, number_or_text(high_text.strip()))
             if not low < high:
                 raise TuneError(f"--param {text!r}: the range is empty (low must be below high)")
             if scale == "log" and low <= 0:
                 raise TuneError(f"--param {text!r}: a log scale needs a positive low end")
             kind = "int" if param.kind in ("int", "size") else "float"
             return SearchParam(name, kind, low, high, log=scale == "log")
-        choices = tuple(param.parse(policy, name, _number(v.strip()))
+        choices = tuple(param.parse(policy, name, number_or_text(v.strip()))
                         for v in spec.split(",") if v.strip())
     except PolicyError as exc:
         raise TuneError(f"--param {text!r}: {exc}") from None
     if len(set(choices)) < 2:
         raise TuneError(f"--param {text!r}: give a range LOW..HIGH or at least two values")
     return SearchParam(name, "choice", choices=choices)
-
-
-def _number(text: str) -> Any:
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def objective_metric(name: str) -> str:

@@ -58,7 +58,7 @@ def make_policy(spec: str) -> Policy:
         key, sep, value = item.partition("=")
         if not sep:
             raise PolicyError(f"policy {name}: parameter {item!r} must look like name=value")
-        params[key.strip()] = _number_or_text(value.strip())
+        params[key.strip()] = number_or_text(value.strip())
     try:
         return _REGISTRY[name](**params)
     except PolicyError:
@@ -67,7 +67,8 @@ def make_policy(spec: str) -> Policy:
         raise PolicyError(f"policy {name}: {exc}") from None
 
 
-def _number_or_text(value: str) -> Any:
+def number_or_text(value: str) -> Any:
+    """A policy parameter's value as given on a command line: an int, a float, or the text."""
     for kind in (int, float):
         try:
             return kind(value)

@@ -50,3 +50,30 @@ def own_result_cache(tmp_path_factory, monkeypatch):
     """Each test's commands cache their results in a folder of their own (XDG_CACHE_HOME,
     inherited by the commands a test starts), never in the user's cache."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
+def interrupt_after_first_progress(argv: list[str], first: str, timeout_s: float
+                                   ) -> tuple[int, str, str, float, int]:
+    """Run `python -m lsmsim.cli argv` in a process group of its own, wait for its first
+    progress line (which must contain `first`), then press Ctrl-C twice as a terminal does
+    (SIGINT to the whole group): (exit status, stdout, stderr, seconds from the signal to
+    its exit, its process group id)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "lsmsim.cli", *argv],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    line = process.stderr.readline()
+    assert first in line, line + (process.stderr.read() if process.poll() is not None else "")
+    os.killpg(process.pid, signal.SIGINT)
+    signalled = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout_s)
+    finally:
+        process.kill()
+    return process.returncode, stdout, stderr, time.monotonic() - signalled, process.pid

@@ -9,13 +9,12 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from conftest import interrupt_after_first_progress
 from lsmsim.cli import main
 from lsmsim.compare import CompareError, split_policies
 from lsmsim.db_bench import setup_from_flags
@@ -48,21 +47,11 @@ def test_ctrl_c_stops_a_compare_grid_at_once_and_keeps_the_finished_cells(tmp_pa
     16 cells has finished: exit 130 within 2 s, compare.csv holds the finished cells and
     NOT_RUN rows for the rest, the message counts them, no worker is left."""
     out = tmp_path / "cmp"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "lsmsim.cli", *GRID, "--duration", "1200", "--workers", "2",
-         "--progress", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
-    first = process.stderr.readline()
-    assert "1 of 16 runs finished" in first, first
-    os.killpg(process.pid, signal.SIGINT)
-    signalled = time.monotonic()
-    os.killpg(process.pid, signal.SIGINT)
-    try:
-        stdout, stderr = process.communicate(timeout=10)
-    finally:
-        process.kill()
-    assert time.monotonic() - signalled < 2.0
-    assert process.returncode == 130, stderr
+    status, stdout, stderr, seconds, group = interrupt_after_first_progress(
+        [*GRID, "--duration", "1200", "--workers", "2", "--progress", "--out", str(out)],
+        "1 of 16 runs finished", timeout_s=10)
+    assert seconds < 2.0
+    assert status == 130, stderr
     last = stderr.strip().splitlines()[-1]
     assert last.startswith("lsmsim: interrupted by SIGINT: ") and last.endswith(
         " of 16 runs finished"), stderr
@@ -75,7 +64,7 @@ def test_ctrl_c_stops_a_compare_grid_at_once_and_keeps_the_finished_cells(tmp_pa
     assert {r["error"] for r in rows if r["error"]} == {NOT_RUN}
     assert "FAILED not run: interrupted" in stdout
     assert not list(out.glob("*.png"))  # figures skipped: the user asked to stop
-    assert _process_group(process.pid) == []
+    assert _process_group(group) == []
 
 
 def _interrupt_at_second(job: int) -> int:

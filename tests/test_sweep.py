@@ -5,14 +5,12 @@ progress, and Ctrl-C."""
 from __future__ import annotations
 
 import csv
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from conftest import interrupt_after_first_progress
 
 import lsmsim
 from lsmsim import compare, result_cache
@@ -214,28 +212,18 @@ def test_ctrl_c_stops_a_sweep_keeps_the_finished_cells_and_leaves_no_worker(tmp_
         pytest.importorskip("dask.distributed")
     path = spec_file(tmp_path, GRID.replace("duration_s = 8", "duration_s = 600"))
     out = tmp_path / "out"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "lsmsim.cli", "sweep", str(path), "--workers", "2",
-         "--progress", "--out", str(out), *executor], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True)
-    first = process.stderr.readline()
-    assert "1 of 8 cells finished" in first, first + process.stderr.read()
-    os.killpg(process.pid, signal.SIGINT)
-    signalled = time.monotonic()
-    os.killpg(process.pid, signal.SIGINT)
-    try:
-        stdout, stderr = process.communicate(timeout=30)
-    finally:
-        process.kill()
-    assert time.monotonic() - signalled < 5.0
-    assert process.returncode == 130, stderr
+    status, _, stderr, seconds, group = interrupt_after_first_progress(
+        ["sweep", str(path), "--workers", "2", "--progress", "--out", str(out), *executor],
+        "1 of 8 cells finished", timeout_s=30)
+    assert seconds < 5.0
+    assert status == 130, stderr
     assert stderr.strip().splitlines()[-1].startswith("lsmsim: interrupted by SIGINT: ")
     rows = list(csv.DictReader(open(out / "sweep.csv")))
     assert 1 <= len(rows) < 8 and all(not r["error"] for r in rows)
     deadline = time.monotonic() + 5
-    while _process_group(process.pid) and time.monotonic() < deadline:
+    while _process_group(group) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _process_group(process.pid) == []
+    assert _process_group(group) == []
 
 
 class _Terminal:
