@@ -57,7 +57,9 @@ BOUNDARY_TOLERANCE_S = 1e-9  # an interval boundary this close to an event close
 MAX_PASSES_AT_ONE_INSTANT = 10_000
 # Read once for the event loop: on Python 3.11 an Enum class attribute lookup is slow
 # (EnumType.__getattr__ puts every class attribute access on a Python-level path).
-NORMAL = WriteStallCondition.NORMAL
+NORMAL, DELAYED = WriteStallCondition.NORMAL, WriteStallCondition.DELAYED
+STOPPED_VALUE = WriteStallCondition.STOPPED.value  # a StallEpisode's condition when stopped
+UNWEIGHTED = (1.0, 1.0, 1.0)  # an activity's weights on the CPU, device and rate limiter
 
 
 @dataclass
@@ -508,17 +510,21 @@ class DB:
         inputs = StallInputs(self.memtables.num_not_flushed(), len(self.version.levels[0]),
                              self.scores.pending_compaction_bytes,
                              self.picker.level0_compaction_in_progress)
-        self.stall_state.recalculate(inputs, self.options, self.write_controller)
-        if self.stall_state.condition is WriteStallCondition.DELAYED:
+        stall_state = self.stall_state
+        stall_state.recalculate(inputs, self.options, self.write_controller)
+        condition = stall_state.condition
+        if condition is DELAYED:
             wc = self.write_controller
             wc.set_delayed_write_rate(self.policy.delayed_write_rate_bps(
                 self, wc.delayed_write_rate_bps))
+        if condition is NORMAL and self.stalls.current is None:
+            return  # unstalled outside any episode: StallTracker.observe records nothing
         ended = self.stalls.observe(
-            self.env.now, self.stall_state.condition, self.stall_state.cause,
+            self.env.now, condition, stall_state.cause,
             self.write_controller.delayed_write_rate_bps,
             {"l0_files": inputs.num_l0_files, "immutable_memtables": inputs.num_unflushed_memtables,
              "pending_compaction_bytes": inputs.pending_compaction_bytes})
-        if ended is not None and ended.condition == WriteStallCondition.STOPPED.value:
+        if ended is not None and ended.condition == STOPPED_VALUE:
             # Each blocked client thread waited out the stop.
             self.recorder.latency.add(self.env.now - ended.start_s, self.workload.threads)
 
@@ -816,7 +822,7 @@ class DB:
         if end_s > interval_start_s + BOUNDARY_TOLERANCE_S:
             self._close_interval(end_s, length_s=end_s - interval_start_s)
         ended = self.stalls.finish(end_s)
-        if ended is not None and ended.condition == WriteStallCondition.STOPPED.value:
+        if ended is not None and ended.condition == STOPPED_VALUE:
             self.recorder.latency.add(end_s - ended.start_s, self.workload.threads)
 
     def live_keys(self) -> float:
@@ -833,5 +839,8 @@ def _sooner(a_s: float, b_s: float) -> float:
 
 
 def _weight_tuple(weights: dict[str, float]) -> tuple[float, float, float]:
-    """A policy's {"cpu", "device", "rate_limiter"} weights in fluid_share's order."""
+    """A policy's {"cpu", "device", "rate_limiter"} weights in fluid_share's order (no
+    weights, the usual answer for the writer: all 1, without three lookups)."""
+    if not weights:
+        return UNWEIGHTED
     return (weights.get("cpu", 1.0), weights.get("device", 1.0), weights.get("rate_limiter", 1.0))
