@@ -703,7 +703,10 @@ class DB:
                                self._grandparent_bounds(compaction.output_level, lo, hi))
         self._next_file_number += max(1, len(outputs))
         written = sum([f.size_bytes for f in outputs])
-        read = [compaction.input_bytes_of(f) for f in inputs]
+        if compaction.key_range is None:  # input_bytes_of: whole files, their size_bytes
+            read = [f.size_bytes for f in inputs]
+        else:
+            read = [compaction.input_bytes_of(f) for f in inputs]
         device_read = self._device_read_bytes(list(zip(inputs, read)))
         self._sst_bytes_written += written
         file_bytes = sum([f.size_bytes for f in inputs])  # whole input files
