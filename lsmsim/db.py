@@ -21,7 +21,7 @@ from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
                                    file_from_bucket_keys, merge_inputs, split_output)
 from lsmsim.compaction_picker import Compaction
 from lsmsim.entry_format import EntryFormat
-from lsmsim.event_log import EventLog
+from lsmsim.event_log import LIST, PLAIN, EventLog, EventShape
 from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_streams,
                                 runnable_fractions)
 from lsmsim.foreground_reader import ForegroundClients
@@ -55,6 +55,21 @@ BOUNDARY_TOLERANCE_S = 1e-9  # an interval boundary this close to an event close
 # Event-loop passes at one instant without any change before the run is declared stuck: a
 # pass that changes nothing repeats itself forever, so this turns a bug into an error.
 MAX_PASSES_AT_ONE_INSTANT = 10_000
+# The events logged most often, kept as rows (`lsmsim.event_log`); fields in RocksDB's order.
+FLUSH_STARTED = EventShape("flush_started", (
+    ("job", PLAIN), ("num_memtables", PLAIN), ("num_entries", PLAIN), ("num_deletes", PLAIN),
+    ("total_data_size", PLAIN), ("memory_usage", PLAIN), ("flush_reason", PLAIN)))
+FLUSH_FINISHED = EventShape("flush_finished", (
+    ("job", PLAIN), ("output_compression", PLAIN), ("lsm_state", LIST),
+    ("immutable_memtables", PLAIN)))
+COMPACTION_FINISHED = EventShape("compaction_finished", (
+    ("job", PLAIN), ("compaction_time_micros", PLAIN), ("compaction_time_cpu_micros", PLAIN),
+    ("output_level", PLAIN), ("num_output_files", PLAIN), ("total_output_size", PLAIN),
+    ("num_input_records", PLAIN), ("num_output_records", PLAIN),
+    ("num_subcompactions", PLAIN), ("output_compression", PLAIN), ("lsm_state", LIST)))
+TABLE_FILE_CREATION = EventShape("table_file_creation", (
+    ("job", PLAIN), ("file_number", PLAIN), ("file_size", PLAIN), ("level", PLAIN),
+    ("table_properties", ("num_entries", "data_size"))))
 # Read once for the event loop: on Python 3.11 an Enum class attribute lookup is slow
 # (EnumType.__getattr__ puts every class attribute access on a Python-level path).
 NORMAL, DELAYED = WriteStallCondition.NORMAL, WriteStallCondition.DELAYED
@@ -128,6 +143,7 @@ class DB:
         self.compaction_jobs: list[CompactionJob] = []
         self._finished_flushes: list[FlushJob] = []
         self.events = EventLog()
+        self._started_shapes: dict[tuple[str, ...], EventShape] = {}
         self.stalls = StallTracker(self.events)
         self.recorder = IntervalRecorder(interval_s)
         self.counters = DbCounters(bytes_written_per_level=[0.0] * options.num_levels)
@@ -638,10 +654,9 @@ class DB:
                        write_bytes=written, outputs=outputs, memtables=memtables,
                        output_level=level, level_inputs=below)
         self.flush_jobs.append(job)
-        self.events.emit(self.env.now, "flush_started", job=job.job_id,
-                         num_memtables=len(memtables), num_entries=round(sum(m.ops for m in memtables)),
-                         num_deletes=0, total_data_size=round(memtable_bytes),
-                         memory_usage=round(memtable_bytes), flush_reason="Write Buffer Full")
+        self.events.emit_row(FLUSH_STARTED, self.env.now, job.job_id, len(memtables),
+                             round(sum(m.ops for m in memtables)), 0, round(memtable_bytes),
+                             round(memtable_bytes), "Write Buffer Full")
         return True
 
     def _device_read_bytes(self, parts: list[tuple[SstFile, float]]) -> float:
@@ -672,10 +687,9 @@ class DB:
             self.counters.flush_bytes_written += done.write_bytes
             self.counters.bytes_written_per_level[done.output_level] += done.write_bytes
             installed_any = True
-            self.events.emit(self.env.now, "flush_finished", job=done.job_id,
-                             output_compression="NoCompression",
-                             lsm_state=self.version.file_counts(),
-                             immutable_memtables=self.memtables.num_not_flushed())
+            self.events.emit_row(FLUSH_FINISHED, self.env.now, done.job_id, "NoCompression",
+                                 tuple(self.version.file_counts()),
+                                 self.memtables.num_not_flushed())
         if installed_any:
             self._install_super_version()
 
@@ -718,14 +732,24 @@ class DB:
                             threads=plan.parallelism, subcompactions=plan.subcompactions,
                             compaction=compaction, input_bytes=sum(read), high_pool=high_pool)
         self.compaction_jobs.append(job)
-        files = {f"files_L{compaction.start_level}": [f.number for f in compaction.inputs]}
+        files = {f"files_L{compaction.start_level}": tuple([f.number for f in compaction.inputs])}
         if compaction.output_level_inputs:
-            files[f"files_L{compaction.output_level}"] = [
-                f.number for f in compaction.output_level_inputs]
-        reason = compaction.reason
-        self.events.emit(self.env.now, "compaction_started", job=job.job_id,
-                         compaction_reason=reason, **files, score=round(compaction.score, 6),
-                         input_data_size=round(file_bytes), output_level=compaction.output_level)
+            files[f"files_L{compaction.output_level}"] = tuple([
+                f.number for f in compaction.output_level_inputs])
+        self.events.emit_row(self._compaction_started_shape(tuple(files)), self.env.now,
+                             job.job_id, compaction.reason, *files.values(),
+                             round(compaction.score, 6), round(file_bytes),
+                             compaction.output_level)
+
+    def _compaction_started_shape(self, file_fields: tuple[str, ...]) -> EventShape:
+        """The compaction_started row with these files_L<level> fields (one per input level)."""
+        shape = self._started_shapes.get(file_fields)
+        if shape is None:
+            shape = self._started_shapes[file_fields] = EventShape("compaction_started", (
+                ("job", PLAIN), ("compaction_reason", PLAIN),
+                *((name, LIST) for name in file_fields),
+                ("score", PLAIN), ("input_data_size", PLAIN), ("output_level", PLAIN)))
+        return shape
 
     def _finish_compaction(self, job: CompactionJob) -> None:
         compaction = job.compaction
@@ -750,15 +774,12 @@ class DB:
         counters.compaction_bytes_written += job.write_bytes
         counters.bytes_written_per_level[output_level] += job.write_bytes
         duration_s = self.env.now - job.started_at_s
-        self.events.emit(self.env.now, "compaction_finished", job=job.job_id,
-                         compaction_time_micros=round(duration_s * 1e6),
-                         compaction_time_cpu_micros=round(job.cpu_s * 1e6),
-                         output_level=output_level, num_output_files=len(job.outputs),
-                         total_output_size=round(job.write_bytes),
-                         num_input_records=round(compaction.input_entries),
-                         num_output_records=round(sum([f.num_entries for f in job.outputs])),
-                         num_subcompactions=job.subcompactions,
-                         output_compression="NoCompression", lsm_state=version.file_counts())
+        self.events.emit_row(COMPACTION_FINISHED, self.env.now, job.job_id,
+                             round(duration_s * 1e6), round(job.cpu_s * 1e6), output_level,
+                             len(job.outputs), round(job.write_bytes),
+                             round(compaction.input_entries),
+                             round(sum([f.num_entries for f in job.outputs])),
+                             job.subcompactions, "NoCompression", tuple(version.file_counts()))
         self._install_super_version()
 
     def _trivial_move(self, compaction: Compaction) -> None:
@@ -774,10 +795,8 @@ class DB:
 
     def _table_file_creation(self, job_id: int, sst: SstFile, level: int) -> None:
         size = round(sst.size_bytes)
-        self.events.emit(self.env.now, "table_file_creation", job=job_id, file_number=sst.number,
-                         file_size=size, level=level,
-                         table_properties={"num_entries": round(sst.num_entries),
-                                           "data_size": size})
+        self.events.emit_row(TABLE_FILE_CREATION, self.env.now, job_id, sst.number, size, level,
+                             round(sst.num_entries), size)
 
     # -- observation ---------------------------------------------------------------------------
     def samples(self) -> dict[str, float | int | str]:
