@@ -26,25 +26,33 @@ class EventShape:
     (name, (key, ...)) for a dict with those keys. A row is (shape, time_micros, values...)
     with a dict's values in line."""
 
-    __slots__ = ("event", "fields")
+    __slots__ = ("event", "fields", "_runs")
 
     def __init__(self, event: str, fields: tuple[tuple[str, Any], ...]) -> None:
         self.event = event
         self.fields = fields
+        # What as_dict does, worked out once: (names, start, stop, kind) per run of PLAIN
+        # fields (set together) and per LIST or dict field, over the row's positions.
+        self._runs: list[tuple[tuple[str, ...], int, int, Any]] = []
+        index = 2
+        for name, kind in fields:
+            width = len(kind) if isinstance(kind, tuple) else 1
+            if kind is PLAIN and self._runs and self._runs[-1][3] is PLAIN:
+                names, start, _, _ = self._runs.pop()
+                self._runs.append(((*names, name), start, index + 1, PLAIN))
+            else:
+                self._runs.append(((name,), index, index + width, kind))
+            index += width
 
     def as_dict(self, row: tuple[Any, ...]) -> dict[str, Any]:
         event: dict[str, Any] = {"time_micros": row[1], "event": self.event}
-        index = 2
-        for name, kind in self.fields:
+        for names, start, stop, kind in self._runs:
             if kind is PLAIN:
-                event[name] = row[index]
-                index += 1
+                event.update(zip(names, row[start:stop]))
             elif kind is LIST:
-                event[name] = list(row[index])
-                index += 1
+                event[names[0]] = list(row[start])
             else:
-                event[name] = dict(zip(kind, row[index:index + len(kind)]))
-                index += len(kind)
+                event[names[0]] = dict(zip(kind, row[start:stop]))
         return event
 
     def __reduce__(self) -> tuple[Any, ...]:
