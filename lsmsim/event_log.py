@@ -13,6 +13,8 @@ back as the same dicts, in the same field order, through `EventRows`.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
@@ -119,3 +121,29 @@ class EventLog:
         """An event of `shape` with `values` in its order (a dict field's values in line, a
         list field as a tuple): the event `emit` would log with those fields, kept as a row."""
         self._rows.append((shape, int(round(at_s * 1e6)), *values))
+
+
+@contextlib.contextmanager
+def survivors_of_full_collections_frozen() -> Iterator[None]:
+    """Run a block with what survives each full garbage collection frozen (`gc.freeze`)
+    until it ends: for building what is kept, like a run's trace or its events as dicts.
+
+    Each full collection walks every object still alive, so while a long-lived structure
+    grows the collector walks it again and again (a simulated day on nvme: ~15% of its
+    CPU, growing with the run; making 264 k event dicts: three quarters of the time).
+    Frozen, the next full collection walks only what was made since. Skipped when the caller
+    froze objects of its own (unfreezing would thaw them) or turned the collector off."""
+    if gc.get_freeze_count() or not gc.isenabled():
+        yield
+        return
+
+    def freeze_survivors(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            gc.freeze()
+
+    gc.callbacks.append(freeze_survivors)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(freeze_survivors)
+        gc.unfreeze()

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from lsmsim.event_log import survivors_of_full_collections_frozen
 from lsmsim.trace import Trace
 
 
@@ -24,7 +25,8 @@ class SimulationResult(Trace):
     def events(self) -> list[dict[str, Any]]:
         events = self.__dict__["_events"]
         if not isinstance(events, list):
-            events = self.__dict__["_events"] = list(events)
+            with survivors_of_full_collections_frozen():
+                events = self.__dict__["_events"] = list(events)
         return events
 
     @events.setter

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import math
 import time
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import simpy
 
 from lsmsim.db import DB
+from lsmsim.event_log import survivors_of_full_collections_frozen
 from lsmsim.keyspace import DEFAULT_BUCKETS, MAX_BUCKETS
 from lsmsim.machine import MachineProfile, load_machine
 from lsmsim.mechanisms import Mechanisms
@@ -77,7 +76,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     db = DB(env, options, machine, device, workload, policy, interval_s, key_buckets,
             rng=np.random.default_rng(seed), mechanisms=mechanisms)
     end = db.writes_done if duration_s is None else env.timeout(duration_s) | db.writes_done
-    with _survivors_of_full_collections_frozen():
+    with survivors_of_full_collections_frozen():
         env.run(until=end)
     duration_s = env.now
     db.finish(duration_s)
@@ -102,31 +101,6 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
                             timeseries=timeseries, events=db.events.events,
                             stall_episodes=[e.as_dict() for e in db.stalls.episodes],
                             wall_s=wall_s)
-
-
-@contextlib.contextmanager
-def _survivors_of_full_collections_frozen() -> Iterator[None]:
-    """Run with what survives each full garbage collection frozen (`gc.freeze`) until the end.
-
-    The trace (a day on nvme: 1.2 M event dicts) is kept to the end of the run, and each
-    full collection walked all of it again: about 15% of a simulated day's CPU, growing with
-    the run. Frozen, the next full collection walks only what was made since. Skipped when
-    the caller froze objects of its own (unfreezing would thaw them) or turned the collector
-    off. Results do not depend on it."""
-    if gc.get_freeze_count() or not gc.isenabled():
-        yield
-        return
-
-    def freeze_survivors(phase: str, info: dict[str, int]) -> None:
-        if phase == "stop" and info["generation"] == 2:
-            gc.freeze()
-
-    gc.callbacks.append(freeze_survivors)
-    try:
-        yield
-    finally:
-        gc.callbacks.remove(freeze_survivors)
-        gc.unfreeze()
 
 
 def _check_run_parameters(duration_s: float | None, interval_s: float, seed: int,
