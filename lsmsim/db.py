@@ -21,7 +21,7 @@ from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
                                    file_from_bucket_keys, merge_inputs, split_output)
 from lsmsim.compaction_picker import Compaction
 from lsmsim.entry_format import EntryFormat
-from lsmsim.event_log import LIST, PLAIN, EventLog, EventShape
+from lsmsim.event_log import EventLog, EventShape
 from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_streams,
                                 runnable_fractions)
 from lsmsim.foreground_reader import ForegroundClients
@@ -57,19 +57,16 @@ BOUNDARY_TOLERANCE_S = 1e-9  # an interval boundary this close to an event close
 MAX_PASSES_AT_ONE_INSTANT = 10_000
 # The events logged most often, kept as rows (`lsmsim.event_log`); fields in RocksDB's order.
 FLUSH_STARTED = EventShape("flush_started", (
-    ("job", PLAIN), ("num_memtables", PLAIN), ("num_entries", PLAIN), ("num_deletes", PLAIN),
-    ("total_data_size", PLAIN), ("memory_usage", PLAIN), ("flush_reason", PLAIN)))
+    "job", "num_memtables", "num_entries", "num_deletes", "total_data_size", "memory_usage",
+    "flush_reason"))
 FLUSH_FINISHED = EventShape("flush_finished", (
-    ("job", PLAIN), ("output_compression", PLAIN), ("lsm_state", LIST),
-    ("immutable_memtables", PLAIN)))
+    "job", "output_compression", "lsm_state", "immutable_memtables"))
 COMPACTION_FINISHED = EventShape("compaction_finished", (
-    ("job", PLAIN), ("compaction_time_micros", PLAIN), ("compaction_time_cpu_micros", PLAIN),
-    ("output_level", PLAIN), ("num_output_files", PLAIN), ("total_output_size", PLAIN),
-    ("num_input_records", PLAIN), ("num_output_records", PLAIN),
-    ("num_subcompactions", PLAIN), ("output_compression", PLAIN), ("lsm_state", LIST)))
+    "job", "compaction_time_micros", "compaction_time_cpu_micros", "output_level",
+    "num_output_files", "total_output_size", "num_input_records", "num_output_records",
+    "num_subcompactions", "output_compression", "lsm_state"))
 TABLE_FILE_CREATION = EventShape("table_file_creation", (
-    ("job", PLAIN), ("file_number", PLAIN), ("file_size", PLAIN), ("level", PLAIN),
-    ("table_properties", ("num_entries", "data_size"))))
+    "job", "file_number", "file_size", "level", ("table_properties", ("num_entries", "data_size"))))
 # Read once for the event loop: on Python 3.11 an Enum class attribute lookup is slow
 # (EnumType.__getattr__ puts every class attribute access on a Python-level path).
 NORMAL, DELAYED = WriteStallCondition.NORMAL, WriteStallCondition.DELAYED
@@ -688,7 +685,7 @@ class DB:
             self.counters.bytes_written_per_level[done.output_level] += done.write_bytes
             installed_any = True
             self.events.emit_row(FLUSH_FINISHED, self.env.now, done.job_id, "NoCompression",
-                                 tuple(self.version.file_counts()),
+                                 self.version.file_counts(),
                                  self.memtables.num_not_flushed())
         if installed_any:
             self._install_super_version()
@@ -732,10 +729,10 @@ class DB:
                             threads=plan.parallelism, subcompactions=plan.subcompactions,
                             compaction=compaction, input_bytes=sum(read), high_pool=high_pool)
         self.compaction_jobs.append(job)
-        files = {f"files_L{compaction.start_level}": tuple([f.number for f in compaction.inputs])}
+        files = {f"files_L{compaction.start_level}": [f.number for f in compaction.inputs]}
         if compaction.output_level_inputs:
-            files[f"files_L{compaction.output_level}"] = tuple([
-                f.number for f in compaction.output_level_inputs])
+            files[f"files_L{compaction.output_level}"] = [
+                f.number for f in compaction.output_level_inputs]
         self.events.emit_row(self._compaction_started_shape(tuple(files)), self.env.now,
                              job.job_id, compaction.reason, *files.values(),
                              round(compaction.score, 6), round(file_bytes),
@@ -746,9 +743,8 @@ class DB:
         shape = self._started_shapes.get(file_fields)
         if shape is None:
             shape = self._started_shapes[file_fields] = EventShape("compaction_started", (
-                ("job", PLAIN), ("compaction_reason", PLAIN),
-                *((name, LIST) for name in file_fields),
-                ("score", PLAIN), ("input_data_size", PLAIN), ("output_level", PLAIN)))
+                "job", "compaction_reason", *file_fields, "score", "input_data_size",
+                "output_level"))
         return shape
 
     def _finish_compaction(self, job: CompactionJob) -> None:
@@ -779,7 +775,7 @@ class DB:
                              len(job.outputs), round(job.write_bytes),
                              round(compaction.input_entries),
                              round(sum([f.num_entries for f in job.outputs])),
-                             job.subcompactions, "NoCompression", tuple(version.file_counts()))
+                             job.subcompactions, "NoCompression", version.file_counts())
         self._install_super_version()
 
     def _trivial_move(self, compaction: Compaction) -> None:

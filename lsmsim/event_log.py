@@ -4,11 +4,11 @@ db/compaction/compaction_job.cc). Stall changes use the fields of the
 `EventListener::OnStallConditionsChanged` callback plus the rate RocksDB logs.
 
 A simulated day logs over a million events, most of them of a few kinds with fixed fields
-(`table_file_creation`, `write_stall`, `*_finished`). Those are kept as rows: a tuple of
-their values behind an `EventShape` that names the fields, about a third of the memory
-of a dict each (a `table_file_creation` dict with its `table_properties` holds 456 bytes
-of containers, its row 96), and rows the garbage collector need not walk. They are read
-back as the same dicts, in the same field order, through `EventRows`.
+(`table_file_creation`, `write_stall`, `*_started`, `*_finished`). Those are kept as
+rows: a tuple of their values ending with an `EventShape` that names the fields (a
+`table_file_creation` dict with its `table_properties` holds 456 bytes of containers, its
+row 112). They are read back as the same dicts, in the same field order, through
+`EventRows`.
 """
 
 from __future__ import annotations
@@ -18,43 +18,36 @@ import gc
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
-# How a field of an EventShape is kept in a row: as it is, a list as a tuple, or a dict
-# of scalars flattened into the row (its keys named by the shape).
-PLAIN, LIST = "plain", "list"
-
-
 class EventShape:
-    """The fields of one kind of event, in order: each is (name, PLAIN), (name, LIST) or
-    (name, (key, ...)) for a dict with those keys. A row is (shape, time_micros, values...)
-    with a dict's values in line."""
+    """The fields of one kind of event, in order: a name, or (name, (key, ...)) for a dict
+    of those keys, kept in line in the row (such fields come last). A row is (time_micros,
+    event name, values..., shape): the row zipped with `head` is the event but for its
+    dict fields."""
 
-    __slots__ = ("event", "fields", "_runs")
+    __slots__ = ("event", "fields", "head", "dicts")
 
-    def __init__(self, event: str, fields: tuple[tuple[str, Any], ...]) -> None:
+    def __init__(self, event: str, fields: tuple[str | tuple[str, tuple[str, ...]], ...]) -> None:
         self.event = event
         self.fields = fields
-        # What as_dict does, worked out once: (names, start, stop, kind) per run of PLAIN
-        # fields (set together) and per LIST or dict field, over the row's positions.
-        self._runs: list[tuple[tuple[str, ...], int, int, Any]] = []
+        self.head: tuple[str, ...] = ("time_micros", "event")
+        # Each dict field: (name, keys, start, stop) over the row's positions.
+        self.dicts: list[tuple[str, tuple[str, ...], int, int]] = []
         index = 2
-        for name, kind in fields:
-            width = len(kind) if isinstance(kind, tuple) else 1
-            if kind is PLAIN and self._runs and self._runs[-1][3] is PLAIN:
-                names, start, _, _ = self._runs.pop()
-                self._runs.append(((*names, name), start, index + 1, PLAIN))
+        for field in fields:
+            if isinstance(field, str):
+                if self.dicts:
+                    raise ValueError(f"{event}: {field!r} comes after a dict field")
+                self.head += (field,)
+                index += 1
             else:
-                self._runs.append(((name,), index, index + width, kind))
-            index += width
+                name, keys = field
+                self.dicts.append((name, keys, index, index + len(keys)))
+                index += len(keys)
 
     def as_dict(self, row: tuple[Any, ...]) -> dict[str, Any]:
-        event: dict[str, Any] = {"time_micros": row[1], "event": self.event}
-        for names, start, stop, kind in self._runs:
-            if kind is PLAIN:
-                event.update(zip(names, row[start:stop]))
-            elif kind is LIST:
-                event[names[0]] = list(row[start])
-            else:
-                event[names[0]] = dict(zip(kind, row[start:stop]))
+        event = dict(zip(self.head, row))
+        for name, keys, start, stop in self.dicts:
+            event[name] = dict(zip(keys, row[start:stop]))
         return event
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -85,7 +78,12 @@ class EventRows(Sequence):
         return _as_dict(self._rows[index])
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return map(_as_dict, self._rows)
+        for row in self._rows:  # _as_dict, inlined: a summary reads every event
+            if type(row) is dict:
+                yield row
+            else:
+                shape = row[-1]
+                yield shape.as_dict(row) if shape.dicts else dict(zip(shape.head, row))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (EventRows, list)):
@@ -103,7 +101,7 @@ class EventRows(Sequence):
 
 
 def _as_dict(row: Any) -> dict[str, Any]:
-    return row if type(row) is dict else row[0].as_dict(row)
+    return row if type(row) is dict else row[-1].as_dict(row)
 
 
 class EventLog:
@@ -118,9 +116,9 @@ class EventLog:
         self._rows.append({"time_micros": int(round(at_s * 1e6)), "event": event, **fields})
 
     def emit_row(self, shape: EventShape, at_s: float, *values: Any) -> None:
-        """An event of `shape` with `values` in its order (a dict field's values in line, a
-        list field as a tuple): the event `emit` would log with those fields, kept as a row."""
-        self._rows.append((shape, int(round(at_s * 1e6)), *values))
+        """An event of `shape` with `values` in its order (a dict field's values in line):
+        the event `emit` would log with those fields, kept as a row."""
+        self._rows.append((int(round(at_s * 1e6)), shape.event, *values, shape))
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsmsim.event_log import PLAIN, EventLog, EventShape
+from lsmsim.event_log import EventLog, EventShape
 from lsmsim.write_stall import WriteStallCause, WriteStallCondition
 
 CAUSE_NAMES = {
@@ -93,8 +93,7 @@ class StallTracker:
         shape = self._shapes.get(key)
         if shape is None:
             names = ("condition", "cause", *(("rate_bps",) if rated else ()), *context)
-            shape = self._shapes[key] = EventShape(
-                "write_stall", tuple((name, PLAIN) for name in names))
+            shape = self._shapes[key] = EventShape("write_stall", names)
         return shape
 
     def _close(self, at_s: float) -> StallEpisode:
