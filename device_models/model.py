@@ -60,8 +60,9 @@ class DeviceModel:
 
 
 def _interpolate(points: tuple[tuple[int, float], ...], streams: float) -> float:
-    counts = [p[0] for p in points]
-    position = bisect.bisect_left(counts, streams)
+    # (streams,) sorts before (count, fraction) exactly when streams <= count: the position
+    # bisect_left finds among the counts, without building their list at every call.
+    position = bisect.bisect_left(points, (streams,))
     if position == 0:
         return points[0][1]
     if position == len(points):

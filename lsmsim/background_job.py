@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -211,7 +212,8 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
     n = len(merged)
     if n <= SMALL_VECTOR:  # plain lists beat numpy calls on short vectors (same sums)
         counts = merged.tolist()
-        cumulative = [total * entry_bytes for total in itertools.accumulate(counts)]
+        cumulative = list(map(operator.mul, itertools.accumulate(counts),  # total * entry_bytes
+                              itertools.repeat(entry_bytes)))
         search = bisect.bisect_left
     else:  # few cuts in a long vector: one search per file, scalars read at the edges only
         counts = merged

@@ -22,7 +22,7 @@ from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
 from lsmsim.compaction_picker import Compaction
 from lsmsim.core_sharing import cost_factor
 from lsmsim.entry_format import EntryFormat
-from lsmsim.event_log import EventLog
+from lsmsim.event_log import EventLog, EventShape
 from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_streams,
                                 runnable_fractions)
 from lsmsim.foreground_reader import ForegroundClients
@@ -57,9 +57,23 @@ BOUNDARY_TOLERANCE_S = 1e-9  # an interval boundary this close to an event close
 # Event-loop passes at one instant without any change before the run is declared stuck: a
 # pass that changes nothing repeats itself forever, so this turns a bug into an error.
 MAX_PASSES_AT_ONE_INSTANT = 10_000
+# The events logged most often, kept as rows (`lsmsim.event_log`); fields in RocksDB's order.
+FLUSH_STARTED = EventShape("flush_started", (
+    "job", "num_memtables", "num_entries", "num_deletes", "total_data_size", "memory_usage",
+    "flush_reason"))
+FLUSH_FINISHED = EventShape("flush_finished", (
+    "job", "output_compression", "lsm_state", "immutable_memtables"))
+COMPACTION_FINISHED = EventShape("compaction_finished", (
+    "job", "compaction_time_micros", "compaction_time_cpu_micros", "output_level",
+    "num_output_files", "total_output_size", "num_input_records", "num_output_records",
+    "num_subcompactions", "output_compression", "lsm_state"))
+TABLE_FILE_CREATION = EventShape("table_file_creation", (
+    "job", "file_number", "file_size", "level", ("table_properties", ("num_entries", "data_size"))))
 # Read once for the event loop: on Python 3.11 an Enum class attribute lookup is slow
 # (EnumType.__getattr__ puts every class attribute access on a Python-level path).
-NORMAL = WriteStallCondition.NORMAL
+NORMAL, DELAYED = WriteStallCondition.NORMAL, WriteStallCondition.DELAYED
+STOPPED_VALUE = WriteStallCondition.STOPPED.value  # a StallEpisode's condition when stopped
+UNWEIGHTED = (1.0, 1.0, 1.0)  # an activity's weights on the CPU, device and rate limiter
 
 
 @dataclass
@@ -149,6 +163,7 @@ class DB:
         self.compaction_jobs: list[CompactionJob] = []
         self._finished_flushes: list[FlushJob] = []
         self.events = EventLog()
+        self._started_shapes: dict[tuple[str, ...], EventShape] = {}
         self.stalls = StallTracker(self.events)
         self.recorder = IntervalRecorder(interval_s)
         self.counters = DbCounters(bytes_written_per_level=[0.0] * options.num_levels,
@@ -548,17 +563,21 @@ class DB:
         inputs = StallInputs(self.memtables.num_not_flushed(), len(self.version.levels[0]),
                              self.scores.pending_compaction_bytes,
                              self.picker.level0_compaction_in_progress)
-        self.stall_state.recalculate(inputs, self.options, self.write_controller)
-        if self.stall_state.condition is WriteStallCondition.DELAYED:
+        stall_state = self.stall_state
+        stall_state.recalculate(inputs, self.options, self.write_controller)
+        condition = stall_state.condition
+        if condition is DELAYED:
             wc = self.write_controller
             wc.set_delayed_write_rate(self.policy.delayed_write_rate_bps(
                 self, wc.delayed_write_rate_bps))
+        if condition is NORMAL and self.stalls.current is None:
+            return  # unstalled outside any episode: StallTracker.observe records nothing
         ended = self.stalls.observe(
-            self.env.now, self.stall_state.condition, self.stall_state.cause,
+            self.env.now, condition, stall_state.cause,
             self.write_controller.delayed_write_rate_bps,
             {"l0_files": inputs.num_l0_files, "immutable_memtables": inputs.num_unflushed_memtables,
              "pending_compaction_bytes": inputs.pending_compaction_bytes})
-        if ended is not None and ended.condition == WriteStallCondition.STOPPED.value:
+        if ended is not None and ended.condition == STOPPED_VALUE:
             # Each blocked client thread waited out the stop.
             self.recorder.latency.add(self.env.now - ended.start_s, self.workload.threads)
 
@@ -674,10 +693,9 @@ class DB:
                        write_bytes=written, outputs=outputs, memtables=memtables,
                        output_level=level, level_inputs=below)
         self.flush_jobs.append(job)
-        self.events.emit(self.env.now, "flush_started", job=job.job_id,
-                         num_memtables=len(memtables), num_entries=round(sum(m.ops for m in memtables)),
-                         num_deletes=0, total_data_size=round(memtable_bytes),
-                         memory_usage=round(memtable_bytes), flush_reason="Write Buffer Full")
+        self.events.emit_row(FLUSH_STARTED, self.env.now, job.job_id, len(memtables),
+                             round(sum(m.ops for m in memtables)), 0, round(memtable_bytes),
+                             round(memtable_bytes), "Write Buffer Full")
         return True
 
     def _requests_cpu_s(self, read_bytes: float, write_bytes: float) -> float:
@@ -732,10 +750,9 @@ class DB:
             self.counters.flush_bytes_written += done.write_bytes
             self.counters.bytes_written_per_level[done.output_level] += done.write_bytes
             installed_any = True
-            self.events.emit(self.env.now, "flush_finished", job=done.job_id,
-                             output_compression="NoCompression",
-                             lsm_state=self.version.file_counts(),
-                             immutable_memtables=self.memtables.num_not_flushed())
+            self.events.emit_row(FLUSH_FINISHED, self.env.now, done.job_id, "NoCompression",
+                                 self.version.file_counts(),
+                                 self.memtables.num_not_flushed())
         if installed_any:
             self._install_super_version()
 
@@ -762,7 +779,10 @@ class DB:
                                compaction.output_cuts + plan.boundaries,
                                self._grandparent_bounds(compaction.output_level, lo, hi))
         self._next_file_number += max(1, len(outputs))
-        read = [compaction.input_bytes_of(f) for f in inputs]
+        if compaction.key_range is None:  # input_bytes_of: whole files, their size_bytes
+            read = [f.size_bytes for f in inputs]
+        else:
+            read = [compaction.input_bytes_of(f) for f in inputs]
         device_read = self._device_read_bytes(list(zip(inputs, read)))
         written = self._device_write_bytes(outputs, "compaction")
         file_bytes = sum([f.size_bytes for f in inputs])  # whole input files
@@ -781,10 +801,19 @@ class DB:
         if compaction.output_level_inputs:
             files[f"files_L{compaction.output_level}"] = [
                 f.number for f in compaction.output_level_inputs]
-        reason = compaction.reason
-        self.events.emit(self.env.now, "compaction_started", job=job.job_id,
-                         compaction_reason=reason, **files, score=round(compaction.score, 6),
-                         input_data_size=round(file_bytes), output_level=compaction.output_level)
+        self.events.emit_row(self._compaction_started_shape(tuple(files)), self.env.now,
+                             job.job_id, compaction.reason, *files.values(),
+                             round(compaction.score, 6), round(file_bytes),
+                             compaction.output_level)
+
+    def _compaction_started_shape(self, file_fields: tuple[str, ...]) -> EventShape:
+        """The compaction_started row with these files_L<level> fields (one per input level)."""
+        shape = self._started_shapes.get(file_fields)
+        if shape is None:
+            shape = self._started_shapes[file_fields] = EventShape("compaction_started", (
+                "job", "compaction_reason", *file_fields, "score", "input_data_size",
+                "output_level"))
+        return shape
 
     def _finish_compaction(self, job: CompactionJob) -> None:
         compaction = job.compaction
@@ -815,16 +844,13 @@ class DB:
         stats.bytes_read_non_output_levels += job.input_bytes - from_output
         stats.bytes_written += job.write_bytes
         duration_s = self.env.now - job.started_at_s
-        self.events.emit(self.env.now, "compaction_finished", job=job.job_id,
-                         compaction_time_micros=round(duration_s * 1e6),
-                         compaction_time_cpu_micros=round((job.cpu_s + job.shared_core_cpu_s)
-                                                          * 1e6),
-                         output_level=output_level, num_output_files=len(job.outputs),
-                         total_output_size=round(job.write_bytes),
-                         num_input_records=round(compaction.input_entries),
-                         num_output_records=round(sum([f.num_entries for f in job.outputs])),
-                         num_subcompactions=job.subcompactions,
-                         output_compression="NoCompression", lsm_state=version.file_counts())
+        self.events.emit_row(COMPACTION_FINISHED, self.env.now, job.job_id,
+                             round(duration_s * 1e6),
+                             round((job.cpu_s + job.shared_core_cpu_s) * 1e6), output_level,
+                             len(job.outputs), round(job.write_bytes),
+                             round(compaction.input_entries),
+                             round(sum([f.num_entries for f in job.outputs])),
+                             job.subcompactions, "NoCompression", version.file_counts())
         self._install_super_version()
 
     def _trivial_move(self, compaction: Compaction) -> None:
@@ -840,10 +866,8 @@ class DB:
 
     def _table_file_creation(self, job_id: int, sst: SstFile, level: int) -> None:
         size = round(sst.size_bytes)
-        self.events.emit(self.env.now, "table_file_creation", job=job_id, file_number=sst.number,
-                         file_size=size, level=level,
-                         table_properties={"num_entries": round(sst.num_entries),
-                                           "data_size": size})
+        self.events.emit_row(TABLE_FILE_CREATION, self.env.now, job_id, sst.number, size, level,
+                             round(sst.num_entries), size)
 
     # -- observation ---------------------------------------------------------------------------
     def samples(self) -> dict[str, float | int | str]:
@@ -891,7 +915,7 @@ class DB:
         if end_s > interval_start_s + BOUNDARY_TOLERANCE_S:
             self._close_interval(end_s, length_s=end_s - interval_start_s)
         ended = self.stalls.finish(end_s)
-        if ended is not None and ended.condition == WriteStallCondition.STOPPED.value:
+        if ended is not None and ended.condition == STOPPED_VALUE:
             self.recorder.latency.add(end_s - ended.start_s, self.workload.threads)
 
     def live_keys(self) -> float:
@@ -908,5 +932,8 @@ def _sooner(a_s: float, b_s: float) -> float:
 
 
 def _weight_tuple(weights: dict[str, float]) -> tuple[float, float, float]:
-    """A policy's {"cpu", "device", "rate_limiter"} weights in fluid_share's order."""
+    """A policy's {"cpu", "device", "rate_limiter"} weights in fluid_share's order (no
+    weights, the usual answer for the writer: all 1, without three lookups)."""
+    if not weights:
+        return UNWEIGHTED
     return (weights.get("cpu", 1.0), weights.get("device", 1.0), weights.get("rate_limiter", 1.0))

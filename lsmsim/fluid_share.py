@@ -179,17 +179,13 @@ def _first_misfit(capacities: list[float | None], demands: list[Demand],
     fits limits no one while no other does, as `allocate`'s first round finds (same sums,
     same order); when all fit, the rates are the caps, found without building the rounds'
     plans (the usual case: a write-only run on a fast device). A user without a cap makes
-    its resource not fit: the rounds report it."""
+    its resource not fit: the rounds report it (its want, inf, is found even where the
+    sum of wants could not tell, on a capacity of inf)."""
+    per_units = [demand.per_unit for demand in demands]
     for r, capacity in enumerate(capacities):
         if capacity is None:  # not modelled
             continue
-        wants = []
-        for demand, cap in zip(demands, caps):
-            amount = demand.per_unit[r]
-            if amount > 0.0:
-                if cap == INFINITE:  # unbounded
-                    return r
-                wants.append(cap * amount)
-        if sum(wants) > capacity:
+        wants = [cap * per_unit[r] for per_unit, cap in zip(per_units, caps) if per_unit[r] > 0.0]
+        if sum(wants) > capacity or INFINITE in wants:
             return r
     return None

@@ -82,6 +82,9 @@ class IntervalRecorder:
         self.interval_s = interval_s
         self.current = IntervalAccumulator()
         self.columns: dict[str, list] = {}
+        # The column names of the last row that had every column in order, and their lists.
+        self._keys: tuple[str, ...] = ()
+        self._column_lists: list[list] = []
         self.latency = LatencyHistogram()
 
     def add_segment(self, dt: float, condition: WriteStallCondition, cause: str) -> None:
@@ -119,10 +122,13 @@ class IntervalRecorder:
             **samples,
         }
         columns = self.columns
-        if list(columns) == list(row):  # the usual case: the columns of every earlier row
-            for column, value in zip(columns.values(), row.values()):
+        keys = tuple(row)
+        if keys == self._keys:  # the usual case: the columns of every earlier row, in order
+            for column, value in zip(self._column_lists, row.values()):
                 column.append(value)
         else:
             for key, value in row.items():
                 columns.setdefault(key, []).append(value)
+            if tuple(columns) == keys:
+                self._keys, self._column_lists = keys, list(columns.values())
         self.current = IntervalAccumulator()

@@ -11,6 +11,7 @@ import numpy as np
 import simpy
 
 from lsmsim.db import DB
+from lsmsim.event_log import survivors_of_full_collections_frozen
 from lsmsim.keyspace import DEFAULT_BUCKETS, MAX_BUCKETS
 from lsmsim.machine import MachineProfile, load_machine
 from lsmsim.mechanisms import Mechanisms
@@ -82,7 +83,8 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     end = db.writes_done if duration_s is None else env.timeout(duration_s) | db.writes_done
     if on_progress is not None and duration_s is not None:
         env.process(_progress_ticks(env, duration_s, on_progress))
-    env.run(until=end)
+    with survivors_of_full_collections_frozen():
+        env.run(until=end)
     duration_s = env.now
     if on_progress is not None:
         on_progress(duration_s)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsmsim.event_log import EventLog
+from lsmsim.event_log import EventLog, EventShape
 from lsmsim.write_stall import WriteStallCause, WriteStallCondition
 
 CAUSE_NAMES = {
@@ -55,6 +55,7 @@ class StallTracker:
 
     def __init__(self, events: EventLog) -> None:
         self.events = events
+        self._shapes: dict[tuple[Any, ...], EventShape] = {}
         self.episodes: list[StallEpisode] = []
         self.current: StallEpisode | None = None
 
@@ -71,7 +72,8 @@ class StallTracker:
             ended = self._close(at_s)
         if condition is WriteStallCondition.NORMAL:
             if ended is not None:
-                self.events.emit(at_s, "write_stall", condition="normal", cause="none", **context)
+                self.events.emit_row(self._shape(context, rated=False), at_s, "normal", "none",
+                                     *context.values())
             return ended
         rate = rate_bps if condition is WriteStallCondition.DELAYED else None
         if self.current is None:
@@ -81,9 +83,18 @@ class StallTracker:
             self.current.rate_bps_min = min(self.current.rate_bps_min or rate, rate)
         if rate is not None:
             self.current.rates_bps.append(rate)
-        self.events.emit(at_s, "write_stall", condition=condition.value, cause=name,
-                         rate_bps=rate, **context)
+        self.events.emit_row(self._shape(context, rated=True), at_s, condition.value, name, rate,
+                             *context.values())
         return ended
+
+    def _shape(self, context: dict[str, Any], rated: bool) -> EventShape:
+        """The write_stall row of this context's fields (with rate_bps while stalled)."""
+        key = (rated, *context)
+        shape = self._shapes.get(key)
+        if shape is None:
+            names = ("condition", "cause", *(("rate_bps",) if rated else ()), *context)
+            shape = self._shapes[key] = EventShape("write_stall", names)
+        return shape
 
     def _close(self, at_s: float) -> StallEpisode:
         episode = self.current

@@ -13,7 +13,7 @@ import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 import orjson
@@ -21,6 +21,7 @@ import orjson
 if TYPE_CHECKING:
     from lsmsim.plot_process import TimelinePlotter
 
+CSV_BLOCK_ROWS = 4096  # timeseries rows formatted and written together
 # Columns every trace has, real or simulated (others are optional; see README).
 COMMON_COLUMNS = ("time_s", "ops", "ops_per_s", "user_bytes_per_s", "stopped_s", "delayed_s",
                   "stall_cause", "l0_files", "pending_compaction_bytes", "immutable_memtables",
@@ -63,6 +64,10 @@ class Trace:
         """Flush and compaction jobs with sizes, levels and durations (finished ones only)."""
         return list(jobs_from_events(self.events))
 
+    def _events_to_write(self) -> Iterable[dict[str, Any]]:
+        """The events as `write` reads them (a subclass may keep them in another form)."""
+        return self.events
+
     def summary_document(self) -> dict[str, Any]:
         """What summary.json holds; subclasses add what only they know."""
         return {"summary": self.summary, "config": self.config}
@@ -76,11 +81,16 @@ class Trace:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         names = list(self.timeseries)
+        columns = [np.asarray(self.timeseries[n]) for n in names]
+        rows = max((len(c) for c in columns), default=0)
         with open(out / "timeseries.csv", "w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(names)
-            writer.writerows(zip(*(_column_cells(self.timeseries[n]) for n in names)))
-        _write_jsonl(out / "events.jsonl", self.events)
+            # A block of rows at a time: a day's cells as strings all at once took ~200 MB.
+            for start in range(0, rows, CSV_BLOCK_ROWS):
+                block = slice(start, start + CSV_BLOCK_ROWS)
+                writer.writerows(zip(*(_column_cells(c[block]) for c in columns)))
+        _write_jsonl(out / "events.jsonl", self._events_to_write())
         _write_jsonl(out / "stalls.jsonl", self.stall_episodes)
         (out / "summary.json").write_text(
             json.dumps(self.summary_document(), indent=2, default=_json_default))
@@ -154,7 +164,7 @@ def _column_cells(column: np.ndarray) -> list[Any]:
     return [_cell(v) for v in values]
 
 
-def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+def _write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> None:
     """One JSON object per line. orjson writes an hour's event log (~50k records) in a third
     of the standard library's time; a non-finite float becomes null (valid JSON)."""
     options = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS

@@ -294,9 +294,11 @@ class VersionStorage:
         cached = self._by_priority.get((level, output_level))
         if cached is None or cached.stamp != stamp:
             table, sums = self._level_arrays(level)
-            sizes = sums[1:] - sums[:-1]  # np.diff
-            ratio = (self.overlapping_bytes(output_level, table[0], table[1]) * 1024.0
-                     / np.maximum(sizes, 1.0))
+            sizes = np.subtract(sums[1:], sums[:-1])  # np.diff
+            ratio = self.overlapping_bytes(output_level, table[0], table[1])
+            # The same three operations as `ratio * 1024.0 / np.maximum(sizes, 1.0)`, in place.
+            np.multiply(ratio, 1024.0, out=ratio)
+            np.divide(ratio, np.maximum(sizes, 1.0, out=sizes), out=ratio)
             cached = self._by_priority[level, output_level] = _PriorityOrder(stamp, ratio)
         return cached.files(files)
 
