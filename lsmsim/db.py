@@ -211,14 +211,14 @@ class DB:
     def set_rate_limiter_bytes_per_sec(self, rate_bps: float) -> None:
         """RateLimiter::SetBytesPerSecond: the limiter's rate now (delayed_write_rate and
         the auto-tuner's maximum stay as they are)."""
-        self.sync()
+        self.advance_to_now()
         self.rate_limiter.set_bytes_per_second(rate_bps)
         self._request_replan()
 
     def pause_compaction_work(self) -> None:
         """bg_compaction_paused_ += 1: no new compactions (running ones finish), except
         those a policy allows in the HIGH pool."""
-        self.sync()
+        self.advance_to_now()
         self.compaction_paused += 1
         self._request_replan()
 
@@ -234,7 +234,7 @@ class DB:
         """PauseBackgroundWork (db_impl_compaction_flush.cc): bg_compaction_paused_ and
         bg_work_paused_ += 1; MaybeScheduleFlushOrCompaction then starts nothing, flushes
         and HIGH-pool compactions included (running jobs finish)."""
-        self.sync()
+        self.advance_to_now()
         self.background_paused += 1
         self.compaction_paused += 1
         self._request_replan()
@@ -250,12 +250,12 @@ class DB:
 
     def _schedule_after_pause(self) -> None:
         """MaybeScheduleFlushOrCompaction once a pause ends, and new rates."""
-        self.sync()
+        self.advance_to_now()
         self._maybe_schedule()
         self._request_replan()
 
     def _apply_options(self, values: dict[str, Any], scope: str, call: str) -> None:
-        self.sync()
+        self.advance_to_now()
         fields = {name: s for name, _, s, _ in LsmOptions.describe()}
         wrong = [name for name in values if name in fields and fields[name] != scope]
         if wrong:
@@ -269,11 +269,12 @@ class DB:
     def replan(self) -> None:
         """Recompute every rate now: a policy changed what one of its hooks returns (an
         admission cap, job weights) from its own process."""
-        self.sync()
+        self.advance_to_now()
         self._request_replan()
 
-    def sync(self) -> None:
-        """Bring the fluid state up to the current simulated time."""
+    def advance_to_now(self) -> None:
+        """Bring the fluid state (ops written, jobs' progress, the interval's integrals) up to
+        the current simulated time. Not `options.sync`, the WAL fsync of a write."""
         self._advance(self.env.now)
 
     @property

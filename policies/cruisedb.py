@@ -376,7 +376,7 @@ class CruiseDb(Policy):
         last_s, last_ops = db.now_s, 0.0
         while True:
             yield db.env.timeout(interval)
-            db.sync()
+            db.advance_to_now()
             ops = self.admitted_requests(db)
             if ops - last_ops < self.params["tune_ops"]:
                 continue
@@ -404,7 +404,7 @@ class CruiseDb(Policy):
             rate = self.request_rate(db)
             left = window_ops + tune_ops - self.admitted_requests(db)
             yield db.env.timeout(min(max(left / rate, 1e-3), 1.0) if rate > 0 else 1.0)
-            db.sync()
+            db.advance_to_now()
             self._record(db)
             ops = self.admitted_requests(db)
             if ops - window_ops < tune_ops:

@@ -171,7 +171,7 @@ class Silk(Policy):
         value_size = db.workload.value_size
         while True:
             yield db.env.timeout(interval_s)
-            db.sync()
+            db.advance_to_now()
             ops = db.writer.ops_done
             # Whole MB/s, as the port's `long` arithmetic gives.
             self.client_MBps = float((ops - last_ops) * value_size // 1_000_000) / interval_s

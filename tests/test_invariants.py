@@ -89,7 +89,7 @@ def test_state_invariants_hold_throughout(options, device, policy):
     env, db = open_db(options, device=device, policy=policy)
     for stop in np.arange(1.0, 16.0, 1.5):
         env.run(until=stop)
-        db.sync()
+        db.advance_to_now()
         check_state(db)
 
 
