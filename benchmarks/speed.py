@@ -57,6 +57,14 @@ CASES = [
     ("  the same without wakeup_wait",
      dict(device="nvme", machine="local-2core", duration_s=600, without=["wakeup_wait"],
           options={"write_buffer_size": "16MB", "max_background_jobs": 8})),
+    # What a shared core costs a job's CPU, and the CPU per I/O request: both change the
+    # jobs' costs, not the number of events.
+    ("  the same without core_sharing",
+     dict(device="nvme", machine="local-2core", duration_s=600, without=["core_sharing"],
+          options={"write_buffer_size": "16MB", "max_background_jobs": 8})),
+    ("  the same without io_request_cost",
+     dict(device="nvme", machine="local-2core", duration_s=600, without=["io_request_cost"],
+          options={"write_buffer_size": "16MB", "max_background_jobs": 8})),
 ]
 
 
