@@ -14,8 +14,9 @@ I/O, a recent SST), so the readahead size moves the compaction's CPU, not only i
 
 Measured on this project's 2-core machine kind (`validation/io_request_cost.py` on
 validation/traces/local-2core-readahead: RocksDB 7.8.3 compactions with
-`compaction_readahead_size` 0 and 2 MiB, two runs each): `IO_REQUEST_NS` of CPU per request,
-0.20 ns per input byte at 4 KiB blocks, 15-20% of a compaction's CPU there. A machine
+`compaction_readahead_size` 0 and 2 MiB, two quiet runs each): `IO_REQUEST_NS` of CPU per
+request, 0.25 ns per input byte at 4 KiB blocks, about 20% of a compaction's CPU there;
+the runs' throughput rises 6.5% with 2 MiB reads. A machine
 profile may give its own (`io_request_ns`); the profile's per-byte compaction cost is then
 what is left (`lsmsim calibrate` measures it net of requests). Off (`--without
 io_request_cost`): the per-byte costs alone, as measured at the profile's own runs' request
@@ -28,7 +29,7 @@ from lsmsim.options import LsmOptions
 
 # CPU per read or write request of a background job, ns (fitted by
 # validation/io_request_cost.py; see the module docstring).
-IO_REQUEST_NS = 819.4
+IO_REQUEST_NS = 1024.7
 
 
 def read_request_bytes(options: LsmOptions) -> int:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from lsmsim import data_file
-from lsmsim.core_sharing import CORE_SHARING_SLOPE
 from lsmsim.data_file import DataFileError, Number, read_fields
 from lsmsim.io_request_cost import IO_REQUEST_NS
 from lsmsim.job_cost_spread import JobCostSpread
@@ -64,8 +63,9 @@ class MachineProfile:
     wakeup_wait_s: float = WAKEUP_WAIT_S
     wakeups_per_output_file: float = WAKEUPS_PER_OUTPUT_FILE
     wakeups_per_dirty_mib: float = WAKEUPS_PER_DIRTY_MIB
-    # How a job's CPU per unit grows on a shared core (`lsmsim.core_sharing`), measured.
-    core_sharing_slope: float = CORE_SHARING_SLOPE
+    # How a job's CPU per unit grows on a shared core (`lsmsim.core_sharing`): 0 unless a
+    # profile sets it (the measured figure is `core_sharing.CORE_SHARING_SLOPE`).
+    core_sharing_slope: float = 0.0
     # Equally likely multipliers of a flush's or compaction's CPU cost, mean 1, one drawn
     # per job (`lsmsim.job_cost_spread`); measured from real runs' compactions. Empty: every
     # job costs the mean.

@@ -169,18 +169,22 @@ def test_a_shared_core_costs_a_job_more_cpu_by_the_measured_slope():
     assert 0.6 < CORE_SHARING_SLOPE < 0.9
 
 
-def test_compactions_on_shared_cores_take_more_cpu_and_the_log_says_so():
-    """Two cores, eight background jobs: with core_sharing the simulated LOG's
+def test_compactions_on_shared_cores_take_more_cpu_and_the_log_says_so(tmp_path):
+    """Two cores, eight background jobs, a profile that gives core_sharing_slope (the shipped
+    ones leave it off): with core_sharing the simulated LOG's
     compaction_time_cpu_micros per input byte exceeds the one-thread cost; without it,
     it is the cost itself."""
+    from lsmsim.core_sharing import CORE_SHARING_SLOPE
     from lsmsim.job_cpu import compaction_cpu_jobs
-    from lsmsim.machine import load_machine
+    from lsmsim.machine import load_machine, machine_toml, with_costs
 
-    machine = load_machine("local-2core")
+    machine = with_costs(load_machine("local-2core"), {"core_sharing_slope": CORE_SHARING_SLOPE})
+    path = tmp_path / "sharing.toml"
+    path.write_text(machine_toml(machine))
     options = {"max_background_jobs": 8, "write_buffer_size": "8MB"}
     ratio = {}
     for without in ([], ["core_sharing"]):
-        result = run_small(duration_s=30, machine="local-2core", options=options,
+        result = run_small(duration_s=30, machine=str(path), options=options,
                            without=["job_cost_spread", *without])
         jobs = compaction_cpu_jobs(result)
         cost_ns = sum((machine.compaction_cpu_s(j.input_bytes, j.entries, j.sorted_runs)
