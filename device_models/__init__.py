@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from device_models.model import DeviceModel
-from lsmsim import data_file
 from lsmsim.data_file import DataFileError, Number, read_fields
+from lsmsim.named_data import NamedData
 from lsmsim.value_range import Range
 
 PRESET_DIR = Path(__file__).parent / "presets"
@@ -23,13 +23,18 @@ class DeviceError(DataFileError):
     """A device file whose contents cannot be used."""
 
 
+DEVICES = NamedData("device", PRESET_DIR, ".toml", "devices")
+
+
 def preset_names() -> list[str]:
-    return data_file.preset_names(PRESET_DIR)
+    """The device names: the presets and the user's ($LSMSIM_PATH/devices/)."""
+    return DEVICES.names()
 
 
 def load_device(name_or_path: str) -> DeviceModel:
-    """A preset by name (pm, nvme, sata-ssd, hdd) or a device TOML file by path."""
-    return parse_device_file(data_file.resolve_preset(name_or_path, PRESET_DIR, "device"))
+    """A device by name (pm, nvme, sata-ssd, hdd, or one in $LSMSIM_PATH/devices/) or a
+    device TOML file by path (`lsmsim.named_data`)."""
+    return parse_device_file(DEVICES.find(name_or_path))
 
 
 _REQUIRED = {"description": str, "read_MBps": Number, "write_MBps": Number,

@@ -4,7 +4,6 @@ fields' types and, for numbers, their `Range` (lsmsim.value_range), checked here
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
@@ -70,26 +69,6 @@ def read_fields(path: Path, required: dict[str, Any], optional: dict[str, Any],
         if problem is not None:
             raise DataFileError(f"{path}: field {key} {problem}, got {value!r}")
     return data
-
-
-def preset_names(preset_dir: Path) -> list[str]:
-    return sorted(p.stem for p in preset_dir.glob("*.toml"))
-
-
-def resolve_preset(name_or_path: str, preset_dir: Path, kind: str) -> Path:
-    """A path given as such (ends in .toml or exists), else the preset of that name; an
-    unknown name gets "did you mean" and the list of valid names."""
-    path = Path(name_or_path)
-    if path.suffix == ".toml" or is_file(path, dirs=True):
-        return path
-    preset = preset_dir / f"{name_or_path}.toml"
-    if is_file(preset):
-        return preset
-    names = preset_names(preset_dir)
-    close = difflib.get_close_matches(name_or_path, names, n=2)
-    hint = f" Did you mean {' or '.join(close)}?" if close else ""
-    raise DataFileError(f"unknown {kind} {name_or_path!r}.{hint} Valid {kind}s: "
-                        f"{', '.join(names)} (or a path to a .toml file)")
 
 
 def toml_text(fields: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from lsmsim import data_file
 from lsmsim.data_file import DataFileError, Number, read_fields
+from lsmsim.named_data import NamedData
 from lsmsim.io_request_cost import IO_REQUEST_NS
 from lsmsim.job_cost_spread import JobCostSpread
 from lsmsim.page_cache_writeback import KernelWriteback
@@ -173,13 +174,18 @@ PUT_COSTS = ("write_ns_per_op", "write_ns_per_byte", "memtable_insert_ns_per_lev
 MIN_PUT_NS = 1.0
 
 
+MACHINES = NamedData("machine profile", PROFILE_DIR, ".toml", "machines")
+
+
 def profile_names() -> list[str]:
-    return data_file.preset_names(PROFILE_DIR)
+    """The machine profile names: the package's and the user's ($LSMSIM_PATH/machines/)."""
+    return MACHINES.names()
 
 
 def load_machine(name_or_path: str) -> MachineProfile:
-    """A preset by name (see `profile_names()`) or a machine TOML file by path."""
-    path = data_file.resolve_preset(name_or_path, PROFILE_DIR, "machine profile")
+    """A profile by name (see `profile_names()`) or a machine TOML file by path
+    (`lsmsim.named_data`)."""
+    path = MACHINES.find(name_or_path)
     data = read_fields(path, _FIELDS, _OPTIONAL, _RANGES)
     put_ns = sum(data[key] for key in PUT_COSTS)
     if not put_ns >= MIN_PUT_NS:

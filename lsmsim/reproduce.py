@@ -25,6 +25,8 @@ import numpy as np
 import scenarios.experiments
 from lsmsim.cli_numbers import non_negative_int, positive_number
 from lsmsim.compare import Cell, run_cells
+from lsmsim.data_file import DataFileError
+from lsmsim.named_data import NamedData
 from lsmsim.output_path import output_folder
 
 if TYPE_CHECKING:
@@ -263,19 +265,27 @@ def with_variants(claim: Claim, variants: Mapping[str, Mapping[str, str]]) -> Cl
 
 
 # -- loading --------------------------------------------------------------------------------
+def _experiments(directory: Path | None) -> NamedData:
+    """The experiments: `directory`'s, or the package's and the user's
+    ($LSMSIM_PATH/experiments/, `lsmsim.named_data`)."""
+    return NamedData("experiment", directory or EXPERIMENTS_DIR, ".py",
+                     "experiments" if directory is None else None)
+
+
 def experiment_names(directory: Path | None = None) -> list[str]:
-    """The experiments in `directory` (default `scenarios/experiments/`)."""
-    directory = directory or EXPERIMENTS_DIR
-    return sorted(p.stem for p in directory.glob("*.py") if not p.stem.startswith("_"))
+    """The experiments in `directory` (default: `scenarios/experiments/` and the user's)."""
+    return _experiments(directory).names()
 
 
 def load_experiment(name: str, directory: Path | None = None) -> Experiment:
-    """The `EXPERIMENT` of `directory/name.py`; an unknown name lists the valid ones."""
-    directory = directory or EXPERIMENTS_DIR
-    path = directory / f"{name}.py"
+    """The `EXPERIMENT` of the experiment file `name` names; an unknown name says what was
+    meant and lists the valid ones."""
+    try:
+        path = _experiments(directory).find(name)
+    except DataFileError as exc:
+        raise ExperimentError(str(exc)) from None
     if not path.is_file():
-        raise ExperimentError(f"unknown experiment {name!r}; valid experiments: "
-                              f"{', '.join(experiment_names(directory)) or '(none)'}")
+        raise ExperimentError(f"{path}: no such experiment file")
     spec = importlib.util.spec_from_file_location(f"lsmsim_experiment_{name}", path)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]

@@ -1,0 +1,65 @@
+"""Devices, machine profiles and experiments are found one way (`lsmsim.named_data`): a
+user's folders in $LSMSIM_PATH first, then the package's; an unknown name says what was
+meant."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from device_models import PRESET_DIR, load_device, preset_names
+from lsmsim.cli import main
+from lsmsim.data_file import DataFileError
+from lsmsim.machine import PROFILE_DIR, load_machine, profile_names
+from lsmsim.reproduce import EXPERIMENTS_DIR, ExperimentError, experiment_names, load_experiment
+
+
+@pytest.fixture
+def user_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user folder with a device, a machine and an experiment of their own, and a device
+    that shadows a preset; on $LSMSIM_PATH after a folder that does not exist."""
+    (tmp_path / "devices").mkdir()
+    (tmp_path / "machines").mkdir()
+    (tmp_path / "experiments").mkdir()
+    ssd = (PRESET_DIR / "sata-ssd.toml").read_text()
+    (tmp_path / "devices" / "my-ssd.toml").write_text(ssd)
+    (tmp_path / "devices" / "hdd.toml").write_text(ssd)  # shadows the preset
+    shutil.copy(PROFILE_DIR / "local-2core.toml", tmp_path / "machines" / "laptop.toml")
+    shutil.copy(EXPERIMENTS_DIR / "adoc_batch.py", tmp_path / "experiments" / "my_batch.py")
+    monkeypatch.setenv("LSMSIM_PATH", f"{tmp_path / 'missing'}:{tmp_path}")
+    return tmp_path
+
+
+def test_a_users_folder_adds_devices_machines_and_experiments(user_folder):
+    assert "my-ssd" in preset_names() and "nvme" in preset_names()
+    assert load_device("my-ssd").write_bps == load_device("sata-ssd").write_bps
+    assert load_device("hdd").write_bps == load_device("sata-ssd").write_bps  # the user's
+    assert "laptop" in profile_names() and load_machine("laptop").cores == 2
+    assert "my_batch" in experiment_names()
+    assert load_experiment("my_batch").name == "adoc_batch"
+    assert main(["run", "fillrandom", "--device", "my-ssd", "--machine", "laptop",
+                 "--duration", "2", "--no-plot", "--out", str(user_folder / "out")]) == 0
+
+
+def test_an_unknown_name_says_what_was_meant(capsys):
+    with pytest.raises(DataFileError, match="Did you mean nvme"):
+        load_device("nvmee")
+    with pytest.raises(DataFileError, match="Did you mean server"):
+        load_machine("servr")
+    with pytest.raises(ExperimentError, match="Did you mean adoc_threads"):
+        load_experiment("adoc_thread")
+    assert main(["reproduce", "adoc_thread"]) == 2
+    err = capsys.readouterr().err
+    assert "Did you mean adoc_threads" in err and len(err.strip().splitlines()) == 1
+
+
+def test_helpers_and_paths_are_not_names(tmp_path):
+    """`_silk_total.py` is a helper of the experiments, not one; a path is taken as given."""
+    assert "_silk_total" not in experiment_names()
+    with pytest.raises(ExperimentError, match="unknown experiment '_silk_total'"):
+        load_experiment("_silk_total")
+    own = tmp_path / "fast.toml"
+    own.write_text((PRESET_DIR / "nvme.toml").read_text())
+    assert load_device(str(own)).write_bps == load_device("nvme").write_bps
