@@ -35,7 +35,7 @@ from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
 from lsmsim.page_cache_writeback import background_share
-from lsmsim.policy import Policy
+from lsmsim.policy import Policy, PolicyError
 from lsmsim.rate_limiter import GenericRateLimiter
 from lsmsim.sst_file import SstFile
 from lsmsim.stall_tracker import StallTracker, cause_name
@@ -74,6 +74,7 @@ TABLE_FILE_CREATION = EventShape("table_file_creation", (
 NORMAL, DELAYED = WriteStallCondition.NORMAL, WriteStallCondition.DELAYED
 STOPPED_VALUE = WriteStallCondition.STOPPED.value  # a StallEpisode's condition when stopped
 UNWEIGHTED = (1.0, 1.0, 1.0)  # an activity's weights on the CPU, device and rate limiter
+WEIGHT_KEYS = ("cpu", "device", "rate_limiter")  # what a policy's weights may name
 
 
 @dataclass
@@ -398,7 +399,7 @@ class DB:
         if self.clients is None:
             writer = self.writer.demand(self.write_controller, self.memtables.active.ops,
                                         write_bps, self.device.write_latency_s, cap_ops)
-            writer.weights = _weight_tuple(policy.writer_weights(self))
+            writer.weights = _weight_tuple(policy.writer_weights(self), policy)
             demands = [writer]
         else:
             demands = self.clients.demands(read_bps, write_bps, cap_ops)
@@ -432,7 +433,7 @@ class DB:
             per_unit = [cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
-                policy.job_weights(self, job))
+                policy.job_weights(self, job), policy)
             # Each of a job's threads is a runnable thread to CFS and queues its own I/O.
             demands.append(Demand(per_unit, cap, (cpu_weight * fraction * job.threads,
                                                   device_weight * job.threads,
@@ -932,9 +933,15 @@ def _sooner(a_s: float, b_s: float) -> float:
     return b_s if b_s < a_s else a_s
 
 
-def _weight_tuple(weights: dict[str, float]) -> tuple[float, float, float]:
+def _weight_tuple(weights: dict[str, float], policy: Policy) -> tuple[float, float, float]:
     """A policy's {"cpu", "device", "rate_limiter"} weights in fluid_share's order (no
-    weights, the usual answer for the writer: all 1, without three lookups)."""
+    weights, the usual answer for the writer: all 1, without three lookups). A key that is
+    not a resource, or a weight that is not a non-negative number, is the policy's error,
+    named (a misspelt key would otherwise leave its weight at 1 unseen)."""
     if not weights:
         return UNWEIGHTED
+    for key, value in weights.items():
+        if key not in WEIGHT_KEYS or not (isinstance(value, (int, float)) and value >= 0.0):
+            raise PolicyError(f"policy {policy.name}: weight {key!r} = {value!r}; a weight is a "
+                              f"number >= 0 for one of {', '.join(WEIGHT_KEYS)}")
     return (weights.get("cpu", 1.0), weights.get("device", 1.0), weights.get("rate_limiter", 1.0))

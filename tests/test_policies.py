@@ -369,3 +369,23 @@ def test_silk_triad_defers_small_l0_compactions_of_distinct_keys():
     l0_inputs = [len(e["files_L0"]) for e in result.events if e["event"] == "compaction_started"
                  and "files_L0" in e and e["output_level"] != 0]
     assert l0_inputs and min(l0_inputs) >= 5
+
+
+def test_a_misspelt_or_negative_weight_is_the_policys_error():
+    """A weight for a resource that does not exist, or below zero, stops the run with the
+    policy named, instead of leaving that weight at 1 unseen."""
+    class Misspelt(Policy):
+        name = "misspelt"
+
+        def job_weights(self, db, job):
+            return {"devcie": 2.0}
+
+    class Negative(Policy):
+        name = "negative"
+
+        def job_weights(self, db, job):
+            return {"device": -1.0}
+
+    for policy, message in ((Misspelt(), "'devcie'"), (Negative(), "'device' = -1.0")):
+        with pytest.raises(PolicyError, match=f"policy {policy.name}: weight {message}"):
+            run_small(duration_s=5, policy=policy)
