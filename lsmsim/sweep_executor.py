@@ -141,7 +141,7 @@ def run_jobs(function: Callable[[Any], Any], jobs: Sequence[Any], execution: Exe
         else:
             run_on_pool(function, pending, execution.workers, on_result=done)
     except Interrupted as stop:
-        raise Interrupted(results, stop.signum) from None
+        raise Interrupted(results, stop.signum, noun) from None
     finally:
         progress.close()
     return results

@@ -47,9 +47,10 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM stopped the jobs; `results` holds those that finished (None for
     the others, in job order). The command line exits with `exit_status` (128 + signal)."""
 
-    def __init__(self, results: list[Any], signum: int) -> None:
+    def __init__(self, results: list[Any], signum: int, noun: str = "runs") -> None:
         self.results = results
         self.signum = signum
+        self.noun = noun  # what the jobs are to the user: runs, cells, trials
         self.exit_status = 128 + signum
         self.finished = sum(r is not None for r in results)
         self.total = len(results)
@@ -58,7 +59,7 @@ class Interrupted(KeyboardInterrupt):
     def carrying(self, results: Any) -> "Interrupted":
         """The same interruption (signal, counts) carrying `results` instead: what the
         caller made of the finished jobs, for its own caller to write."""
-        copy = Interrupted([], self.signum)
+        copy = Interrupted([], self.signum, self.noun)
         copy.results, copy.finished, copy.total = results, self.finished, self.total
         copy.args = (self.summary(),)
         return copy
@@ -68,7 +69,8 @@ class Interrupted(KeyboardInterrupt):
         return signal.Signals(self.signum).name
 
     def summary(self) -> str:
-        return f"interrupted by {self.signal_name}: {self.finished} of {self.total} runs finished"
+        return (f"interrupted by {self.signal_name}: {self.finished} of {self.total} "
+                f"{self.noun} finished")
 
 
 class Stop(BaseException):

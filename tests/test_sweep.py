@@ -217,7 +217,9 @@ def test_ctrl_c_stops_a_sweep_keeps_the_finished_cells_and_leaves_no_worker(tmp_
         "1 of 8 cells finished", timeout_s=30)
     assert seconds < 5.0
     assert status == 130, stderr
-    assert stderr.strip().splitlines()[-1].startswith("lsmsim: interrupted by SIGINT: ")
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("lsmsim: interrupted by SIGINT: ") and last.endswith(
+        " of 8 cells finished"), last
     rows = list(csv.DictReader(open(out / "sweep.csv")))
     assert 1 <= len(rows) < 8 and all(not r["error"] for r in rows)
     deadline = time.monotonic() + 5
