@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from device_models.model import DeviceModel
+from lsmsim.device_models.model import DeviceModel
 from lsmsim.data_file import DataFileError, Number, read_fields
 from lsmsim.named_data import NamedData
 from lsmsim.value_range import Range

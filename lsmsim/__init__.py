@@ -1,6 +1,15 @@
 """lsmsim: a discrete-event simulator of RocksDB-style LSM key-value stores and their
 write stalls. Start with `simulate()`; see README.md."""
 
+from pathlib import Path as _Path
+
+# Installed, the plug-in folders are subpackages (setup.cfg's package_dir: lsmsim.policies,
+# lsmsim.device_models, lsmsim.scenarios). In a source checkout they sit beside this package
+# at the repository's top level: the package's path reaches them there too.
+_CHECKOUT = _Path(__file__).resolve().parent.parent
+if (_CHECKOUT / "setup.cfg").is_file() and (_CHECKOUT / "policies" / "__init__.py").is_file():
+    __path__.append(str(_CHECKOUT))
+
 from lsmsim.options import LsmOptions, OptionError
 from lsmsim.policy import Policy
 from lsmsim.result import SimulationResult

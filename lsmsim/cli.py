@@ -31,7 +31,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
     error only, so that `lsmsim run` does not load the LOG reader or the calibration)."""
     from lsmsim.simulation import RunParameterError
     from lsmsim.sweep_executor import ExecutorError
-    from policies import PolicyError
+    from lsmsim.policies import PolicyError
     return (OptionError, ExecutorError, tune.TuneError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
             MechanismError, OutputPathError, compare.CompareError, *trace_cli.user_errors(),
             *fidelity_cli.user_errors(), *explain_cli.user_errors(), reproduce.ExperimentError)
@@ -244,7 +244,7 @@ def _read_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _list(what: str) -> int:
     if what == "devices":
-        from device_models import load_device, preset_names
+        from lsmsim.device_models import load_device, preset_names
         for name in preset_names():
             print(f"{name:10} {load_device(name).description}")
     elif what == "machines":
@@ -260,7 +260,7 @@ def _list(what: str) -> int:
         for name, description in sorted(WORKLOADS.items()):
             print(f"{name:22} {description}")
     else:
-        from policies import policy_names
+        from lsmsim.policies import policy_names
         print("\n".join(policy_names()))
     return 0
 

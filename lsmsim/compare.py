@@ -4,7 +4,7 @@ CSV and a figure set.
 Each cell is an independent, seeded simulation, so results do not depend on which worker
 runs it or when; cells come back in grid order. A cell that fails is a row with its
 error, not the end of the sweep (desmod's "a failure is data"). Workers are forked
-(`lsmsim.worker_pool`), so a policy registered at run time (`policies.register`) is known
+(`lsmsim.worker_pool`), so a policy registered at run time (`lsmsim.policies.register`) is known
 to them too. Ctrl-C or SIGTERM stops the workers at once; the cells that finished are
 printed and written, the others are rows with the error `worker_pool.NOT_RUN`.
 """
@@ -292,13 +292,13 @@ def _names(text: str, flag: str, separator: str = ",") -> list[str]:
 def _compare(args: argparse.Namespace) -> int:
     """Check every name and the output folder first (a typo is a user error, not a grid of
     failed cells; a bad --out is not found after the grid)."""
-    from device_models import load_device
+    from lsmsim.device_models import load_device
     from lsmsim.cli import parse_sets
     from lsmsim.options import LsmOptions
     from lsmsim.sweep_executor import describe_execution, execution_from_args
     from lsmsim.workload import make_workload
     from lsmsim.worker_pool import NOT_RUN, Interrupted
-    from policies import make_policy
+    from lsmsim.policies import make_policy
 
     out = output_folder(args.out) if args.out else None
     policies = split_policies(args.policies)

@@ -43,7 +43,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from device_models import MB, DeviceModel, load_device
+from lsmsim.device_models import MB, DeviceModel, load_device
 from lsmsim.data_file import toml_text
 from lsmsim.fluid_share import Demand, allocate, io_streams
 from lsmsim.machine import MachineProfile

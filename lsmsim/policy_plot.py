@@ -39,7 +39,7 @@ def axis_label(column: str) -> str:
 
 def sample_codes(config: dict[str, Any]) -> dict[str, dict[int, str]]:
     """The run's policy's `SAMPLE_CODES` (none for a policy lsmsim does not know)."""
-    from policies import PolicyError, make_policy
+    from lsmsim.policies import PolicyError, make_policy
     try:
         return type(make_policy(config["policy"]["name"])).SAMPLE_CODES
     except PolicyError:

@@ -22,18 +22,18 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-import scenarios.experiments
 from lsmsim.cli_numbers import non_negative_int, positive_number
 from lsmsim.compare import Cell, run_cells
 from lsmsim.data_file import DataFileError
 from lsmsim.named_data import NamedData
 from lsmsim.output_path import output_folder
+from lsmsim.scenarios import experiments as experiments_package
 
 if TYPE_CHECKING:
     from lsmsim.sweep_executor import Execution
     from lsmsim.worker_pool import Interrupted
 
-EXPERIMENTS_DIR = Path(scenarios.experiments.__file__).parent  # in the checkout or installed
+EXPERIMENTS_DIR = Path(experiments_package.__file__).parent  # in the checkout or installed
 
 
 class ExperimentError(ValueError):

@@ -26,10 +26,10 @@ def run_identity(policy: str, device: Any, workload: str | Workload, duration_s:
                  simulate_kwargs: Mapping[str, Any], series: tuple[str, ...] = ()
                  ) -> dict[str, Any]:
     """The resolved configuration of one `compare.run_cell` call, JSON-able."""
-    from device_models import load_device
+    from lsmsim.device_models import load_device
     from lsmsim.keyspace import DEFAULT_BUCKETS
     from lsmsim.machine import load_machine
-    from policies import make_policy
+    from lsmsim.policies import make_policy
 
     kwargs = dict(simulate_kwargs)
     fields = {k: v for k, v in kwargs.items() if k not in RUN_KEYWORDS}

@@ -4,7 +4,7 @@ experiment can be a scenario plus a sweep over some of its fields.
 
     duration_s = 600
     device = "nvme"
-    policy = "rocksdb"            # or "adoc:increase_threads=2", via policies.make_policy
+    policy = "rocksdb"            # or "adoc:increase_threads=2", via lsmsim.policies.make_policy
     [workload]
     name = "ycsb_a"               # a named workload; its fields below override
     num_keys = 1_000_000
@@ -218,9 +218,9 @@ def _check_types(table: dict[str, Any], known: dict[str, Any], name: str, fail: 
 
 def _resolve_names(scenario: Scenario, fail: Any) -> None:
     """Device, machine and policy names are checked here, so errors point into the file."""
-    from device_models import load_device
+    from lsmsim.device_models import load_device
     from lsmsim.machine import load_machine
-    from policies import PolicyError, make_policy
+    from lsmsim.policies import PolicyError, make_policy
 
     for key, resolve in (("device", load_device), ("machine", load_machine),
                          ("policy", make_policy)):

@@ -67,12 +67,12 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     _check_run_parameters(duration_s, interval_s, seed, key_buckets)
     mechanisms = Mechanisms.without(without)
     if isinstance(device, str):
-        from device_models import load_device
+        from lsmsim.device_models import load_device
         device = load_device(device)
     if isinstance(machine, str):
         machine = load_machine(machine)
     if isinstance(policy, str):
-        from policies import make_policy
+        from lsmsim.policies import make_policy
         policy = make_policy(policy)
     if not isinstance(options, LsmOptions):
         options = LsmOptions.from_mapping(options or {})

@@ -30,7 +30,7 @@ SCENARIO_COLUMNS = ("workload", "device", "machine", "policy", "duration_s", "se
 def cell_row(cell: "SweepCell", result: "Cell") -> dict[str, Any]:
     """The row of one cell: configuration columns, then metrics, run time and error."""
     from lsmsim.keyspace import DEFAULT_BUCKETS
-    from policies import make_policy
+    from lsmsim.policies import make_policy
 
     scenario = cell.scenario
     row: dict[str, Any] = {"cell": cell.index, **cell.settings}

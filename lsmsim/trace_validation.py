@@ -77,7 +77,7 @@ def run_devices(folders: Sequence[Path], device: str | None,
     DEFAULT_DEVICE; a preset name becomes `device_dir/<name>.toml` where that file exists
     (devices fitted by `lsmsim calibrate --device-out`). Every name is checked here (a bad
     one is an error naming the valid)."""
-    from device_models import load_device
+    from lsmsim.device_models import load_device
     if device_dir is not None and not Path(device_dir).is_dir():
         raise TraceError(f"{device_dir}: no such folder of fitted device files (--device-dir)")
     devices = [fitted_device(device or infer_device(f) or DEFAULT_DEVICE, device_dir)

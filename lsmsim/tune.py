@@ -33,7 +33,7 @@ from lsmsim.cli_numbers import non_negative_int, positive_int, positive_number
 from lsmsim.output_path import output_folder
 from lsmsim.policy import Param, PolicyError
 from lsmsim.progress import Progress
-from policies import number_or_text
+from lsmsim.policies import number_or_text
 
 # Short names of the usual objectives, and the direction each is better in.
 OBJECTIVES = {
@@ -185,7 +185,7 @@ def tune(policy: str, space: Sequence[SearchParam], metric: str, run: tuple[Any,
         raise TuneError("lsmsim tune needs Optuna: pip install 'lsmsim[tune]'") from None
     from lsmsim.compare import run_cells
     from lsmsim.worker_pool import Interrupted
-    from policies import make_policy
+    from lsmsim.policies import make_policy
 
     base = make_policy(policy)
     minimize = lower_is_better(metric) if minimize is None else minimize
@@ -378,7 +378,7 @@ def _tune(args: argparse.Namespace) -> int:
     from lsmsim.scenario import Scenario, is_scenario_path, load_scenario
     from lsmsim.sweep_executor import execution_from_args
     from lsmsim.worker_pool import Interrupted
-    from policies import make_policy
+    from lsmsim.policies import make_policy
 
     out = output_folder(args.out) if args.out else None
     declared = type(make_policy(args.policy)).parameters

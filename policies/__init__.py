@@ -11,13 +11,13 @@ from importlib.metadata import entry_points
 from typing import Any, Callable
 
 from lsmsim.policy import Policy, PolicyError
-from policies.adoc import Adoc
-from policies.cruisedb import CruiseDb
-from policies.dopadb import DopaDb
-from policies.rocksdb import RocksDbDefault
-from policies.rocksdb_at import RocksDbAutoTuned
-from policies.silk import Silk
-from policies.two_stage import TwoStageThrottling
+from lsmsim.policies.adoc import Adoc
+from lsmsim.policies.cruisedb import CruiseDb
+from lsmsim.policies.dopadb import DopaDb
+from lsmsim.policies.rocksdb import RocksDbDefault
+from lsmsim.policies.rocksdb_at import RocksDbAutoTuned
+from lsmsim.policies.silk import Silk
+from lsmsim.policies.two_stage import TwoStageThrottling
 
 __all__ = ["PolicyError", "make_policy", "policy_names", "register"]
 

@@ -72,7 +72,7 @@ from lsmsim.policy import MIN_PERIOD_S, Param, Policy
 from lsmsim.sst_file import SstFile
 from lsmsim.storage_device import StorageDevice, peak_write_bps
 from lsmsim.value_range import INT32_MAX, INT64_MAX, UINT64_MAX
-from policies.rocksdb_at import delayed_rate_without_limiter
+from lsmsim.policies.rocksdb_at import delayed_rate_without_limiter
 
 L0_TRIGGER_OUT_OF_REACH = 1 << 30
 PREEMPTED_WEIGHT = 1e-6   # a paused deeper compaction gets only bandwidth nobody else wants

@@ -30,12 +30,12 @@ def open_db(options: dict | None = None, device: str = "nvme", machine: str = "s
     inspect state while it runs."""
     import simpy
 
-    from device_models import load_device
+    from lsmsim.device_models import load_device
     from lsmsim.db import DB
     from lsmsim.machine import load_machine
     from lsmsim.options import LsmOptions
     from lsmsim.workload import make_workload
-    from policies import make_policy
+    from lsmsim.policies import make_policy
 
     env = simpy.Environment(initial_time=start_s)
     fields = {"num_keys": 2_000_000, **workload_fields}

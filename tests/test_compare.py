@@ -8,7 +8,7 @@ from conftest import SMALL
 from lsmsim.cli import main
 from lsmsim.compare import format_table, run_grid
 from lsmsim.policy import Policy
-from policies import register
+from lsmsim.policies import register
 
 GRID = dict(duration_s=10, options=SMALL, num_keys=2_000_000, key_buckets=512)
 

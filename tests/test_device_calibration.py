@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from device_models import MB, load_device
+from lsmsim.device_models import MB, load_device
 from lsmsim.device_calibration import (DeviceCalibrationError, MeasuredJob, fit_device,
                                        fit_jobs, measured_jobs, overlapped_fractions,
                                        replay_durations, write_fitted)

@@ -27,7 +27,7 @@ from lsmsim.cli import main
 from lsmsim.machine import COST_FIELDS
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Param, Policy
-from policies import _REGISTRY, policy_names
+from lsmsim.policies import _REGISTRY, policy_names
 
 EXAMPLES = int(os.environ.get("LSMSIM_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="LSMSIM_FUZZ_EXAMPLES" not in

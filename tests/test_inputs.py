@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from device_models import load_device
+from lsmsim.device_models import load_device
 from lsmsim.data_file import DataFileError
 from lsmsim.machine import load_machine
 from lsmsim.options import GIB, MIB, LsmOptions, OptionError

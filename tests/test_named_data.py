@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from device_models import PRESET_DIR, load_device, preset_names
+from lsmsim.device_models import PRESET_DIR, load_device, preset_names
 from lsmsim.cli import main
 from lsmsim.data_file import DataFileError
 from lsmsim.machine import PROFILE_DIR, load_machine, profile_names

@@ -1,15 +1,23 @@
-"""A plain `pip install .` (README's set-up) ships every file the code reads: each data file
-inside an installed package matches setup.cfg's package_data (`packages = find_namespace:`
-installs every folder of the listed packages, data folders included, but of a folder's
-files only modules and package data)."""
+"""A plain `pip install .` (README's set-up) installs one name, `lsmsim`, and ships every
+file the code reads: the plug-in folders at the repository's top level (policies/,
+device_models/, scenarios/) install as lsmsim's subpackages (setup.cfg's package_dir), each
+data file inside a package matches setup.cfg's package_data, and nothing imports the
+folders by their bare names (a second copy of a module, with a registry of its own)."""
 
 from __future__ import annotations
 
 import configparser
 import fnmatch
+import re
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+PLUG_INS = ("policies", "device_models", "scenarios")
 
 
 def _setup_cfg() -> configparser.ConfigParser:
@@ -18,24 +26,65 @@ def _setup_cfg() -> configparser.ConfigParser:
     return config
 
 
-def _installed_packages() -> list[str]:
-    include = _setup_cfg()["options.packages.find"]["include"].split()
-    return [name for name in include if not name.endswith(".*")]
-
-
-def _files(package: str) -> list[Path]:
-    return [p for p in (ROOT / package).rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts]
+def _package_folders() -> dict[str, Path]:
+    """{installed package: its folder in the repository}, from packages and package_dir."""
+    options = _setup_cfg()["options"]
+    mapped = dict(line.split(" = ") for line in options["package_dir"].strip().splitlines())
+    folders = {}
+    for package in options["packages"].split():
+        parent = next((name for name in mapped if package == name or
+                       package.startswith(name + ".")), None)
+        if parent is None:
+            folders[package] = ROOT.joinpath(*package.split("."))
+        else:
+            rest = package[len(parent):].lstrip(".").split(".") if package != parent else []
+            folders[package] = ROOT / mapped[parent] / Path(*rest) if rest else ROOT / mapped[parent]
+    return folders
 
 
 def test_every_data_file_is_package_data():
     package_data = _setup_cfg()["options.package_data"]
+    folders = _package_folders()
     missing = []
-    for package in _installed_packages():
+    for package, folder in folders.items():
         patterns = [p.strip() for p in package_data.get(package, "").split(",") if p.strip()]
-        for path in _files(package):
-            relative = path.relative_to(ROOT / package).as_posix()
+        subpackages = [f for name, f in folders.items() if name.startswith(package + ".")]
+        for path in folder.rglob("*"):
+            if (not path.is_file() or "__pycache__" in path.parts
+                    or any(sub in path.parents for sub in subpackages)):
+                continue
+            relative = path.relative_to(folder).as_posix()
             if path.suffix != ".py" and not any(fnmatch.fnmatch(relative, p) for p in patterns):
-                missing.append(f"{package}/{relative}")
+                missing.append(f"{package}: {relative}")
     assert not missing, f"not in setup.cfg [options.package_data]: {missing}"
 
+
+def test_the_plug_in_folders_install_under_lsmsim():
+    folders = _package_folders()
+    for name in PLUG_INS:
+        assert folders[f"lsmsim.{name}"] == ROOT / name
+        assert f"{name}" not in folders
+
+
+def test_nothing_imports_a_plug_in_folder_by_its_bare_name():
+    bare = re.compile(rf"^\s*(from|import) ({'|'.join(PLUG_INS)})\b", re.M)
+    files = subprocess.run(["git", "ls-files", "*.py", "*.md"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split()
+    found = [f"{name}: {m.group(0).strip()}" for name in files
+             for m in bare.finditer((ROOT / name).read_text())]
+    assert not found, found
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_only_lsmsim(tmp_path):
+    """What `pip install .` would put into site-packages: lsmsim/ and its dist-info."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                    "-q", "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    wheel = next(tmp_path.glob("lsmsim-*.whl"))
+    tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"lsmsim"}
+    names = zipfile.ZipFile(wheel).namelist()
+    for expected in ("lsmsim/policies/adoc.py", "lsmsim/device_models/presets/nvme.toml",
+                     "lsmsim/scenarios/experiments/adoc_threads.py",
+                     "lsmsim/machine_profiles/server.toml"):
+        assert expected in names, expected

@@ -10,8 +10,8 @@ import simpy
 from conftest import SMALL, run_small
 from lsmsim.policy import Param, Policy, PolicyError
 from lsmsim.rate_limiter import GenericRateLimiter, tuned_rate
-from policies import make_policy, policy_names
-from policies.adoc import ADD, HALF, KEEP, Adoc, Observation
+from lsmsim.policies import make_policy, policy_names
+from lsmsim.policies.adoc import ADD, HALF, KEEP, Adoc, Observation
 
 DEVICES = ["pm", "nvme", "sata-ssd", "hdd"]
 MIB = 1 << 20
@@ -25,7 +25,7 @@ def observation(**changes) -> Observation:
 
 def open_with(policy: str, options: dict | None = None, device: str = "nvme"):
     """A DB running `policy` on small memtables, for tests that watch it while it runs."""
-    from device_models import load_device
+    from lsmsim.device_models import load_device
     from lsmsim.db import DB
     from lsmsim.machine import load_machine
     from lsmsim.options import LsmOptions
@@ -354,7 +354,7 @@ def test_subclass_hooks_default_to_rocksdb():
 
 
 def test_silk_triad_defers_small_l0_compactions_of_distinct_keys():
-    from policies.silk import l0_reclaim_fraction
+    from lsmsim.policies.silk import l0_reclaim_fraction
     env, db = open_with("silk:triad_defer=true")
     env.run(until=5.0)
     silk = db.policy

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsmsim
-from device_models import preset_names
+from lsmsim.device_models import preset_names
 from lsmsim.cli import main
 from lsmsim.read_path import bloom_fp_rate, che_hit_rates
 from lsmsim.scenario import ScenarioError, load_scenario

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_small
-from policies import make_policy
+from lsmsim.policies import make_policy
 from test_policies import open_with
 
 

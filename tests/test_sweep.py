@@ -181,7 +181,7 @@ def test_cli_sweep_writes_csv_and_parquet_with_configuration_and_metrics(tmp_pat
 def test_a_failed_cell_is_a_row_with_its_error(tmp_path, capsys):
     from test_compare import Broken
 
-    from policies import register
+    from lsmsim.policies import register
     register("broken-for-test", Broken)
     path = spec_file(tmp_path, BASE + '[sweep]\npolicy = ["broken-for-test", "rocksdb"]\n')
     assert main(["sweep", str(path), "--workers", "1", "--out", str(tmp_path / "o")]) == 1

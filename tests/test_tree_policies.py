@@ -13,10 +13,10 @@ from lsmsim.background_job import CompactionJob, FlushJob
 from lsmsim.cli import main
 from lsmsim.compaction_picker import Compaction
 from lsmsim.sst_file import SstFile
-from policies import PolicyError, make_policy
-from policies.cruisedb import (AdmissionController, RateEstimater, conservative_rate_bps,
+from lsmsim.policies import PolicyError, make_policy
+from lsmsim.policies.cruisedb import (AdmissionController, RateEstimater, conservative_rate_bps,
                                level_scores, limited_speed)
-from policies.dopadb import (DopaDb, ranges_within_hint, recommended_compaction_bytes,
+from lsmsim.policies.dopadb import (DopaDb, ranges_within_hint, recommended_compaction_bytes,
                              split_ranges)
 
 MB = 1e6  # the DOPA-DB paper's example is in decimal units

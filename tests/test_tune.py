@@ -13,7 +13,7 @@ from lsmsim.cli import main
 from lsmsim.options import LsmOptions
 from lsmsim.sweep_executor import Execution
 from lsmsim.tune import SearchParam, TuneError, parse_param, policy_spec, tune
-from policies.adoc import Adoc
+from lsmsim.policies.adoc import Adoc
 
 pytest.importorskip("optuna")
 RUN = ("sata-ssd", "fillrandom", 30.0,

@@ -9,7 +9,7 @@ stays the one at TOTAL x1, the others are printed beside it.
 
 from dataclasses import replace
 
-from device_models import load_device
+from lsmsim.device_models import load_device
 from lsmsim.reproduce import Run
 from lsmsim.storage_device import peak_write_bps
 

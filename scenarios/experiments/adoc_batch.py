@@ -3,7 +3,7 @@ stall duration on NVMe and SATA SSDs at the same thread count; fillrandom, 2 thr
 900 simulated s (the paper's runs are 3600 s)."""
 
 from lsmsim.reproduce import MODEL_GAP, Experiment, ratio_claim
-from scenarios.experiments._adoc_setup import adoc_run
+from lsmsim.scenarios.experiments._adoc_setup import adoc_run
 
 MIB = 1 << 20
 RUNS = tuple(adoc_run(f"{device}-{mib}MB", device,

@@ -5,8 +5,8 @@ media bandwidth, as ADOC's authors configured it, and again at 0.5x and 2x TOTAL
 claim involving SILK-O prints its verdict at those too (`_silk_total`)."""
 
 from lsmsim.reproduce import MODEL_GAP, Experiment, ratio_claim, with_variants
-from scenarios.experiments._adoc_setup import adoc_run
-from scenarios.experiments._silk_total import silk_total_runs, total_variants
+from lsmsim.scenarios.experiments._adoc_setup import adoc_run
+from lsmsim.scenarios.experiments._silk_total import silk_total_runs, total_variants
 
 DEVICES = ("pm", "nvme", "sata-ssd", "hdd")
 SCHEMES = ("rocksdb-at", "silk-o", "adoc")

@@ -3,7 +3,7 @@ relative to ADOC, fillrandom on PM and HDD, 900 simulated s (the paper's are 360
 
 from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, metric_of,
                               ratio_claim)
-from scenarios.experiments._adoc_setup import adoc_run
+from lsmsim.scenarios.experiments._adoc_setup import adoc_run
 
 RUNS = tuple(adoc_run(f"{device}-{scheme}", device, policy=scheme)
              for device in ("pm", "hdd") for scheme in ("adoc", "adoc-t", "adoc-b"))

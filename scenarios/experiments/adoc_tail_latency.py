@@ -4,7 +4,7 @@ fillrandom on the four devices, over adoc_schemes' runs (900 simulated s; the pa
 Each claim also prints its verdict with SILK-O at TOTAL x0.5 and x2 (`_silk_total`)."""
 
 from lsmsim.reproduce import MODEL_GAP, Experiment, load_experiment, ratio_claim, with_variants
-from scenarios.experiments._silk_total import total_variants
+from lsmsim.scenarios.experiments._silk_total import total_variants
 
 SCHEMES = load_experiment("adoc_schemes")
 SILK_TOTAL = total_variants([run.label for run in SCHEMES.runs

@@ -6,7 +6,7 @@ from typing import Callable
 
 from lsmsim.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
                               metric_of, peak_claim, trend_claim)
-from scenarios.experiments._adoc_setup import adoc_run
+from lsmsim.scenarios.experiments._adoc_setup import adoc_run
 
 THREADS = (2, 4, 6, 12, 20)
 NAMES = (("pm", "PM"), ("nvme", "NVMe SSD"), ("hdd", "HDD"))

@@ -12,7 +12,7 @@ import numpy as np
 
 from lsmsim.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
                               Run, metric_of, pairs_claim, with_variants)
-from scenarios.experiments._silk_total import silk_total_runs, total_variants
+from lsmsim.scenarios.experiments._silk_total import silk_total_runs, total_variants
 
 DEVICES = ("pm", "nvme", "sata-ssd", "hdd")
 SCHEMES = ("rocksdb-at", "silk-o", "adoc")

@@ -13,7 +13,7 @@ import numpy as np
 from lsmsim.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results, Run,
                               cell_of, ratio_claim)
 from lsmsim.reproduce_series import SERIES, after_load, client_ops_per_s
-from policies.dopadb import recommended_compaction_bytes
+from lsmsim.policies.dopadb import recommended_compaction_bytes
 
 MB = 1_000_000
 WORKLOADS = ("ycsb_load", "dopa_w50", "dopa_w5")
