@@ -25,7 +25,7 @@ from typing import Any, Mapping
 
 import lsmsim
 
-MODEL_PACKAGES = ("lsmsim", "policies", "device_models")
+MODEL_PACKAGES = ("lsmsim", "lsmsim.policies", "lsmsim.device_models")
 MODEL_SUFFIXES = (".py", ".toml", ".txt", ".json")
 
 

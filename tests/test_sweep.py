@@ -283,3 +283,15 @@ def test_a_cluster_worker_with_another_model_is_refused():
     with pytest.raises(ExecutorError, match="worker tcp://10.0.0.2:4000 runs another lsmsim "
                                             "model"):
         _check_same_model(Cluster(), "tcp://10.0.0.9:8786")
+
+
+def test_the_model_fingerprint_reads_every_model_package():
+    """The cache's model fingerprint covers the engine, the policies and the device models,
+    as installed (lsmsim.<package>); a package it cannot import would fail every cached run."""
+    import importlib
+
+    result_cache.model_fingerprint.cache_clear()
+    fingerprint = result_cache.model_fingerprint()
+    assert len(fingerprint) == 64 and int(fingerprint, 16) >= 0
+    assert all(importlib.import_module(name) for name in result_cache.MODEL_PACKAGES)
+    assert {"lsmsim.policies", "lsmsim.device_models"} <= set(result_cache.MODEL_PACKAGES)
