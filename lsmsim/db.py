@@ -35,7 +35,7 @@ from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
 from lsmsim.page_cache_writeback import background_share
-from lsmsim.policy import Policy, PolicyError
+from lsmsim.policy import Policy, PolicyError, Weights
 from lsmsim.rate_limiter import GenericRateLimiter
 from lsmsim.sst_file import SstFile
 from lsmsim.stall_tracker import StallTracker, cause_name
@@ -74,7 +74,6 @@ TABLE_FILE_CREATION = EventShape("table_file_creation", (
 NORMAL, DELAYED = WriteStallCondition.NORMAL, WriteStallCondition.DELAYED
 STOPPED_VALUE = WriteStallCondition.STOPPED.value  # a StallEpisode's condition when stopped
 UNWEIGHTED = (1.0, 1.0, 1.0)  # an activity's weights on the CPU, device and rate limiter
-WEIGHT_KEYS = ("cpu", "device", "rate_limiter")  # what a policy's weights may name
 
 
 @dataclass
@@ -933,15 +932,12 @@ def _sooner(a_s: float, b_s: float) -> float:
     return b_s if b_s < a_s else a_s
 
 
-def _weight_tuple(weights: dict[str, float], policy: Policy) -> tuple[float, float, float]:
-    """A policy's {"cpu", "device", "rate_limiter"} weights in fluid_share's order (no
-    weights, the usual answer for the writer: all 1, without three lookups). A key that is
-    not a resource, or a weight that is not a non-negative number, is the policy's error,
-    named (a misspelt key would otherwise leave its weight at 1 unseen)."""
-    if not weights:
+def _weight_tuple(weights: Weights | None, policy: Policy) -> tuple[float, float, float]:
+    """A policy's `Weights` in fluid_share's order (None, the usual answer for the writer:
+    all 1). Anything else is the policy's error, named."""
+    if weights is None:
         return UNWEIGHTED
-    for key, value in weights.items():
-        if key not in WEIGHT_KEYS or not (isinstance(value, (int, float)) and value >= 0.0):
-            raise PolicyError(f"policy {policy.name}: weight {key!r} = {value!r}; a weight is a "
-                              f"number >= 0 for one of {', '.join(WEIGHT_KEYS)}")
-    return (weights.get("cpu", 1.0), weights.get("device", 1.0), weights.get("rate_limiter", 1.0))
+    if not isinstance(weights, Weights):
+        raise PolicyError(f"policy {policy.name}: job_weights and writer_weights return "
+                          f"lsmsim.policy.Weights or None, not {weights!r}")
+    return (weights.cpu, weights.device, weights.rate_limiter)

@@ -42,6 +42,28 @@ IO_LOW, IO_HIGH, IO_USER = "low", "high", "user"
 RATE_LIMITER_WEIGHTS = {IO_USER: 100.0, IO_HIGH: 9.0, IO_LOW: 1.0}
 
 
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """An activity's weights on its share of each resource the engine shares out
+    (`lsmsim.fluid_share`: max-min fair shares, weighted): the CPU cores, the device's time
+    and the background rate limiter. 1 is an equal share; a weight is a number >= 0."""
+
+    cpu: float = 1.0
+    device: float = 1.0
+    rate_limiter: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("cpu", "device", "rate_limiter"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise PolicyError(f"Weights({name}={value!r}): a weight is a number >= 0")
+
+
+# GenericRateLimiter's priorities as weights (see Policy.job_weights), made once.
+_RATE_LIMITER_SHARES = {priority: Weights(rate_limiter=weight)
+                        for priority, weight in RATE_LIMITER_WEIGHTS.items()}
+
+
 # The shortest period a policy's loop may wake at: RocksDB's own timers tick at 1 ms at the
 # finest (WriteController's token bucket refill); a shorter one only multiplies events,
 # and one of 0 would stop simulated time.
@@ -145,13 +167,13 @@ class Policy:
             return IO_USER
         return IO_HIGH if job.kind == "flush" else IO_LOW
 
-    def job_weights(self, db: "DB", job: "BackgroundJob") -> dict[str, float]:
-        """Weights of the job's share of each resource ("cpu", "device", "rate_limiter").
+    def job_weights(self, db: "DB", job: "BackgroundJob") -> Weights | None:
+        """The job's `Weights` on each resource (None: all 1).
 
         RocksDB's GenericRateLimiter serves IO_USER, then IO_HIGH, then IO_LOW, with HIGH
         served last one time in `fairness` (10): modelled as weights 100 / 9 / 1. The
         device and CPU are shared equally (the OS schedules threads and I/O fairly)."""
-        return {"rate_limiter": RATE_LIMITER_WEIGHTS[self.io_priority(db, job)]}
+        return _RATE_LIMITER_SHARES[self.io_priority(db, job)]
 
     def write_rate_cap_ops(self, db: "DB") -> float | None:
         """Admission control: a cap on client writes per second, or None for no cap."""
@@ -206,10 +228,10 @@ class Policy:
         RocksDB: only while writes are stalled/delayed or L0/pending bytes are high."""
         return db.write_controller.need_speedup_compaction()
 
-    def writer_weights(self, db: "DB") -> dict[str, float]:
-        """Weights of the client writes' (WAL and memtable) share of each resource, as
-        `job_weights` for jobs; RocksDB gives them no priority (all 1)."""
-        return {}
+    def writer_weights(self, db: "DB") -> Weights | None:
+        """The client writes' (WAL and memtable) `Weights`, as `job_weights` for jobs;
+        RocksDB gives them no priority (None: all 1)."""
+        return None
 
     def interval_samples(self, db: "DB") -> dict[str, float]:
         """The policy's own state at each interval's end (e.g. its thread count), added to

@@ -77,7 +77,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsmsim.background_job import CompactionJob
-from lsmsim.policy import IO_HIGH, IO_LOW, IO_USER, Param, Policy
+from lsmsim.policy import (IO_HIGH, IO_LOW, IO_USER, RATE_LIMITER_WEIGHTS, Param, Policy,
+                           Weights)
 from lsmsim.storage_device import peak_write_bps
 from lsmsim.value_range import Order
 from lsmsim.workload import WRITE_ONLY
@@ -87,6 +88,11 @@ if TYPE_CHECKING:
     from lsmsim.db import DB
 
 IO_CLASS_DEVICE_WEIGHTS = {IO_USER: 100.0, IO_HIGH: 10.0, IO_LOW: 1.0}
+# A job's class as weights on the device and, as RocksDB's, on the rate limiter; the
+# clients' on the device alone. Made once: asked at every event.
+IO_CLASS_SHARES = {priority: Weights(device=weight, rate_limiter=RATE_LIMITER_WEIGHTS[priority])
+                   for priority, weight in IO_CLASS_DEVICE_WEIGHTS.items()}
+CLIENT_SHARES = Weights(device=IO_CLASS_DEVICE_WEIGHTS[IO_USER])
 SINGLE_SIZE = 1024          # bytes of the token each admitted request takes (db/token_bucket.h)
 MIB = 1024 * 1024
 # Workloads whose clients are db_bench: it writes with DB::Write(batch) and never calls
@@ -316,12 +322,11 @@ class CruiseDb(Policy):
             return IO_HIGH
         return IO_LOW
 
-    def job_weights(self, db: "DB", job: "BackgroundJob") -> dict[str, float]:
-        return {**super().job_weights(db, job),
-                "device": IO_CLASS_DEVICE_WEIGHTS[self.io_priority(db, job)]}
+    def job_weights(self, db: "DB", job: "BackgroundJob") -> Weights:
+        return IO_CLASS_SHARES[self.io_priority(db, job)]
 
-    def writer_weights(self, db: "DB") -> dict[str, float]:
-        return {"device": IO_CLASS_DEVICE_WEIGHTS[IO_USER]}
+    def writer_weights(self, db: "DB") -> Weights:
+        return CLIENT_SHARES
 
     # -- what is admitted ---------------------------------------------------------------------
     def write_rate_cap_ops(self, db: "DB") -> float | None:

@@ -68,7 +68,7 @@ from lsmsim.compaction_picker import Compaction
 from lsmsim.db import DB
 from lsmsim.options import LsmOptions
 from lsmsim.options import KIB
-from lsmsim.policy import MIN_PERIOD_S, Param, Policy
+from lsmsim.policy import MIN_PERIOD_S, Param, Policy, Weights
 from lsmsim.sst_file import SstFile
 from lsmsim.storage_device import StorageDevice, peak_write_bps
 from lsmsim.value_range import INT32_MAX, INT64_MAX, UINT64_MAX
@@ -78,6 +78,9 @@ L0_TRIGGER_OUT_OF_REACH = 1 << 30
 PREEMPTED_WEIGHT = 1e-6   # a paused deeper compaction gets only bandwidth nobody else wants
 # Shares of device time and rate limiter: flush first, then L0 compactions, then the rest.
 FLUSH_WEIGHT, L0_COMPACTION_WEIGHT, DEEPER_WEIGHT = 100.0, 10.0, 1.0
+# Each weight on the device and the rate limiter alike, made once (asked at every event).
+_SHARES = {w: Weights(device=w, rate_limiter=w)
+           for w in (FLUSH_WEIGHT, L0_COMPACTION_WEIGHT, DEEPER_WEIGHT, PREEMPTED_WEIGHT)}
 
 
 def l0_reclaim_fraction(db: DB, l0_files: list[SstFile]) -> float:
@@ -203,7 +206,7 @@ class Silk(Policy):
             return True
         return l0_reclaim_fraction(db, l0_files) >= p["triad_min_reclaim"]
 
-    def job_weights(self, db: DB, job: BackgroundJob) -> dict[str, float]:
+    def job_weights(self, db: DB, job: BackgroundJob) -> Weights:
         if job.kind == "flush":
             weight = FLUSH_WEIGHT
         elif job.compaction.start_level == 0 or job.high_pool:
@@ -212,7 +215,7 @@ class Silk(Policy):
             weight = PREEMPTED_WEIGHT
         else:
             weight = DEEPER_WEIGHT
-        return {"device": weight, "rate_limiter": weight}
+        return _SHARES[weight]
 
     SAMPLE_CODES = {"compactions_paused": {0: "running", 1: "paused"}}
 

@@ -8,7 +8,7 @@ import pytest
 import simpy
 
 from conftest import SMALL, run_small
-from lsmsim.policy import Param, Policy, PolicyError
+from lsmsim.policy import Param, Policy, PolicyError, Weights
 from lsmsim.rate_limiter import GenericRateLimiter, tuned_rate
 from lsmsim.policies import make_policy, policy_names
 from lsmsim.policies.adoc import ADD, HALF, KEEP, Adoc, Observation
@@ -251,7 +251,7 @@ def test_silk_gives_flushes_then_l0_compactions_priority():
             for job in [*db.flush_jobs, *db.compaction_jobs]:
                 key = "flush" if job.kind == "flush" else (
                     "l0" if job.compaction.start_level == 0 or job.high_pool else "deeper")
-                weights[key].append(silk.job_weights(db, job)["device"])
+                weights[key].append(silk.job_weights(db, job).device)
     env.process(watch())
     env.run(until=60.0)
     assert all(weights.values()), {k: len(v) for k, v in weights.items()}
@@ -290,7 +290,7 @@ def test_silk_paused_deeper_compactions_yield_and_only_the_high_pool_starts():
                     known.add(job.job_id)
                     started.append(job)
                 if not job.high_pool and job.compaction.start_level:
-                    weights.append(db.policy.job_weights(db, job)["device"])
+                    weights.append(db.policy.job_weights(db, job).device)
     env.process(watch())
     env.run(until=60.0)
     assert started and all(job.high_pool for job in started)
@@ -371,21 +371,21 @@ def test_silk_triad_defers_small_l0_compactions_of_distinct_keys():
     assert l0_inputs and min(l0_inputs) >= 5
 
 
-def test_a_misspelt_or_negative_weight_is_the_policys_error():
-    """A weight for a resource that does not exist, or below zero, stops the run with the
-    policy named, instead of leaving that weight at 1 unseen."""
-    class Misspelt(Policy):
-        name = "misspelt"
+def test_a_policys_weights_are_typed_and_checked():
+    """Weights name their resources as fields (a misspelt one is a TypeError where it is
+    written) and hold numbers >= 0; a hook that returns anything else stops the run with the
+    policy named."""
+    with pytest.raises(TypeError):
+        Weights(devcie=2.0)  # type: ignore[call-arg]
+    with pytest.raises(PolicyError, match="device=-1.0"):
+        Weights(device=-1.0)
+
+    class Untyped(Policy):
+        name = "untyped"
 
         def job_weights(self, db, job):
-            return {"devcie": 2.0}
+            return {"device": 2.0}
 
-    class Negative(Policy):
-        name = "negative"
-
-        def job_weights(self, db, job):
-            return {"device": -1.0}
-
-    for policy, message in ((Misspelt(), "'devcie'"), (Negative(), "'device' = -1.0")):
-        with pytest.raises(PolicyError, match=f"policy {policy.name}: weight {message}"):
-            run_small(duration_s=5, policy=policy)
+    with pytest.raises(PolicyError, match="policy untyped: job_weights and writer_weights "
+                                          "return lsmsim.policy.Weights or None"):
+        run_small(duration_s=5, policy=Untyped())

@@ -171,8 +171,8 @@ def test_cruisedb_io_classes_put_clients_then_memory_to_l1_then_other_compaction
     flush = FlushJob(1, 0.0, 1.0, 0.0, 1.0, [])
     deeper = CompactionJob(2, 0.0, 1.0, 1.0, 1.0, [],
                            compaction=Compaction(1, 2, [sst], [], "test", 1.0))
-    writer = policy.writer_weights(db)["device"]
-    assert writer > policy.job_weights(db, flush)["device"] > policy.job_weights(db, deeper)["device"]
+    writer = policy.writer_weights(db).device
+    assert writer > policy.job_weights(db, flush).device > policy.job_weights(db, deeper).device
     assert policy.compaction_speedup(db)
 
 
