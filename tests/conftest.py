@@ -52,12 +52,12 @@ def own_result_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
 
 
-def interrupt_after_first_progress(argv: list[str], first: str, timeout_s: float
-                                   ) -> tuple[int, str, str, float, int]:
+def interrupt_after_first_progress(argv: list[str], first: str, total: str, within_s: float
+                                   ) -> tuple[str, str, int]:
     """Run `python -m lsmsim.cli argv` in a process group of its own, wait for its first
     progress line (which must contain `first`), then press Ctrl-C twice as a terminal does
-    (SIGINT to the whole group): (exit status, stdout, stderr, seconds from the signal to
-    its exit, its process group id)."""
+    (SIGINT to the whole group). It must exit with 130 within `within_s` and say last how
+    many of `total` ("16 runs") finished: (stdout, stderr, its process group id)."""
     import os
     import signal
     import subprocess
@@ -73,7 +73,12 @@ def interrupt_after_first_progress(argv: list[str], first: str, timeout_s: float
     signalled = time.monotonic()
     os.killpg(process.pid, signal.SIGINT)
     try:
-        stdout, stderr = process.communicate(timeout=timeout_s)
+        stdout, stderr = process.communicate(timeout=within_s * 5)
     finally:
         process.kill()
-    return process.returncode, stdout, stderr, time.monotonic() - signalled, process.pid
+    assert time.monotonic() - signalled < within_s
+    assert process.returncode == 130, stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("lsmsim: interrupted by SIGINT: ") and last.endswith(
+        f" of {total} finished"), stderr
+    return stdout, stderr, process.pid

@@ -47,14 +47,10 @@ def test_ctrl_c_stops_a_compare_grid_at_once_and_keeps_the_finished_cells(tmp_pa
     16 cells has finished: exit 130 within 2 s, compare.csv holds the finished cells and
     NOT_RUN rows for the rest, the message counts them, no worker is left."""
     out = tmp_path / "cmp"
-    status, stdout, stderr, seconds, group = interrupt_after_first_progress(
+    stdout, stderr, group = interrupt_after_first_progress(
         [*GRID, "--duration", "1200", "--workers", "2", "--progress", "--out", str(out)],
-        "1 of 16 runs finished", timeout_s=10)
-    assert seconds < 2.0
-    assert status == 130, stderr
+        "1 of 16 runs finished", "16 runs", within_s=2.0)
     last = stderr.strip().splitlines()[-1]
-    assert last.startswith("lsmsim: interrupted by SIGINT: ") and last.endswith(
-        " of 16 runs finished"), stderr
     finished = int(last.split(": ")[2].split()[0])
     rows = list(csv.DictReader(open(out / "compare.csv")))
     assert len(rows) == 16

@@ -212,14 +212,9 @@ def test_ctrl_c_stops_a_sweep_keeps_the_finished_cells_and_leaves_no_worker(tmp_
         pytest.importorskip("dask.distributed")
     path = spec_file(tmp_path, GRID.replace("duration_s = 8", "duration_s = 600"))
     out = tmp_path / "out"
-    status, _, stderr, seconds, group = interrupt_after_first_progress(
+    _, _, group = interrupt_after_first_progress(
         ["sweep", str(path), "--workers", "2", "--progress", "--out", str(out), *executor],
-        "1 of 8 cells finished", timeout_s=30)
-    assert seconds < 5.0
-    assert status == 130, stderr
-    last = stderr.strip().splitlines()[-1]
-    assert last.startswith("lsmsim: interrupted by SIGINT: ") and last.endswith(
-        " of 8 cells finished"), last
+        "1 of 8 cells finished", "8 cells", within_s=5.0)
     rows = list(csv.DictReader(open(out / "sweep.csv")))
     assert 1 <= len(rows) < 8 and all(not r["error"] for r in rows)
     deadline = time.monotonic() + 5
