@@ -284,11 +284,18 @@ def load_experiment(name: str, directory: Path | None = None) -> Experiment:
         path = _experiments(directory).find(name)
     except DataFileError as exc:
         raise ExperimentError(str(exc)) from None
-    if not path.is_file():
-        raise ExperimentError(f"{path}: no such experiment file")
-    spec = importlib.util.spec_from_file_location(f"lsmsim_experiment_{name}", path)
+    if not path.is_file() or path.suffix != ".py":
+        raise ExperimentError(f"{path}: not an experiment file (a Python file defining "
+                              "EXPERIMENT = Experiment(...))")
+    spec = importlib.util.spec_from_file_location(
+        f"lsmsim_experiment_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    try:
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as exc:  # the user's file: its error is reported as theirs, in one line
+        line = getattr(exc, "lineno", None)
+        where = f"{path}, line {line}" if line else str(path)
+        raise ExperimentError(f"{where}: {type(exc).__name__}: {exc}") from None
     experiment = getattr(module, "EXPERIMENT", None)
     if not isinstance(experiment, Experiment):
         raise ExperimentError(f"{path}: defines no EXPERIMENT = Experiment(...)")

@@ -63,3 +63,17 @@ def test_helpers_and_paths_are_not_names(tmp_path):
     own = tmp_path / "fast.toml"
     own.write_text((PRESET_DIR / "nvme.toml").read_text())
     assert load_device(str(own)).write_bps == load_device("nvme").write_bps
+
+
+@pytest.mark.parametrize("text, message", [
+    (None, "not an experiment file"),                  # a file that is not Python
+    ("x = (\n", "line 1: SyntaxError"),
+    ("raise ValueError('boom')\n", "ValueError: boom"),
+    ("x = 1\n", "defines no EXPERIMENT"),
+])
+def test_a_bad_experiment_file_is_one_line_naming_it(tmp_path, capsys, text, message):
+    path = tmp_path / ("notes.txt" if text is None else "mine.py")
+    path.write_text(text or "not python")
+    assert main(["reproduce", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert str(path) in err and message in err and len(err.splitlines()) == 1
