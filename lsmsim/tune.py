@@ -119,9 +119,30 @@ def parse_param(policy: str, text: str, declared: dict[str, Param]) -> SearchPar
     return SearchParam(name, "choice", choices=choices)
 
 
-def objective_metric(name: str) -> str:
-    """The summary metric an objective names (a short name of OBJECTIVES or the metric)."""
-    return OBJECTIVES.get(name, name)
+def objective_metric(name: str, known: Sequence[str]) -> str:
+    """The summary metric an objective names (a short name of OBJECTIVES or the metric);
+    one that is not among `known` (`summary_metrics`) is an error that says what was meant."""
+    metric = OBJECTIVES.get(name, name)
+    if metric not in known:
+        close = difflib.get_close_matches(name, [*OBJECTIVES, *known], n=2)
+        hint = f" Did you mean {' or '.join(close)}?" if close else ""
+        raise TuneError(f"--objective {name!r}: not a metric of a run's summary.{hint} Short "
+                        f"names: {', '.join(OBJECTIVES)}; or any numeric summary field "
+                        "(lsmsim run ... writes them to summary.json)")
+    return metric
+
+
+def summary_metrics(policy: str, run: tuple[Any, ...]) -> list[str]:
+    """The numeric fields of the summary of `run` (device, workload, seconds, simulate
+    arguments, as trials run) with `policy`, from one simulated second of it."""
+    from lsmsim.compare import run_cell
+
+    device, workload, _, kwargs = run
+    cell = run_cell(policy, device, workload, 1.0, dict(kwargs))
+    if cell.error:
+        raise TuneError(f"the run to tune fails: {cell.error}")
+    return sorted(key for key, value in cell.metrics.items()
+                  if isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def lower_is_better(metric: str) -> bool:
@@ -387,7 +408,6 @@ def _tune(args: argparse.Namespace) -> int:
         raise TuneError(f"name the parameters to search with --param; policy {name}'s: "
                         f"{', '.join(sorted(declared)) or 'none'}")
     space = [parse_param(name, text, declared) for text in args.param]
-    metric = objective_metric(args.objective)
     scenario = (load_scenario(args.workload) if is_scenario_path(args.workload)
                 else Scenario.for_workload(args.workload))
     options = scenario.lsm_options().updated(parse_sets(args.set), source="--set")
@@ -395,6 +415,7 @@ def _tune(args: argparse.Namespace) -> int:
            {"options": options, "machine": args.machine or scenario.machine, "seed": args.seed,
             "interval_s": scenario.interval_s,
             "key_buckets": scenario.key_buckets or DEFAULT_BUCKETS})
+    metric = objective_metric(args.objective, summary_metrics(args.policy, run))
     started = time.perf_counter()
     stopped: Interrupted | None = None
     try:

@@ -104,3 +104,13 @@ def test_cli_tune_without_params_names_the_policys_parameters(capsys):
     assert main(["tune", "adoc", "--trials", "2"]) == 2
     assert "name the parameters to search with --param; policy adoc's: " in \
         capsys.readouterr().err
+
+
+def test_an_objective_that_is_no_metric_is_one_line_before_any_trial(capsys):
+    """A misspelt objective is named with what was meant, before a single trial runs."""
+    from lsmsim.cli import main
+
+    assert main(["tune", "adoc", "--param", "increase_threads=1..4", "--objective",
+                 "tail_throughpt", "--trials", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "Did you mean tail_throughput" in err and len(err.splitlines()) == 1
