@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -74,6 +75,7 @@ class ResultCache:
 
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.write_error: str | None = None  # the first failure to store, said once
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -86,7 +88,9 @@ class ResultCache:
             return None
 
     def put(self, key: str, value: Any) -> None:
-        """Store `value` (a failure to write, such as a full disk, only loses the entry)."""
+        """Store `value`. A failure to write (a full disk, a folder that cannot be made)
+        only loses the entry; the first is said once on stderr, so a cache that never
+        fills is not silent."""
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -94,7 +98,11 @@ class ResultCache:
                                              delete=False) as handle:
                 json.dump({"value": value}, handle)
             os.replace(handle.name, path)
-        except OSError:
+        except OSError as exc:
+            if self.write_error is None:
+                self.write_error = f"{exc.strerror or exc}: {exc.filename or path}"
+                print(f"lsmsim: warning: results are not cached ({self.write_error})",
+                      file=sys.stderr)
             try:
                 os.unlink(handle.name)
             except (OSError, UnboundLocalError):

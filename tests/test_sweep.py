@@ -290,3 +290,14 @@ def test_the_model_fingerprint_reads_every_model_package():
     assert len(fingerprint) == 64 and int(fingerprint, 16) >= 0
     assert all(importlib.import_module(name) for name in result_cache.MODEL_PACKAGES)
     assert {"lsmsim.policies", "lsmsim.device_models"} <= set(result_cache.MODEL_PACKAGES)
+
+
+def test_a_cache_that_cannot_be_written_is_said_once(tmp_path, capsys):
+    """The runs still finish; the user is told once that nothing was stored."""
+    cache = ResultCache(tmp_path / "file-not-folder")
+    (tmp_path / "file-not-folder").write_text("")
+    cache.put("ab" * 32, {"x": 1})
+    cache.put("cd" * 32, {"x": 2})
+    err = capsys.readouterr().err
+    assert err.count("warning: results are not cached") == 1
+    assert cache.get("ab" * 32) is None
