@@ -243,16 +243,18 @@ def _read_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _list(what: str) -> int:
-    if what == "devices":
+    if what in ("devices", "machines"):
         from lsmsim.device_models import load_device, preset_names
-        for name in preset_names():
-            print(f"{name:10} {load_device(name).description}")
-    elif what == "machines":
         from lsmsim.machine import load_machine, profile_names
-        names = profile_names()
+        names, load = ((preset_names(), load_device) if what == "devices"
+                       else (profile_names(), load_machine))
         width = max(map(len, names))
-        for name in names:
-            print(f"{name:{width}} {load_machine(name).description}")
+        for name in names:  # a user's broken file is listed with its error, not fatal
+            try:
+                description = load(name).description
+            except DataFileError as exc:
+                description = f"UNUSABLE: {exc}"
+            print(f"{name:{width}} {description}")
     elif what == "options":
         for name, default, scope, doc in LsmOptions.describe():
             print(f"{name:40} {default!s:>14}  {scope:2}  {doc}")

@@ -77,3 +77,14 @@ def test_a_bad_experiment_file_is_one_line_naming_it(tmp_path, capsys, text, mes
     assert main(["reproduce", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert str(path) in err and message in err and len(err.splitlines()) == 1
+
+
+def test_a_broken_user_file_is_listed_with_its_error(user_folder, capsys):
+    """`lsmsim list devices` lists every device; a user's file that cannot be read is
+    marked with its error instead of stopping the list."""
+    (user_folder / "devices" / "broken.toml").write_text("garbage = = =\n")
+    assert main(["list", "devices"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("broken") and "UNUSABLE" in line and "broken.toml" in line
+               for line in lines)
+    assert any(line.startswith("nvme") and "Samsung" in line for line in lines)
