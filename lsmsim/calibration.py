@@ -57,7 +57,7 @@ from lsmsim.device_calibration import DeviceFit, fit_device, write_fitted
 from lsmsim.job_cost_spread import measure_spread
 from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
                             cost_values, with_costs)
-from lsmsim.job_cpu import compaction_cpu_jobs, flush_cpu_row
+from lsmsim.job_cpu import compaction_cpu_jobs, flush_cpu_row, sharing_factors
 from lsmsim.thread_schedstat import group_totals
 from lsmsim.trace import Trace
 from lsmsim.trace_validation import check_run_folders, run_devices, run_setup
@@ -146,7 +146,9 @@ def measured_costs(traces: Sequence[Trace], base: MachineProfile
     measured: dict[str, float] = {}
     notes = []
     io_request_ns = base.io_request_cpu_s * 1e9
-    jobs = [job for trace in traces for job in compaction_cpu_jobs(trace, base)]
+    factors = [sharing_factors(trace, base) for trace in traces]
+    jobs = [job for trace, found in zip(traces, factors)
+            for job in compaction_cpu_jobs(trace, found)]
     if sum(job.input_bytes for job in jobs) >= MIN_MEASURED_BYTES:
         size, entries, runs, cpu_ns, requests, sharing = np.asarray(
             [(job.input_bytes, job.entries, job.sorted_runs, job.cpu_ns, job.requests,
@@ -158,7 +160,8 @@ def measured_costs(traces: Sequence[Trace], base: MachineProfile
     else:
         notes.append("compaction CPU not measured: the LOGs hold too few compactions with "
                      "compaction_time_cpu_micros")
-    flushes = [row for trace in traces for row in [flush_cpu_row(trace, base)] if row is not None]
+    flushes = [row for trace, found in zip(traces, factors)
+               for row in [flush_cpu_row(trace, found)] if row is not None]
     if sum(row.output_bytes for row in flushes) >= MIN_MEASURED_BYTES:
         size, entries, cpu_ns, requests, sharing = np.asarray(flushes, dtype=float).T
         measured.update(per_unit_costs({"flush_ns_per_byte": size, "flush_ns_per_entry": entries},

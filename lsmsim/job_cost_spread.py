@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from lsmsim.job_cpu import compaction_cpu_jobs
+from lsmsim.job_cpu import compaction_cpu_jobs, sharing_factors
 from lsmsim.trace import Trace
 
 if TYPE_CHECKING:  # machine.py reads this module
@@ -73,7 +73,7 @@ def compaction_ratios(traces: Sequence[Trace], costs: dict[str, float],
     ratios: list[np.ndarray] = []
     for trace in traces:
         groups: dict[tuple[str, int], list[float]] = {}
-        for job in compaction_cpu_jobs(trace, machine):
+        for job in compaction_cpu_jobs(trace, sharing_factors(trace, machine)):
             expected = (job.input_bytes * costs.get("compaction_ns_per_byte", 0.0)
                         + job.entries * (costs.get("compaction_ns_per_entry", 0.0)
                                          + np.log2(job.sorted_runs) * costs.get(

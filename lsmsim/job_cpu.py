@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple
 
 from lsmsim.core_sharing import job_shared_fractions
 from lsmsim.entry_format import EntryFormat
@@ -59,12 +59,13 @@ def sharing_factors(trace: Trace, machine: MachineProfile | None) -> dict[int, f
             for job, s in job_shared_fractions(trace, machine.cores).items()}
 
 
-def compaction_cpu_jobs(trace: Trace, machine: MachineProfile | None = None
+def compaction_cpu_jobs(trace: Trace, factors: Mapping[int, float] | None = None
                         ) -> list[CompactionCpu]:
     """Each compaction whose compaction_finished has compaction_time_cpu_micros and
-    num_input_records; with `machine`, each with its core-sharing factor."""
+    num_input_records, with its core-sharing factor from `factors` (`sharing_factors`;
+    1 for a job it does not name)."""
     options = LsmOptions.from_mapping(trace.config.get("options", {}))
-    factors = sharing_factors(trace, machine)
+    factors = factors or {}
     started = {e["job"]: e for e in trace.events if e.get("event") == "compaction_started"}
     rows = []
     for event in trace.events:
@@ -94,7 +95,8 @@ class FlushCpu(NamedTuple):
     core_sharing: float  # their mean core-sharing factor, weighted by their length
 
 
-def flush_cpu_row(trace: Trace, machine: MachineProfile | None = None) -> FlushCpu | None:
+def flush_cpu_row(trace: Trace, factors: Mapping[int, float] | None = None
+                  ) -> FlushCpu | None:
     """A run's flushes: CompMergeCPU(sec) and Write(GB) of the L0
     row of its last DUMPING STATS (FlushJob adds its CPU time to L0's compaction stats), less
     the intra-L0 compactions finished by then (they add theirs too); entries from the bytes
@@ -117,7 +119,7 @@ def flush_cpu_row(trace: Trace, machine: MachineProfile | None = None) -> FlushC
     workload = trace.config["workload"]
     entry = EntryFormat(workload["key_size"], workload["value_size"]).sst_bytes
     options = LsmOptions.from_mapping(trace.config.get("options", {}))
-    factors = sharing_factors(trace, machine)
+    factors = factors or {}
     flushes = [job for job in trace.jobs() if job.kind == "flush" and job.job in factors]
     length_s = sum(job.end_s - job.start_s for job in flushes)
     sharing = (sum(factors[job.job] * (job.end_s - job.start_s) for job in flushes) / length_s
@@ -152,12 +154,13 @@ def measure_host_speed(trace: Trace, machine: MachineProfile) -> HostSpeed:
     `io_request_cpu_s` of their requests, each times its core-sharing factor."""
     job_ns = profile_s = 0.0
     jobs = 0
-    for job in compaction_cpu_jobs(trace, machine):
+    factors = sharing_factors(trace, machine)
+    for job in compaction_cpu_jobs(trace, factors):
         job_ns += job.cpu_ns
         profile_s += (machine.compaction_cpu_s(job.input_bytes, job.entries, job.sorted_runs)
                       + machine.io_request_cpu_s * job.requests) * job.core_sharing
         jobs += 1
-    flushes = flush_cpu_row(trace, machine)
+    flushes = flush_cpu_row(trace, factors)
     if flushes is not None:
         job_ns += flushes.cpu_ns
         profile_s += (machine.flush_cpu_s(flushes.output_bytes, flushes.entries)
