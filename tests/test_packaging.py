@@ -9,6 +9,7 @@ from __future__ import annotations
 import configparser
 import fnmatch
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -77,9 +78,16 @@ def test_nothing_imports_a_plug_in_folder_by_its_bare_name():
 
 @pytest.mark.slow
 def test_the_wheel_holds_only_lsmsim(tmp_path):
-    """What `pip install .` would put into site-packages: lsmsim/ and its dist-info."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                    "-q", "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    """What `pip install .` would put into site-packages: lsmsim/ and its dist-info. The
+    build runs in the checkout (pip builds a local folder in place); a `build/` folder it
+    made is removed again, so no stale copy of a module outlives its source."""
+    made_build_dir = not (ROOT / "build").exists()
+    try:
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                        "-q", "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    finally:
+        if made_build_dir:
+            shutil.rmtree(ROOT / "build", ignore_errors=True)
     wheel = next(tmp_path.glob("lsmsim-*.whl"))
     tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"lsmsim"}
