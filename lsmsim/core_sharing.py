@@ -37,7 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
-from lsmsim.thread_schedstat import read_samples
+from lsmsim.traces.thread_schedstat import read_samples
 from lsmsim.trace import Trace
 
 # exp(slope * s) per unit of a job's work; see the module docstring.
@@ -60,7 +60,7 @@ def cost_factor(slope: float, cores: float, runnable: float) -> float:
 def runnable_by_second(threads_csv: Path) -> dict[int, float]:
     """{second: mean runnable threads of the process in the second ending then}: the
     threads' time on a CPU and on a run queue that second (threads.csv,
-    `lsmsim.thread_schedstat`), over its length."""
+    `lsmsim.traces.thread_schedstat`), over its length."""
     samples, _ = read_samples(threads_csv)
     times = sorted(samples)
     runnable = {}

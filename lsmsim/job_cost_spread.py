@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from lsmsim.job_cpu import compaction_cpu_jobs, sharing_factors
+from lsmsim.fidelity.job_cpu import compaction_cpu_jobs, sharing_factors
 from lsmsim.trace import Trace
 
 if TYPE_CHECKING:  # machine.py reads this module

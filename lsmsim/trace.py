@@ -3,7 +3,7 @@
 A `Trace` is per-interval columns (`timeseries`), an event stream with RocksDB's
 EVENT_LOG_v1 names (`events`, `time_micros` counted from the start of the run), stall
 episodes and a `summary` computed from those three by `lsmsim.summary.summarize_trace`,
-the same code for a simulated run and for a RocksDB LOG read by `lsmsim.trace_import`.
+the same code for a simulated run and for a RocksDB LOG read by `lsmsim.traces.trace_import`.
 Every plot, summary and comparison reads only this type.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 import orjson
 
 if TYPE_CHECKING:
-    from lsmsim.plot_process import TimelinePlotter
+    from lsmsim.plot.timeline_process import TimelinePlotter
 
 CSV_BLOCK_ROWS = 4096  # timeseries rows formatted and written together
 # Columns every trace has, real or simulated (others are optional; see README).
@@ -97,7 +97,7 @@ class Trace:
         if plot and plotter is not None:
             plotter.wait()
         elif plot:
-            from lsmsim.plot import save_figures
+            from lsmsim.plot.timeline import save_figures
             save_figures(self, out)
         return out
 
@@ -118,7 +118,7 @@ class Trace:
 
     def plot(self, path: str | Path | None = None):  # type: ignore[no-untyped-def]
         """The timeline figure (matplotlib); saved to `path` when given."""
-        from lsmsim.plot import timeline_figure
+        from lsmsim.plot.timeline import timeline_figure
         figure = timeline_figure(self)
         if path is not None:
             figure.savefig(path, dpi=110)

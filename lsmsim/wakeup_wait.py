@@ -5,7 +5,7 @@ A RocksDB job thread blocks many times: on the DB mutex and the MANIFEST write w
 starts and installs its result, at each output file's Sync, at each read from the device,
 and, while much of its output is still dirty in the page cache, now and then inside a
 `write()` (the file system's journal, dirty-page throttling). Real runs on this project's
-machine kind count it (`threads.csv`, `lsmsim.thread_schedstat`, against the LOG's jobs):
+machine kind count it (`threads.csv`, `lsmsim.traces.thread_schedstat`, against the LOG's jobs):
 about 14 voluntary context switches per output file and 0.27 per MiB written while every
 byte stays dirty until the Sync, 0.07 per MiB with 1 MiB range syncs. Linux's scheduler
 (CFS, and EEVDF from 6.6) does not make a woken thread's sleep up to it: the thread keeps
@@ -34,7 +34,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from lsmsim.thread_schedstat import GROUPS, read_samples
+from lsmsim.traces.thread_schedstat import GROUPS, read_samples
 
 # Measured by `estimate_wakeup_wait` and `estimate_wakeup_counts` from the 32 runs in
 # validation/traces/local-2core-writeback (2 cores, Linux 6.18); see its README.

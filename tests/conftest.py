@@ -54,7 +54,7 @@ def own_result_cache(tmp_path_factory, monkeypatch):
 
 def interrupt_after_first_progress(argv: list[str], first: str, total: str, within_s: float
                                    ) -> tuple[str, str, int]:
-    """Run `python -m lsmsim.cli argv` in a process group of its own, wait for its first
+    """Run `python -m lsmsim.cli.main argv` in a process group of its own, wait for its first
     progress line (which must contain `first`), then press Ctrl-C twice as a terminal does
     (SIGINT to the whole group). It must exit with 130 within `within_s` and say last how
     many of `total` ("16 runs") finished: (stdout, stderr, its process group id)."""
@@ -64,7 +64,7 @@ def interrupt_after_first_progress(argv: list[str], first: str, total: str, with
     import sys
     import time
 
-    process = subprocess.Popen([sys.executable, "-m", "lsmsim.cli", *argv],
+    process = subprocess.Popen([sys.executable, "-m", "lsmsim.cli.main", *argv],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     line = process.stderr.readline()

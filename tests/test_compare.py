@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 
 from conftest import SMALL
-from lsmsim.cli import main
-from lsmsim.compare import format_table, run_grid
+from lsmsim.cli.main import main
+from lsmsim.sweeps.compare import format_table, run_grid
 from lsmsim.policy import Policy
 from lsmsim.policies import register
 

@@ -15,7 +15,7 @@ MIB = 1 << 20
 
 import lsmsim
 from conftest import run_small
-from lsmsim.cli import format_summary, main
+from lsmsim.cli.main import format_summary, main
 from lsmsim.entry_format import EntryFormat
 from lsmsim.summary import summarize_trace
 
@@ -274,7 +274,7 @@ def test_cli_run_draws_the_policy_view_beside_the_timeline(tmp_path):
 def test_on_timeseries_gets_the_runs_rows_before_the_summary(tmp_path):
     """`simulate(on_timeseries=...)` hands over the finished rows and configuration (what
     `lsmsim run` sends its plotter early); a plotter waited on before it draws says so."""
-    from lsmsim.plot_process import TimelinePlotter
+    from lsmsim.plot.timeline_process import TimelinePlotter
 
     seen = []
     result = run_small(duration_s=5, on_timeseries=lambda config, rows: seen.append((config, rows)))
@@ -291,7 +291,7 @@ def test_on_timeseries_gets_the_runs_rows_before_the_summary(tmp_path):
 def _console(*args: str, stdout: int | None = None) -> subprocess.CompletedProcess:
     """The `lsmsim` console entry point in a child Python, as the installed command runs."""
     code = (f"import sys; sys.argv = ['lsmsim', *{list(args)!r}]; "
-            "from lsmsim.cli import console_main; console_main()")
+            "from lsmsim.cli.main import console_main; console_main()")
     return subprocess.run([sys.executable, "-c", code], stdout=stdout or subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=60)
 

@@ -21,13 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsmsim
-from lsmsim.cli import main
-from lsmsim.dataflow import CumulativeFlow, Dataflow
-from lsmsim.dataflow_plot import FILL_BLUE
-from lsmsim.explain import cause_agreement
-from lsmsim.replay import write_replay
+from lsmsim.cli.main import main
+from lsmsim.explain.dataflow import CumulativeFlow, Dataflow
+from lsmsim.explain.dataflow_plot import FILL_BLUE
+from lsmsim.explain.stall_accounts import cause_agreement
+from lsmsim.explain.replay import write_replay
 from lsmsim.trace import Trace
-from lsmsim.trace_import import import_trace
+from lsmsim.traces.trace_import import import_trace
 
 DATA = Path(__file__).parent / "data"
 # One run per overflow type: L0 slowdowns (nvme), memtable stops (hdd), pending-bytes

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import run_small
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.data_file import DataFileError
 from lsmsim.job_cost_spread import SPREAD_POINTS, JobCostSpread, measure_spread, spread_table
 from lsmsim.machine import load_machine, machine_toml

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from lsmsim.device_models import PRESET_DIR, load_device, preset_names
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.data_file import DataFileError
 from lsmsim.machine import PROFILE_DIR, load_machine, profile_names
-from lsmsim.reproduce import EXPERIMENTS_DIR, ExperimentError, experiment_names, load_experiment
+from lsmsim.sweeps.reproduce import EXPERIMENTS_DIR, ExperimentError, experiment_names, load_experiment
 
 
 @pytest.fixture

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.trace import Trace
-from lsmsim.trace_import import TraceError, import_trace, read_report_csv
-from lsmsim.trace_validation import run_setup
+from lsmsim.traces.trace_import import TraceError, import_trace, read_report_csv
+from lsmsim.fidelity.trace_validation import run_setup
 
 DATA = Path(__file__).parent / "data"
 LOCAL = DATA / "local2core_excerpt"

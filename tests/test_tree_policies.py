@@ -10,7 +10,7 @@ import pytest
 from conftest import open_db, run_small
 from test_invariants import check_tiered_shape
 from lsmsim.background_job import CompactionJob, FlushJob
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.compaction_picker import Compaction
 from lsmsim.sst_file import SstFile
 from lsmsim.policies import PolicyError, make_policy

@@ -101,7 +101,7 @@ from pathlib import Path
 import lsmsim
 from lsmsim.options import DB_BENCH_DEFAULTS
 from lsmsim.scenarios.experiments._adoc_setup import NUM_KEYS
-from lsmsim.trace_validation import fitted_device
+from lsmsim.fidelity.trace_validation import fitted_device
 
 DATA = Path(__file__).resolve().parent / "data" / "adoc_stall_duration.csv"
 # The devices fitted (lsmsim calibrate --device-out) to flush and compaction jobs of the

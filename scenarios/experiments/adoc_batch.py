@@ -2,7 +2,7 @@
 stall duration on NVMe and SATA SSDs at the same thread count; fillrandom, 2 threads,
 900 simulated s (the paper's runs are 3600 s)."""
 
-from lsmsim.reproduce import MODEL_GAP, Experiment, ratio_claim
+from lsmsim.sweeps.reproduce import MODEL_GAP, Experiment, ratio_claim
 from lsmsim.scenarios.experiments._adoc_setup import adoc_run
 
 MIB = 1 << 20

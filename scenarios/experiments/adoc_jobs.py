@@ -5,7 +5,7 @@ SSD, HDD at 2-20 threads, 64 MB batches, 900 simulated s; the paper's are one ho
 
 from typing import Callable
 
-from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, load_experiment,
+from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, load_experiment,
                               metric_of, trend_claim)
 
 THREADS_SWEEP = load_experiment("adoc_threads")

@@ -4,7 +4,7 @@ RocksDB-AT, SILK-O and ADOC on the four devices. 900 simulated s per run (the pa
 media bandwidth, as ADOC's authors configured it, and again at 0.5x and 2x TOTAL: each
 claim involving SILK-O prints its verdict at those too (`_silk_total`)."""
 
-from lsmsim.reproduce import MODEL_GAP, Experiment, ratio_claim, with_variants
+from lsmsim.sweeps.reproduce import MODEL_GAP, Experiment, ratio_claim, with_variants
 from lsmsim.scenarios.experiments._adoc_setup import adoc_run
 from lsmsim.scenarios.experiments._silk_total import silk_total_runs, total_variants
 

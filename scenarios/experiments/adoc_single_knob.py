@@ -1,7 +1,7 @@
 """ADOC (FAST 2023) §6.4, Fig. 20: ADOC-T (tunes threads only) and ADOC-B (batch size only)
 relative to ADOC, fillrandom on PM and HDD, 900 simulated s (the paper's are 3600 s)."""
 
-from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, metric_of,
+from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, metric_of,
                               ratio_claim)
 from lsmsim.scenarios.experiments._adoc_setup import adoc_run
 

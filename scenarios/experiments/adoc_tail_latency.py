@@ -3,7 +3,7 @@ fillrandom on the four devices, over adoc_schemes' runs (900 simulated s; the pa
 3600 s). The simulated latency is the writer's per-operation latency including stall waits.
 Each claim also prints its verdict with SILK-O at TOTAL x0.5 and x2 (`_silk_total`)."""
 
-from lsmsim.reproduce import MODEL_GAP, Experiment, load_experiment, ratio_claim, with_variants
+from lsmsim.sweeps.reproduce import MODEL_GAP, Experiment, load_experiment, ratio_claim, with_variants
 from lsmsim.scenarios.experiments._silk_total import total_variants
 
 SCHEMES = load_experiment("adoc_schemes")

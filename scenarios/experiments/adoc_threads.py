@@ -4,7 +4,7 @@ The paper runs 3600 s; these runs are 900 simulated s (--duration-scale 4 for th
 
 from typing import Callable
 
-from lsmsim.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
+from lsmsim.sweeps.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
                               metric_of, peak_claim, trend_claim)
 from lsmsim.scenarios.experiments._adoc_setup import adoc_run
 

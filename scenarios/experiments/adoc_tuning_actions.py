@@ -7,7 +7,7 @@ from typing import Callable
 
 import numpy as np
 
-from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, cell_of,
+from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, cell_of,
                               load_experiment)
 
 SINGLE_KNOB = load_experiment("adoc_single_knob")

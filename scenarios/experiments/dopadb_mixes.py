@@ -10,9 +10,9 @@ text states a trend for 9(b) only, so 9(a) is drawn, not judged."""
 
 import numpy as np
 
-from lsmsim.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results, Run,
+from lsmsim.sweeps.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results, Run,
                               cell_of, ratio_claim)
-from lsmsim.reproduce_series import SERIES, after_load, client_ops_per_s
+from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s
 from lsmsim.policies.dopadb import recommended_compaction_bytes
 
 MB = 1_000_000

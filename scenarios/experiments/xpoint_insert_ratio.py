@@ -18,10 +18,10 @@ state is a fixed configuration, set directly: level0_slowdown_writes_trigger 24 
 import numpy as np
 
 from lsmsim.entry_format import EntryFormat
-from lsmsim.reproduce import (MODEL_GAP, NOT_CHECKABLE, SETUP_DIFFERS, Claim, Experiment, Finding,
+from lsmsim.sweeps.reproduce import (MODEL_GAP, NOT_CHECKABLE, SETUP_DIFFERS, Claim, Experiment, Finding,
                               Results, Run, cell_of, metric_of,
                               ratio_claim, trend_claim)
-from lsmsim.reproduce_series import SERIES, after_load, client_ops_per_s
+from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s
 
 KEYS = 5_000_000
 FIELDS = {"num_keys": KEYS, "threads": 4}

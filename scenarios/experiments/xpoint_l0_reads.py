@@ -4,7 +4,7 @@ paper controls the L0 file count through the file size; here through
 level0_file_num_compaction_trigger (2, 4, 8: the number of L0 files compacted at once),
 readrandomwriterandom with 50% reads, 600 simulated s over 5 million keys (filled first) on NVMe (flash) and PM (3D XPoint)."""
 
-from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, Run, metric_of,
+from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, Run, metric_of,
                               trend_claim)
 
 TRIGGERS = (2, 4, 8)

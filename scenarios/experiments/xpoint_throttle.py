@@ -4,8 +4,8 @@ every minute) on PM, 600 simulated s over 5 million keys (a short fill first). T
 counts gets and puts after the fill. Equation 2 is checked where the paper checks it,
 against Fig. 5's runs (xpoint_insert_ratio)."""
 
-from lsmsim.reproduce import MODEL_GAP, Claim, Experiment, Finding, Results, Run
-from lsmsim.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
+from lsmsim.sweeps.reproduce import MODEL_GAP, Claim, Experiment, Finding, Results, Run
+from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
 
 KEYS = 5_000_000
 RUNS = tuple(Run(f"pm-{policy}", "write_bursts", device="pm", policy=policy, duration_s=600.0,
