@@ -83,7 +83,7 @@ PHASES = """
 import sys, time
 from pathlib import Path
 w0, c0 = time.perf_counter(), time.process_time()
-from lsmsim.cli.main import format_summary
+from lsmsim.cli.summary_table import format_summary
 from lsmsim.plot.timeline_process import TimelinePlotter
 from lsmsim.simulation import simulate
 w1, c1 = time.perf_counter(), time.process_time()
@@ -91,7 +91,8 @@ plotter = TimelinePlotter(Path(sys.argv[1]), duration_s=3600)
 result = simulate("fillrandom", device="nvme", duration_s=3600, on_timeseries=plotter.draw)
 w2, c2 = time.perf_counter(), time.process_time()
 format_summary(result.summary, result.config)
-result.write(sys.argv[1], plotter=plotter)
+result.write(sys.argv[1])
+plotter.wait()
 plotter.close()
 w3, c3 = time.perf_counter(), time.process_time()
 for name, wall, cpu in (("import", w1 - w0, c1 - c0), ("simulate", w2 - w1, c2 - c1),

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import interrupt_after_first_progress
 from lsmsim.cli.main import main
-from lsmsim.sweeps.compare import CompareError, split_policies
+from lsmsim.cli.compare_command import CompareError, split_policies
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.sweeps.worker_pool import NOT_RUN, Interrupted, JobFailed, run_jobs
 

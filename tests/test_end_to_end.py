@@ -15,14 +15,16 @@ MIB = 1 << 20
 
 import lsmsim
 from conftest import run_small
-from lsmsim.cli.main import format_summary, main
+from lsmsim.cli.main import main
+from lsmsim.cli.summary_table import format_summary
+from lsmsim.plot.timeline import save_figures
 from lsmsim.entry_format import EntryFormat
 from lsmsim.summary import summarize_trace
 
 
 def test_same_scenario_and_seed_give_identical_files(tmp_path):
-    first = run_small(duration_s=30, seed=7).write(tmp_path / "a", plot=False)
-    second = run_small(duration_s=30, seed=7).write(tmp_path / "b", plot=False)
+    first = run_small(duration_s=30, seed=7).write(tmp_path / "a")
+    second = run_small(duration_s=30, seed=7).write(tmp_path / "b")
     for name in ("timeseries.csv", "events.jsonl", "stalls.jsonl"):
         assert (first / name).read_bytes() == (second / name).read_bytes()
 
@@ -38,6 +40,8 @@ def test_outputs_and_summary(small_run, tmp_path):
     summary = json.loads((out / "summary.json").read_text())["summary"]
     assert summary["flush_count"] == sum(e["event"] == "flush_finished" for e in events)
     assert summary["write_amplification"] > 1.0
+    assert not (out / "timeline.png").exists()  # figures are the plot layer's
+    save_figures(small_run, out)
     assert (out / "timeline.png").stat().st_size > 10_000
     user_bytes = small_run.summary["ops"] * (16 + 1000)
     assert small_run.summary["user_bytes"] == pytest.approx(user_bytes)

@@ -12,6 +12,7 @@ from test_invariants import check_tiered_shape
 from lsmsim.background_job import CompactionJob, FlushJob
 from lsmsim.cli.main import main
 from lsmsim.compaction_picker import Compaction
+from lsmsim.plot.timeline import save_figures
 from lsmsim.sst_file import SstFile
 from lsmsim.policies import PolicyError, make_policy
 from lsmsim.policies.cruisedb import (AdmissionController, RateEstimater, conservative_rate_bps,
@@ -280,7 +281,7 @@ def test_cli_rejects_a_bad_policy_parameter(capsys):
 def test_policy_view_columns_and_figure(tmp_path):
     result = run_small(10, policy="dopadb", options={"num_levels": 4})
     assert {"policy_l0_fill_to_threshold", "policy_ulc_hint_bytes"} <= set(result.timeseries)
-    result.write(tmp_path)
+    save_figures(result, result.write(tmp_path))
     assert (tmp_path / "policy.png").stat().st_size > 0
     assert "policy_l0_fill_to_threshold" in (tmp_path / "timeseries.csv").read_text().split("\n")[0]
 

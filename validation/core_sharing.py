@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmsim.core_sharing import estimate_slope, job_shared_fractions
+from lsmsim.fidelity.core_sharing_fit import estimate_slope, job_shared_fractions
 from lsmsim.fidelity.job_cpu import compaction_cpu_jobs
 from lsmsim.machine import load_machine
 from lsmsim.traces.trace_import import import_trace

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lsmsim.cli.numbers import positive_int
+from lsmsim.cli.arguments import positive_int
 from lsmsim.output_path import output_file
 
 RUN_HELP = ("a folder written by lsmsim run --out or lsmsim trace import --out, a real RocksDB "

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsmsim.cli.numbers import non_negative_int, positive_int, positive_number
+from lsmsim.cli.arguments import non_negative_int, positive_int, positive_number
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
 from lsmsim.output_path import file_stem, output_file, output_folder
 from lsmsim.sweeps.progress import Progress, add_progress_flags, progress_wanted

@@ -13,9 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from lsmsim.cli import explain_commands as explain_cli, fidelity_commands as fidelity_cli, trace_commands as trace_cli
-from lsmsim.sweeps import compare, reproduce, sweep, tune
-from lsmsim.cli.numbers import bucket_count, byte_rate_bps, non_negative_int, positive_number
+from lsmsim.cli import (compare_command, explain_commands, fidelity_commands, reproduce_command,
+                        sweep_command, trace_commands, tune_command)
+from lsmsim.cli.arguments import (bucket_count, byte_rate_bps, non_negative_int, parse_sets,
+                                  positive_number)
+from lsmsim.cli.summary_table import format_summary
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS, MAX_BUCKETS
 from lsmsim.mechanisms import MechanismError, Mechanisms
@@ -23,19 +25,22 @@ from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.output_path import OutputPathError, output_folder
 from lsmsim.plot.timeline_process import TimelinePlotter
 from lsmsim.sweeps.progress import Progress, add_progress_flags, progress_wanted
-from lsmsim.units import UnitError, format_bytes, format_figure, format_seconds
+from lsmsim.units import UnitError, format_seconds
 from lsmsim.workload import WORKLOADS, WorkloadError
 
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors printed as one line with status 2 (the subcommands' own are imported on an
     error only, so that `lsmsim run` does not load the LOG reader or the calibration)."""
+    from lsmsim.policies import PolicyError
     from lsmsim.simulation import RunParameterError
     from lsmsim.sweeps.executor import ExecutorError
-    from lsmsim.policies import PolicyError
-    return (OptionError, ExecutorError, tune.TuneError, DataFileError, WorkloadError, UnitError, PolicyError, RunParameterError,
-            MechanismError, OutputPathError, compare.CompareError, *trace_cli.user_errors(),
-            *fidelity_cli.user_errors(), *explain_cli.user_errors(), reproduce.ExperimentError)
+    from lsmsim.sweeps.reproduce import ExperimentError
+    from lsmsim.sweeps.tune import TuneError
+    return (OptionError, ExecutorError, TuneError, DataFileError, WorkloadError, UnitError,
+            PolicyError, RunParameterError, MechanismError, OutputPathError,
+            compare_command.CompareError, ExperimentError, *trace_commands.user_errors(),
+            *fidelity_commands.user_errors(), *explain_commands.user_errors())
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,24 +99,10 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("what", choices=["devices", "machines", "options", "workloads",
                                           "policies"])
     listing.set_defaults(handler=lambda args: _list(args.what))
-    trace_cli.register(commands)
-    compare.register(commands)
-    sweep.register(commands)
-    tune.register(commands)
-    fidelity_cli.register(commands)
-    reproduce.register(commands)
-    explain_cli.register(commands)
+    for command in (trace_commands, compare_command, sweep_command, tune_command,
+                    fidelity_commands, reproduce_command, explain_commands):
+        command.register(commands)
     return parser
-
-
-def parse_sets(items: list[str]) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise OptionError(f"--set {item!r}: expected OPTION=VALUE, e.g. write_buffer_size=64MB")
-        values[name.strip()] = value.strip()
-    return values
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -156,91 +147,15 @@ def _run(args: argparse.Namespace) -> int:
               f"{result.wall_s:.2f} s wall "
               f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")
         if args.out:
-            out = result.write(args.out, plot=not args.no_plot, plotter=plotter)
+            out = result.write(args.out)
+            if plotter is not None:
+                plotter.wait()
             print(f"results written to {out}/")
         return 0
     finally:
         progress.close()
         if plotter is not None:
             plotter.close()
-
-
-def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
-    """The summary as an aligned two-column table; rows whose figures a trace lacks (a real
-    run has no latency histogram or utilisations) are left out."""
-    def has(*keys: str) -> bool:
-        return _present(summary, *keys)
-
-    rows = [
-        ("workload / device / policy",
-         f"{config['workload']['name']} / {config['device']} / {config['policy']['name']}"),
-        ("put throughput", f"{format_figure(summary['throughput_ops_per_s'])} ops/s "
-                           f"({format_figure(summary['throughput_MBps'], 1)} MB/s)"),
-        ("tail throughput p99 / p99.9",
-         f"{format_figure(summary['tail_throughput_p99_ops_per_s'])} / "
-         f"{format_figure(summary['tail_throughput_p999_ops_per_s'])} ops/s"),
-    ]
-    if has("latency_p50_us", "latency_p99_us", "latency_p999_us"):
-        rows.append(("write latency p50 / p99 / p99.9", f"{summary['latency_p50_us']:,.1f} / "
-                                                        f"{summary['latency_p99_us']:,.1f} / "
-                                                        f"{summary['latency_p999_us']:,.1f} us"))
-    if summary.get("open_loop_backlog_ops"):
-        rows.append(("open-loop ops queued at the end", f"{summary['open_loop_backlog_ops']:,.0f}, "
-                     f"oldest waiting {summary['open_loop_oldest_queued_wait_s']:,.1f} s "
-                     "(not in the latencies)"))
-    rows += _read_rows(summary)
-    rows.append(("stalled", f"{summary['stall_time_s']:.1f} s "
-                            f"({100 * summary['stall_fraction']:.1f}%): "
-                            f"stopped {summary['stopped_time_s']:.1f} s, "
-                            f"delayed {summary['delayed_time_s']:.1f} s"))
-    for cause, seconds in summary["stall_duration_s_by_cause"].items():
-        count = summary["stall_count_by_cause"][cause]
-        if count:
-            rows.append((f"  {cause}", f"{seconds:.1f} s in {count} episodes"))
-    rows.append(("write amplification", f"{summary['write_amplification']:.2f}"
-                 if has("write_amplification") else "- (no puts written)"))
-    if has("space_amplification"):
-        rows.append(("space amplification", f"{summary['space_amplification']:.2f}"))
-    rows += [
-        ("flushes / compactions / moves", f"{summary['flush_count']} / "
-                                          f"{summary['compaction_count']} / "
-                                          f"{summary['trivial_move_count']}"),
-        ("bytes written per level", ", ".join(
-            f"L{i} {format_bytes(b)}" for i, b in enumerate(summary["bytes_written_per_level"])
-            if b)),
-        ("final files per level", str(summary["final_lsm_state"])),
-        ("max L0 files", str(summary["max_l0_files"])),
-    ]
-    if has("mean_cpu_util", "mean_device_util"):
-        rows.append(("mean CPU / device utilisation", f"{100 * summary['mean_cpu_util']:.0f}% / "
-                                                      f"{100 * summary['mean_device_util']:.0f}%"))
-    width = max(len(label) for label, _ in rows)
-    return "\n".join(f"{label:<{width}}  {value}" for label, value in rows)
-
-
-def _present(summary: dict[str, Any], *keys: str) -> bool:
-    """Every one of `keys` has a figure in `summary` (not None, not NaN)."""
-    return all(summary.get(k) is not None and summary.get(k) == summary.get(k) for k in keys)
-
-
-def _read_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
-    """Summary rows of a workload with reads (none for a write-only one)."""
-    if "read_throughput_ops_per_s" not in summary:
-        return []
-    rows = [("reads (gets + scans)",
-             f"{format_figure(summary['read_throughput_ops_per_s'])} ops/s; all client ops "
-             f"{format_figure(summary['client_ops_per_s'])} ops/s")]
-    if _present(summary, "read_latency_p50_us", "read_latency_p99_us", "read_latency_p999_us"):
-        # (none while the run has not reached its reads, e.g. still in its load)
-        rows.append(("read latency p50 / p99 / p99.9",
-                     f"{summary['read_latency_p50_us']:,.1f} / "
-                     f"{summary['read_latency_p99_us']:,.1f} / "
-                     f"{summary['read_latency_p999_us']:,.1f} us"))
-    if _present(summary, "final_phase_ops_per_s"):
-        # The run stage without its load, as YCSB reports a run's throughput.
-        rows.append((f"last phase ({summary['final_phase']})",
-                     f"{summary['final_phase_ops_per_s']:,.0f} client ops/s"))
-    return rows
 
 
 def _list(what: str) -> int:

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lsmsim.cli.numbers import positive_number
+from lsmsim.cli.arguments import positive_number
 from lsmsim.output_path import output_folder
+from lsmsim.trace import Trace
 
 SHOWN_WARNINGS = 10
 
@@ -64,7 +65,7 @@ def print_warnings(lines: list[str]) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from lsmsim.cli.main import format_summary
+    from lsmsim.cli.summary_table import format_summary
     from lsmsim.traces.trace_import import import_trace
 
     if args.out:
@@ -84,7 +85,7 @@ def _import(args: argparse.Namespace) -> int:
     if trace.config["skipped_lines"]:
         print(f"skipped {trace.config['skipped_lines']} unreadable lines (see warnings)")
     if args.out:
-        print(f"trace written to {trace.write(args.out, plot=not args.no_plot)}/")
+        print(f"trace written to {write_run(trace, args.out, args.no_plot)}/")
     return 0
 
 
@@ -103,7 +104,7 @@ def _capture(args: argparse.Namespace) -> int:
 
 
 def _db_bench(args: argparse.Namespace) -> int:
-    from lsmsim.cli.main import format_summary
+    from lsmsim.cli.summary_table import format_summary
     from lsmsim.traces.db_bench import setup_from_flags
 
     if args.out:
@@ -120,5 +121,15 @@ def _db_bench(args: argparse.Namespace) -> int:
     print(f"\n{result.summary['duration_s']:.0f} simulated s ({ends}) in "
           f"{result.wall_s:.2f} s wall")
     if args.out:
-        print(f"results written to {result.write(args.out, plot=not args.no_plot)}/")
+        print(f"results written to {write_run(result, args.out, args.no_plot)}/")
     return 0
+
+
+def write_run(trace: Trace, out: Path, no_plot: bool) -> Path:
+    """A run's files and, unless `no_plot`, its figures, in folder `out`."""
+    folder = trace.write(out)
+    if not no_plot:
+        from lsmsim.plot.timeline import save_figures  # matplotlib only when drawing
+
+        save_figures(trace, folder)
+    return folder

@@ -54,7 +54,7 @@ import numpy as np
 
 from lsmsim.traces.db_bench import DbBenchSetup
 from lsmsim.fidelity.device_calibration import DeviceFit, fit_device, write_fitted
-from lsmsim.job_cost_spread import measure_spread
+from lsmsim.fidelity.job_cost_spread_fit import measure_spread
 from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
                             cost_values, with_costs)
 from lsmsim.fidelity.job_cpu import compaction_cpu_jobs, flush_cpu_row, sharing_factors
@@ -62,7 +62,7 @@ from lsmsim.traces.thread_schedstat import group_totals
 from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_validation import check_run_folders, run_devices, run_setup
 from lsmsim.page_cache_writeback import synced_fraction
-from lsmsim.wakeup_wait import estimate_wakeup_counts, estimate_wakeup_wait
+from lsmsim.fidelity.wakeup_wait_fit import estimate_wakeup_counts, estimate_wakeup_wait
 from lsmsim.sweeps.progress import Progress
 from lsmsim.sweeps.worker_pool import Interrupted, JobFailed, run_jobs
 

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple
 
-from lsmsim.core_sharing import job_shared_fractions
+from lsmsim.fidelity.core_sharing_fit import job_shared_fractions
 from lsmsim.entry_format import EntryFormat
 from lsmsim.io_request_cost import job_requests
 from lsmsim.options import LsmOptions

@@ -19,16 +19,13 @@ is checked against this process's before any job is sent.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import signal
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from lsmsim.cli.numbers import positive_int
-from lsmsim.sweeps.progress import Progress, add_progress_flags, progress_wanted
+from lsmsim.sweeps.progress import Progress
 from lsmsim.sweeps.result_cache import ResultCache
 from lsmsim.sweeps.worker_pool import (STOP_SIGNALS, Interrupted, JobFailed, Stop, StopSignals,
                                 run_jobs as run_on_pool)
@@ -57,34 +54,6 @@ class Execution:
     progress: bool = False
 
 
-def add_execution_flags(parser: argparse.ArgumentParser, cache: bool = True) -> None:
-    """`--workers`, `--dask`, the cache flags (with `cache`) and the progress flags."""
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help="local processes, or LocalCluster workers with --dask local "
-                             f"(default: every core, {default_workers()} here)")
-    parser.add_argument("--dask", metavar="ADDRESS",
-                        help="run on Dask: 'local' starts a LocalCluster, tcp://host:8786 "
-                             "joins a running scheduler (pip install 'lsmsim[dask]')")
-    if cache:
-        parser.add_argument("--no-cache", action="store_true",
-                            help="simulate every run again (results are still stored)")
-        parser.add_argument("--cache-dir", type=Path,
-                            help="result cache folder (default $XDG_CACHE_HOME/lsmsim or "
-                                 "~/.cache/lsmsim)")
-    add_progress_flags(parser)
-
-
-def execution_from_args(args: argparse.Namespace) -> Execution:
-    """The `Execution` the flags of `add_execution_flags` ask for."""
-    cache = None
-    if hasattr(args, "no_cache"):
-        cache = ResultCache(args.cache_dir)
-        if args.no_cache:
-            cache = _WriteOnlyCache(cache.directory)
-    return Execution(workers=args.workers or default_workers(), dask=args.dask, cache=cache,
-                     progress=progress_wanted(args))
-
-
 def describe_execution(execution: Execution) -> str:
     """`2 workers` or `Dask local (2 workers)`, for the closing line of a command."""
     if execution.dask == LOCAL:
@@ -94,7 +63,7 @@ def describe_execution(execution: Execution) -> str:
     return f"{execution.workers} worker" + ("s" if execution.workers > 1 else "")
 
 
-class _WriteOnlyCache(ResultCache):
+class WriteOnlyCache(ResultCache):
     """`--no-cache`: every job runs, and its result replaces what was stored."""
 
     def get(self, key: str) -> Any | None:

@@ -9,29 +9,23 @@ from those runs' summaries: nothing here knows a simulated number in advance.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import importlib.util
 import json
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from lsmsim.cli.numbers import non_negative_int, positive_number
 from lsmsim.sweeps.compare import Cell, run_cells
 from lsmsim.data_file import DataFileError
 from lsmsim.named_data import NamedData
-from lsmsim.output_path import output_folder
 from lsmsim.scenarios import experiments as experiments_package
 
 if TYPE_CHECKING:
     from lsmsim.sweeps.executor import Execution
-    from lsmsim.sweeps.worker_pool import Interrupted
 
 EXPERIMENTS_DIR = Path(experiments_package.__file__).parent  # in the checkout or installed
 
@@ -489,62 +483,4 @@ def write_series(experiment: Experiment, cells: Mapping[str, Cell], out: Path,
     drawing.tight_layout()
     save_figure(drawing, out / f"{experiment.name}_series.png")
 
-
-def register(commands: Any) -> None:
-    """Add `reproduce` to the CLI's subcommands."""
-    from lsmsim.sweeps.executor import add_execution_flags
-
-    parser = commands.add_parser(
-        "reproduce", help="re-run the seed papers' experiments and check their claims")
-    parser.add_argument("names", nargs="*", metavar="NAME", help="experiments to run")
-    parser.add_argument("--all", action="store_true", help="every experiment")
-    parser.add_argument("--list", action="store_true", help="list the experiments")
-    parser.add_argument("--out", type=Path, default=Path("reproduce-out"),
-                        help="folder for each experiment's CSV and PNG (reproduce-out)")
-    parser.add_argument("--duration-scale", type=positive_number, default=1.0,
-                        help="multiply every run's simulated duration")
-    parser.add_argument("--seed", type=non_negative_int,
-                        help="seed of every run (default: each run's own, 0 unless it says)")
-    add_execution_flags(parser)
-    parser.set_defaults(handler=_reproduce)
-
-
-def _reproduce(args: argparse.Namespace) -> int:
-    names = experiment_names() if args.all or args.list else args.names
-    if args.list:
-        for name in names:
-            print(f"{name:24} {load_experiment(name).title}")
-        return 0
-    if not names:
-        raise ExperimentError("name experiments or give --all; valid experiments: "
-                              f"{', '.join(experiment_names())}")
-    from lsmsim.sweeps.executor import describe_execution, execution_from_args
-    from lsmsim.sweeps.worker_pool import Interrupted
-
-    out = output_folder(args.out)
-    execution = execution_from_args(args)
-    experiments = [load_experiment(name) for name in names]
-    started = time.perf_counter()
-    stopped: Interrupted | None = None
-    try:
-        results, rows = run_experiments(experiments, args.duration_scale, seed=args.seed,
-                                        execution=execution)
-    except Interrupted as stop:
-        (results, rows), stopped = stop.results, stop
-    wall_s = time.perf_counter() - started
-    out.mkdir(parents=True, exist_ok=True)
-    for experiment in experiments:
-        write_outputs(experiment, results[experiment.name],
-                      [r for r in rows if r.experiment == experiment.name], out,
-                      figures=stopped is None)
-    print(format_claims(rows))
-    simulated = {id(c): c for cells in results.values() for c in cells.values()}  # shared once
-    cpu_s = sum(c.cpu_s for c in simulated.values())
-    print(f"{len(experiments)} experiments in {wall_s:.0f} s wall ({cpu_s:.0f} s CPU in runs, "
-          f"{describe_execution(execution)}); " + ("CSV (no figures)" if stopped else "CSV and PNG")
-          + f" in {out}/")
-    if stopped is not None:
-        print(f"lsmsim: {stopped.summary()}", file=sys.stderr)
-        return stopped.exit_status
-    return 1 if any(r.finding is None for r in rows) else 0
 

@@ -1,6 +1,6 @@
-"""Argument types for the command line's numeric flags: a bad value (`--duration -5`,
-`--workers 0`, `--interval nan`, `--write-rate-limit fast`) is refused by argparse, with
-the flag and the value named, before any simulation starts."""
+"""Argument types for the command line's flags: a bad number (`--duration -5`, `--workers 0`,
+`--interval nan`, `--write-rate-limit fast`) is refused by argparse, with the flag and the
+value named, before any simulation starts; `--set OPTION=VALUE` pairs are read here too."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import argparse
 import math
 
 from lsmsim.keyspace import MAX_BUCKETS
+from lsmsim.options import OptionError
 from lsmsim.units import UnitError, parse_rate_bps
 
 
@@ -57,3 +58,13 @@ def _integer(text: str, minimum: int, maximum: int | None = None, why: str = "")
     if maximum is not None and value > maximum:
         raise argparse.ArgumentTypeError(f"must be at most {maximum:,} ({why}), got {text!r}")
     return value
+
+
+def parse_sets(items: list[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise OptionError(f"--set {item!r}: expected OPTION=VALUE, e.g. write_buffer_size=64MB")
+        values[name.strip()] = value.strip()
+    return values
