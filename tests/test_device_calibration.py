@@ -19,7 +19,7 @@ from lsmsim.fidelity.device_calibration import (DeviceCalibrationError, Measured
 from lsmsim.data_file import toml_text
 from lsmsim.machine import load_machine
 from lsmsim.trace import Trace
-from lsmsim.traces.trace_import import TraceError
+from lsmsim.traces.run_files import TraceError
 from lsmsim.fidelity.trace_validation import run_devices
 
 ADOC = Path(__file__).resolve().parents[1] / "validation/traces/adoc-server-600s/5000000"

@@ -17,7 +17,7 @@ import lsmsim
 from conftest import run_small
 from lsmsim.cli.main import main
 from lsmsim.cli.summary_table import format_summary
-from lsmsim.plot.timeline import save_figures
+from lsmsim.plot.run_figures import save_figures
 from lsmsim.entry_format import EntryFormat
 from lsmsim.summary import summarize_trace
 

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import networkx
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "lsmsim"
 
@@ -48,10 +50,19 @@ def _source_files() -> dict[Path, str]:
     return files
 
 
-def _imported(path: Path) -> list[tuple[int, str]]:
-    """(line, dotted name) of every lsmsim module `path` imports, wherever the import is."""
+def _imported(path: Path, typing_too: bool = True) -> list[tuple[int, str]]:
+    """(line, dotted name) of every lsmsim module `path` imports, wherever the import is
+    (without `typing_too`, those under `if TYPE_CHECKING:` aside)."""
+    tree = ast.parse(path.read_text(), str(path))
+    typing_only = set()
+    if not typing_too:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
+                typing_only |= {id(inner) for inner in ast.walk(node)}
     names = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             names += [(node.lineno, a.name) for a in node.names if a.name.startswith("lsmsim.")]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -70,6 +81,31 @@ def test_every_import_goes_down_the_layers():
             if LAYERS.index(target) > LAYERS.index(layer):
                 wrong.append(f"{path.relative_to(ROOT)}:{line} ({layer}) imports {name} ({target})")
     assert not wrong, "imports that go up a layer:\n" + "\n".join(wrong)
+
+
+def _module_name(path: Path) -> str:
+    """`lsmsim.x.y` of a source file (plug-in folders by their installed names)."""
+    for name, folder in (("lsmsim", PACKAGE), *((f"lsmsim.{n}", f) for n, f in PLUG_INS.items())):
+        if folder in path.parents:
+            parts = path.relative_to(folder).with_suffix("").parts
+            return ".".join((name,) + (parts[:-1] if parts[-1] == "__init__" else parts))
+    raise AssertionError(path)
+
+
+def test_no_module_imports_itself_through_others():
+    """No import cycle between modules, within a layer too (imports only for type checking
+    aside: they never run)."""
+    files = _source_files()
+    modules = {_module_name(path): path for path in files}
+    graph = networkx.DiGraph()
+    for name, path in modules.items():
+        for _, imported in _imported(path, typing_too=False):
+            while imported and imported not in modules:  # `from lsmsim.x import name`
+                imported = imported.rpartition(".")[0]
+            if imported not in ("", "lsmsim", name):
+                graph.add_edge(name, imported)
+    cycles = sorted(" -> ".join(cycle) for cycle in networkx.simple_cycles(graph))
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
 def test_each_layer_is_a_subpackage_that_installs():

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from lsmsim.cli.main import main
-from lsmsim.traces.db_bench import (DbBenchError, read_command_file, setup_from_flags,
-                             setup_from_trace_dir)
+from lsmsim.traces.db_bench import DbBenchError, setup_from_flags
+from lsmsim.traces.run_setup import read_command_file, setup_from_trace_dir
 from lsmsim.options import DB_BENCH_DEFAULTS, GIB, MIB
 from lsmsim.traces.rocksdb_log import LogFormatError, RocksDBLog, parse_log
 from lsmsim.stall_tracker import cause_name

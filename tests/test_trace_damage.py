@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from lsmsim.cli.main import main
 from lsmsim.trace import Trace
-from lsmsim.traces.trace_import import TraceError, import_trace, read_report_csv
+from lsmsim.traces.run_files import TraceError, read_report_csv
+from lsmsim.traces.trace_import import import_trace
 from lsmsim.fidelity.trace_validation import run_setup
 
 DATA = Path(__file__).parent / "data"

@@ -12,7 +12,7 @@ from test_invariants import check_tiered_shape
 from lsmsim.background_job import CompactionJob, FlushJob
 from lsmsim.cli.main import main
 from lsmsim.compaction_picker import Compaction
-from lsmsim.plot.timeline import save_figures
+from lsmsim.plot.run_figures import save_figures
 from lsmsim.sst_file import SstFile
 from lsmsim.policies import PolicyError, make_policy
 from lsmsim.policies.cruisedb import (AdmissionController, RateEstimater, conservative_rate_bps,

@@ -21,7 +21,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from lsmsim.traces.db_bench import DbBenchError
     from lsmsim.traces.rocksdb_log import LogFormatError
     from lsmsim.traces.trace_capture import CaptureError
-    from lsmsim.traces.trace_import import TraceError
+    from lsmsim.traces.run_files import TraceError
     return (DbBenchError, LogFormatError, CaptureError, TraceError)
 
 
@@ -129,7 +129,7 @@ def write_run(trace: Trace, out: Path, no_plot: bool) -> Path:
     """A run's files and, unless `no_plot`, its figures, in folder `out`."""
     folder = trace.write(out)
     if not no_plot:
-        from lsmsim.plot.timeline import save_figures  # matplotlib only when drawing
+        from lsmsim.plot.run_figures import save_figures  # matplotlib only when drawing
 
         save_figures(trace, folder)
     return folder

@@ -1,7 +1,7 @@
 """`lsmsim validate`: re-simulate real runs' own command lines and measure the model's error.
 
 Each run folder is imported (`lsmsim.traces.trace_import`), its own db_bench command is simulated
-for the real run's duration (`lsmsim.traces.db_bench.setup_from_trace_dir`) on the given machine
+for the real run's duration (`lsmsim.traces.run_setup.setup_from_trace_dir`) on the given machine
 profile and device, and the two traces are compared (`lsmsim.fidelity.trace_comparison`). Runs of
 one command repeated (`<name>_r1`, `<name>_r2`) give the noise floor: the same comparison
 between the two real runs. Unless asked not to (`host_speed=False`, `--host-speed profile`),
@@ -25,14 +25,16 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from lsmsim.traces.db_bench import DbBenchSetup, setup_from_trace_dir
+from lsmsim.traces.db_bench import DbBenchSetup
+from lsmsim.traces.run_setup import setup_from_trace_dir
 from lsmsim.fidelity.job_cpu import HostSpeed, measure_host_speed, pooled
 from lsmsim.machine import MachineProfile, with_cpu_scale
 from lsmsim.mechanisms import Mechanisms
 from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_comparison import (as_plain, compare, error_labels, error_names,
                                      format_difference, median_abs, window)
-from lsmsim.traces.trace_import import TraceError, find_run_files, import_trace
+from lsmsim.traces.run_files import TraceError, find_run_files
+from lsmsim.traces.trace_import import import_trace
 from lsmsim.sweeps.worker_pool import NOT_RUN, Interrupted, run_jobs
 
 # The ADOC runs name their device in a folder `StorageMaterial.<name>`.

@@ -198,16 +198,6 @@ def save_timeline(result: "Trace", path: Path, prepared=None) -> None:  # type: 
     save_figure(timeline_figure(result, prepared), path)
 
 
-def save_figures(result: "Trace", out: Path, prepared=None) -> None:  # type: ignore[no-untyped-def]
-    """A run's figures into folder `out`: timeline.png, and policy.png when the policy
-    reports its own columns (`Policy.interval_samples`)."""
-    from lsmsim.plot.policy_panels import policy_columns, save_policy_view  # it imports this module
-
-    save_timeline(result, out / "timeline.png", prepared)
-    if policy_columns(result):
-        save_policy_view(result, out / "policy.png")
-
-
 def save_figure(figure, path: Path) -> None:  # type: ignore[no-untyped-def]
     """Write a figure as PNG and free it."""
     figure.savefig(path, dpi=100, pil_kwargs={"compress_level": 1})  # zlib level 6 takes 0.2 s

@@ -49,7 +49,7 @@ class TimelinePlotter:
         self.out.mkdir(parents=True, exist_ok=True)
         self._drawing = True
         if self._conn is None:
-            from lsmsim.plot.timeline import save_figures
+            from lsmsim.plot.run_figures import save_figures
             save_figures(trace, self.out)
         else:
             try:
@@ -91,7 +91,8 @@ def _serve(conn: Connection, duration_s: float | None) -> None:
     the parent's to handle: it kills this process if the figures are no longer wanted."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        from lsmsim.plot.timeline import save_figures, timeline_axes, warm_up
+        from lsmsim.plot.run_figures import save_figures
+        from lsmsim.plot.timeline import timeline_axes, warm_up
         prepared = timeline_axes()
         warm_up(prepared, duration_s)
         result, out = conn.recv()
