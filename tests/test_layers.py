@@ -3,9 +3,9 @@ the plug-in packages policies, device_models, scenarios) imports nothing from th
 above it, and no two subpackages import each other.
 
 Every import is counted, including those inside functions and under TYPE_CHECKING, so the
-layering holds for a reader of the code, not only at import time. The one exception is the
-package's front door, `lsmsim/__init__.py`, whose `import_trace` loads the traces layer on
-first use.
+layering holds for a reader of the code, not only at import time. The exceptions are the
+package's front doors: `lsmsim/__init__.py`, whose `import_trace` loads the traces layer on
+first use, and `lsmsim/__main__.py` (`python -m lsmsim`), which runs the command line.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def _source_files() -> dict[Path, str]:
     files = {}
     for path in PACKAGE.rglob("*.py"):
         relative = path.relative_to(PACKAGE).parts
-        if relative == ("__init__.py",):
-            continue  # the front door
+        if relative in (("__init__.py",), ("__main__.py",)):
+            continue  # the front doors
         files[path] = relative[0] if len(relative) > 1 and relative[0] in LAYERS else "engine"
     for name, folder in PLUG_INS.items():
         for path in folder.rglob("*.py"):
