@@ -197,7 +197,7 @@ class DB:
         """Whether WAL appends reach the device before a write returns (WriteOptions.sync)."""
         return self.options.sync and not self.options.disable_wal
 
-    # -- the actions `DBControl` gives policies: each re-plans --------------------------------
+    # -- the actions `DBControl` gives policies: each that changes the plan re-plans ----------
     def set_options(self, values: dict[str, Any]) -> None:
         """DB::SetOptions on the column family: new Version, stall recalculation, schedule."""
         self._apply_options(values, "cf", "SetOptions")

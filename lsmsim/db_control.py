@@ -4,7 +4,8 @@
 its own processes. Each method is a RocksDB call (SetOptions, SetDBOptions,
 RateLimiter::SetBytesPerSecond, PauseBackgroundWork, ...) or an admission limit, and after
 each the DB re-plans itself: it brings its fluid state up to now and shares the CPU, device
-and rate limiter out again with the hooks' new answers. A policy never has to ask for that.
+and rate limiter out again with the hooks' new answers (a `continue_*` that leaves a pause
+in force changes nothing, and needs none). A policy never has to ask for that.
 
 The rule that follows for policy authors: a hook's answer may depend on what the view shows
 and on the policy's parameters; state the policy changes from its own processes that a
