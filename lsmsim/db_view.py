@@ -91,6 +91,7 @@ class DBView:
     # -- the tree ------------------------------------------------------------------------------
     @property
     def num_levels(self) -> int:
+        """Levels of the tree, L0 included (num_levels)."""
         return self._db.version.num_levels
 
     def level_files(self, level: int) -> Sequence["SstFile"]:
@@ -179,10 +180,12 @@ class DBView:
     # -- background work -----------------------------------------------------------------------
     @property
     def running_flushes(self) -> int:
+        """Flush jobs running now."""
         return len(self._db.flush_jobs)
 
     @property
     def running_compactions(self) -> int:
+        """Compaction jobs running now (a job with subcompactions counts once)."""
         return len(self._db.compaction_jobs)
 
     @property
@@ -236,6 +239,7 @@ class DBView:
     # -- running totals (InternalStats) -----------------------------------------------------------
     @property
     def flushes_done(self) -> int:
+        """Flushes finished so far."""
         return self._db.counters.flushes
 
     @property
@@ -245,10 +249,12 @@ class DBView:
 
     @property
     def compaction_bytes_read(self) -> float:
+        """Input bytes of the finished compactions."""
         return self._db.counters.compaction_bytes_read
 
     @property
     def compaction_bytes_written(self) -> float:
+        """Bytes the finished compactions wrote to the device."""
         return self._db.counters.compaction_bytes_written
 
     @property
