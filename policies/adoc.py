@@ -32,7 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generator
 
-from lsmsim.db import DB
+from lsmsim.db_control import DBControl
+from lsmsim.db_view import DBView
 from lsmsim.options import KIB
 from lsmsim.policy import MIN_PERIOD_S, Param, Policy
 from lsmsim.value_range import INT32_MAX, UINT64_MAX, Order
@@ -101,52 +102,50 @@ class Adoc(Policy):
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self.last_overflow: str | None = None
-        self._event_cursor = 0
         self._flush_started_s: dict[int, float] = {}
         self._flush_bytes: dict[int, float] = {}
         self._stall_counts: dict[str, int] = {}
         self._usable_samples = 0
         self._max_flush_MBps = 0.0
 
-    def start(self, db: DB) -> None:
-        self._stall_counts = dict(db.stall_state.counters)
-        db.env.process(self._tuner(db))
+    def start(self, view: DBView, control: DBControl) -> None:
+        self._stall_counts = dict(view.stall_counts)
+        view.env.process(self._tuner(view, control))
 
-    def _tuner(self, db: DB) -> Generator:
+    def _tuner(self, view: DBView, control: DBControl) -> Generator:
         while True:
-            yield db.env.timeout(self.params["tuning_gap_s"])
-            observation = self.observe(db)
+            yield view.env.timeout(self.params["tuning_gap_s"])
+            observation = self.observe(view)
             if self.params["rules"] == "paper":
                 thread_op, batch_op = self.paper_ops(observation)
             else:
                 thread_op, batch_op = self.code_ops(observation)
-            self.apply(db, thread_op, batch_op)
+            self.apply(view, control, thread_op, batch_op)
 
     # -- observation --------------------------------------------------------------------
-    def observe(self, db: DB) -> Observation:
+    def observe(self, view: DBView) -> Observation:
         """The window since the previous tick: flush bandwidth, ratios, stalls."""
-        opts = db.options
-        level = db.scores.base_level if self.params["l0_metric"] == "base_level" else 0
-        counters = db.stall_state.counters
+        opts = view.options
+        level = view.base_level if self.params["l0_metric"] == "base_level" else 0
+        counters = view.stall_counts
         began = {name: counters[name] > self._stall_counts.get(name, 0) for name in counters}
         self._stall_counts = dict(counters)
         return Observation(
-            immutables=db.memtables.num_not_flushed(),
-            flush_MBps=self._flush_bandwidth_MBps(db),
-            l0_ratio=len(db.version.levels[level]) / opts.level0_slowdown_writes_trigger,
-            pending_ratio=(db.scores.pending_compaction_bytes
+            immutables=view.immutable_memtables,
+            flush_MBps=self._flush_bandwidth_MBps(view),
+            l0_ratio=len(view.level_files(level)) / opts.level0_slowdown_writes_trigger,
+            pending_ratio=(view.pending_compaction_bytes
                            / opts.soft_pending_compaction_bytes_limit
                            if opts.soft_pending_compaction_bytes_limit else 0.0),
             memtable_stalled=any(began[name] for name in MEMTABLE_STALLS),
             l0_stalled=level == 0 and any(began[name] for name in L0_STALLS),
             pending_stalled=any(began[name] for name in PENDING_STALLS))
 
-    def _flush_bandwidth_MBps(self, db: DB) -> float:
+    def _flush_bandwidth_MBps(self, view: DBView) -> float:
         """Mean of bytes written / flush time over flushes finished in the window, in
         decimal MB/s truncated (FlushMetrics' integer bytes-per-microsecond)."""
-        events = db.events.events
         speeds = []
-        for event in events[self._event_cursor:]:
+        for event in view.new_events():
             kind = event["event"]
             if kind == "flush_started":
                 self._flush_started_s[event["job"]] = event["time_micros"]
@@ -158,7 +157,6 @@ class Adoc(Policy):
                 written = self._flush_bytes.pop(event["job"])
                 micros = event["time_micros"] - started
                 speeds.append(int(written // micros) if micros > 0 else 0)
-        self._event_cursor = len(events)
         return sum(speeds) / len(speeds) if speeds else 0.0
 
     # -- decisions ----------------------------------------------------------------------
@@ -193,15 +191,15 @@ class Adoc(Policy):
         return thread_op, batch_op
 
     # -- actions ------------------------------------------------------------------------
-    def apply(self, db: DB, thread_op: str, batch_op: str) -> None:
+    def apply(self, view: DBView, control: DBControl, thread_op: str, batch_op: str) -> None:
         """FillUpChangeList: the batch change first, then the thread change (§2.5)."""
         p = self.params
-        opts = db.options
+        opts = view.options
         if p["tune_batch"] and batch_op != KEEP:
             batch = self._step(opts.write_buffer_size, batch_op, p["increase_batch_bytes"],
                                p["min_batch_bytes"], p["max_batch_bytes"])
             if p["emit_noop_changes"] or batch != opts.write_buffer_size:
-                db.set_options({
+                control.set_options({
                     "write_buffer_size": batch, "target_file_size_base": batch,
                     "max_bytes_for_level_base": (
                         opts.level0_file_num_compaction_trigger
@@ -215,7 +213,7 @@ class Adoc(Policy):
                     flushes = max(1, threads // 4)     # a quarter of the total, as by default
                     values.update(max_background_flushes=flushes,
                                   max_background_compactions=max(1, threads - flushes))
-                db.set_db_options(values)
+                control.set_db_options(values)
 
     @staticmethod
     def _step(value: int, op: str, increment: int, low: int, high: int) -> int:
@@ -226,7 +224,7 @@ class Adoc(Policy):
                                         "MMO": "MMO (memtable)"}[name]
                                  for name, code in OVERFLOW_CODES.items()}}
 
-    def interval_samples(self, db: DB) -> dict[str, float]:
-        return {"threads": float(db.options.max_background_jobs),
-                "batch_MB": db.options.write_buffer_size / (1 << 20),
+    def interval_samples(self, view: DBView) -> dict[str, float]:
+        return {"threads": float(view.options.max_background_jobs),
+                "batch_MB": view.options.write_buffer_size / (1 << 20),
                 "overflow": float(OVERFLOW_CODES[self.last_overflow])}

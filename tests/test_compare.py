@@ -18,11 +18,11 @@ class Broken(Policy):
 
     name = "broken-for-test"
 
-    def start(self, db):
+    def start(self, view, control):
         def fail():
-            yield db.env.timeout(2.0)
+            yield view.env.timeout(2.0)
             raise RuntimeError("controller crashed")
-        db.env.process(fail())
+        view.env.process(fail())
 
 
 def test_results_do_not_depend_on_the_pool():
