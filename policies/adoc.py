@@ -29,6 +29,7 @@ level's file count (§2.3 quirk); `level0` (default) is the paper's L0 count.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Generator
 
@@ -70,6 +71,20 @@ class Observation:
         return None
 
 
+@dataclass(frozen=True)
+class Score:
+    """One tick's SystemScores as DOTA_Tuner::ScoreTheSystem measures them in DOTA_Rocksdb
+    9ea25c28 (utilities/DOTA/DOTA_tuner.cc), the inputs of `rules=measured`."""
+
+    memtable_MBps: int           # memtable growth this tick, decimal MB/s truncated
+    flush_MBps: float            # mean bandwidth of the flushes finished this tick; 0 if none
+    immutables: int              # imm()->NumNotFlushed()
+    l0_ratio: float              # L0 (or base level) files / slowdown trigger; 0 after an L0 compaction
+    pending_ratio: float         # pending bytes / soft limit, 0 if no compaction finished
+    compaction_idle: float       # LOW-pool thread waits this tick / (0.75 x jobs)
+    flush_idle: float            # HIGH-pool thread waits this tick / (0.25 x jobs)
+
+
 class Adoc(Policy):
     """ADOC: both knobs; `adoc-t` and `adoc-b` turn one of them off (FEAT_Tuner's TEA and
     FEA modes, its rules by default)."""
@@ -79,8 +94,9 @@ class Adoc(Policy):
         "tune_threads": Param(True, "turn the thread count (TEA_enable)", "bool"),
         "tune_batch": Param(True, "turn the batch size (FEA_enable)", "bool"),
         "rules": Param("paper", "paper = §5 overflow handling; code = FEAT_7.11's rules "
-                                "(TuneByTEA/TuneByFEA; adoc-t's and adoc-b's default)",
-                       "choice", ("paper", "code")),
+                                "(TuneByTEA/TuneByFEA; adoc-t's and adoc-b's default); "
+                                "measured = the 6.11 build of the authors' §6 runs",
+                       "choice", ("paper", "code", "measured")),
         "l0_metric": Param("level0", "level0 = L0 files (paper); base_level = the code's "
                                      "base-level files", "choice", ("level0", "base_level")),
         "tuning_gap_s": Param(1.0, "T_w, seconds between tuning steps", low=MIN_PERIOD_S),
@@ -94,6 +110,11 @@ class Adoc(Policy):
                                  low=64 * KIB, high=UINT64_MAX),
         "slow_flush": Param(0.5, "code rules: flush bandwidth below this fraction of its "
                                  "maximum is congestion (TEA_slow_flush)"),
+        "idle_rate": Param(1.25, "measured rules: thread idle ratio above which threads "
+                                 "and batch halve (--idle_rate)"),
+        "score_window": Param(600, "measured rules: ticks whose mean memtable rate the gate "
+                                   "compares with (score_array_len, 600 / tuning gap)",
+                              "int", low=1, high=INT32_MAX),
         "emit_noop_changes": Param(True, "emit a change even when clamping leaves the value "
                                          "as it is (as coded)", "bool"),
     }
@@ -107,6 +128,10 @@ class Adoc(Policy):
         self._stall_counts: dict[str, int] = {}
         self._usable_samples = 0
         self._max_flush_MBps = 0.0
+        self._memtable_watermark = 0.0
+        self._memtable_rates: deque[int] = deque()
+        self._l0_compactions: set[int] = set()
+        self._thread_waits_s = {"high": 0.0, "low": 0.0}
 
     def start(self, view: DBView, control: DBControl) -> None:
         self._stall_counts = dict(view.stall_counts)
@@ -115,11 +140,13 @@ class Adoc(Policy):
     def _tuner(self, view: DBView, control: DBControl) -> Generator:
         while True:
             yield view.env.timeout(self.params["tuning_gap_s"])
-            observation = self.observe(view)
-            if self.params["rules"] == "paper":
-                thread_op, batch_op = self.paper_ops(observation)
+            rules = self.params["rules"]
+            if rules == "measured":
+                thread_op, batch_op = self.measured_ops(self.score(view))
+            elif rules == "paper":
+                thread_op, batch_op = self.paper_ops(self.observe(view))
             else:
-                thread_op, batch_op = self.code_ops(observation)
+                thread_op, batch_op = self.code_ops(self.observe(view))
             self.apply(view, control, thread_op, batch_op)
 
     # -- observation --------------------------------------------------------------------
@@ -132,7 +159,7 @@ class Adoc(Policy):
         self._stall_counts = dict(counters)
         return Observation(
             immutables=view.immutable_memtables,
-            flush_MBps=self._flush_bandwidth_MBps(view),
+            flush_MBps=self._flush_bandwidth_MBps(view.new_events()),
             l0_ratio=len(view.level_files(level)) / opts.level0_slowdown_writes_trigger,
             pending_ratio=(view.pending_compaction_bytes
                            / opts.soft_pending_compaction_bytes_limit
@@ -141,11 +168,49 @@ class Adoc(Policy):
             l0_stalled=level == 0 and any(began[name] for name in L0_STALLS),
             pending_stalled=any(began[name] for name in PENDING_STALLS))
 
-    def _flush_bandwidth_MBps(self, view: DBView) -> float:
+    def score(self, view: DBView) -> Score:
+        """DOTA_Tuner::ScoreTheSystem of DOTA_Rocksdb 9ea25c28, once per tick."""
+        opts = view.options
+        events = view.new_events()
+        l0_compaction_done = False
+        compaction_done = False
+        for event in events:
+            if event["event"] == "compaction_started" and "files_L0" in event:
+                self._l0_compactions.add(event["job"])
+            elif event["event"] == "compaction_finished":
+                compaction_done = True
+                l0_compaction_done |= event["job"] in self._l0_compactions
+                self._l0_compactions.discard(event["job"])
+        # memtable_speed: growth of size-all-mem-tables, a write_buffer_size added while it
+        # is below the last watermark (a flush freed a memtable); the watermark keeps it.
+        total = view.memtable_bytes
+        while total < self._memtable_watermark:
+            total += opts.write_buffer_size
+        memtable_MBps = int((total - self._memtable_watermark) / self.params["tuning_gap_s"]
+                            // 1e6)
+        self._memtable_watermark = total
+        level = view.base_level if self.params["l0_metric"] == "base_level" else 0
+        jobs = opts.max_background_jobs
+        waits = {pool: view.thread_wait_s(pool) for pool in ("high", "low")}
+        idle = {pool: waits[pool] - self._thread_waits_s[pool] for pool in waits}
+        self._thread_waits_s = waits
+        soft = opts.soft_pending_compaction_bytes_limit
+        return Score(
+            memtable_MBps=memtable_MBps,
+            flush_MBps=self._flush_bandwidth_MBps(events),
+            immutables=view.immutable_memtables,
+            l0_ratio=(0.0 if l0_compaction_done else
+                      len(view.level_files(level)) / opts.level0_slowdown_writes_trigger),
+            pending_ratio=(view.pending_compaction_bytes / soft
+                           if compaction_done and soft else 0.0),
+            compaction_idle=idle["low"] / (0.75 * jobs),
+            flush_idle=idle["high"] / (0.25 * jobs))
+
+    def _flush_bandwidth_MBps(self, events: list[dict[str, Any]]) -> float:
         """Mean of bytes written / flush time over flushes finished in the window, in
         decimal MB/s truncated (FlushMetrics' integer bytes-per-microsecond)."""
         speeds = []
-        for event in view.new_events():
+        for event in events:
             kind = event["event"]
             if kind == "flush_started":
                 self._flush_started_s[event["job"]] = event["time_micros"]
@@ -188,6 +253,43 @@ class Adoc(Policy):
         if rdo:
             batch_op = HALF
         self.last_overflow = "L0O" if l0o else "RDO" if rdo else "MMO" if seen.immutables else None
+        return thread_op, batch_op
+
+    def measured_ops(self, seen: Score) -> tuple[str, str]:
+        """FEAT_Tuner::DetectTuningOperations, TuneByTEA and TuneByFEA of DOTA_Rocksdb
+        9ea25c28, with the Aug-2022 build's differences (module docstring): tune only when
+        the memtable rate fell below half its window mean with an immutable memtable."""
+        rates = self._memtable_rates
+        rates.append(seen.memtable_MBps)
+        # (The code returns after the first score; a lone rate is never below half of
+        # itself, so the gate below does the same.)
+        if len(rates) >= self.params["score_window"]:
+            rates.popleft()
+        mean_MBps = sum(rates) // len(rates)   # CalculateAvgScore: integer mean
+        if not (seen.memtable_MBps < 0.5 * mean_MBps and seen.immutables >= 1):
+            return KEEP, KEEP
+        if seen.flush_MBps == 0 and seen.memtable_MBps > 0:
+            return KEEP, KEEP
+        # Input above half the flush bandwidth. (TuneByTEA swaps a zero flush bandwidth for
+        # the last flush's; with the early return above that can change no decision.)
+        fast_input = seen.memtable_MBps > self.params["slow_flush"] * seen.flush_MBps
+        idle = seen.compaction_idle > self.params["idle_rate"]
+        rdo, l0o = seen.pending_ratio >= 1, seen.l0_ratio >= 1
+        thread_op = ADD                        # TEA's default
+        if fast_input or seen.memtable_MBps == 0:
+            thread_op = HALF                   # "slow flush, decrease thread"
+        if idle:
+            thread_op = HALF                   # "idle threads, decrease thread"
+        if rdo:
+            thread_op = ADD                    # "ro increase, thread"
+        batch_op = KEEP
+        if idle:
+            batch_op = HALF                    # "idle threads, reduce batch"
+        if fast_input or seen.immutables > 1:
+            batch_op = ADD                     # "slow flushing, increase batch"
+        if rdo or l0o:
+            batch_op = ADD                     # "ro, increase batch", "lo, increase batch"
+        self.last_overflow = "L0O" if l0o else "RDO" if rdo else "MMO"
         return thread_op, batch_op
 
     # -- actions ------------------------------------------------------------------------
