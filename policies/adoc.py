@@ -25,6 +25,27 @@ no overflow changes nothing. `rules=code` is the released tuner (§2.4: TuneByTE
 TuneByFEA on the flush bandwidth of the window, last rule wins, its first usable sample a
 warm-up). `l0_metric=base_level` measures "L0" as the shipped code does, by the base
 level's file count (§2.3 quirk); `level0` (default) is the paper's L0 count.
+
+`rules=measured` is the tuner of the RocksDB 6.11 build the authors ran for the paper's §6
+(FEAT_data_visual, Aug 2022), as DOTA_Rocksdb commit 9ea25c28 writes it and its runs'
+messages amend it (seed doc §2.10; utilities/DOTA/DOTA_tuner.cc):
+
+- Score, each tick (DOTA_Tuner::ScoreTheSystem): memtable_speed, the growth of all
+  memtables' bytes, a write_buffer_size added while below the last watermark (so growth
+  modulo the buffer), in MB/s truncated; flush_speed_avg, as for `code`; immutables;
+  "L0" files / slowdown trigger, 0 if an L0 compaction finished in the tick; pending bytes
+  / soft limit when a compaction finished in the tick (its QuicksandMetrics), else 0; the
+  LOW pool's recorded thread waits over 0.75 x jobs and the HIGH pool's over 0.25 x jobs
+  (`DBView.thread_wait_s`).
+- Gate (FEAT_Tuner::DetectTuningOperations): tune only if memtable_speed < half the integer
+  mean of the last `score_window` (600) speeds and an immutable memtable waits; not if no
+  flush finished while input continued.
+- TEA (TuneByTEA), later rules win: +2 threads; halve if input > `slow_flush` x flush
+  bandwidth or input is 0; halve if compaction idle > `idle_rate`; +2 on RDO.
+- FEA (TuneByFEA): keep; halve if compaction idle > `idle_rate`; +64 MiB if input >
+  `slow_flush` x flush bandwidth or two immutables; +64 MiB on RDO or L0O.
+- Where 9ea25c28 and the Aug-2022 messages differ, the messages win: no L0O thread rule
+  ("ro increase, thread" only) and no "flush is idle, keep" batch rule (§2.10).
 """
 
 from __future__ import annotations
