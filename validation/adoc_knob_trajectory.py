@@ -10,6 +10,27 @@ simulated with the setup of validation/baseline_stalls.py --section6 (two jobs, 
 authors' options, the fitted devices) and both trajectories are summed up the same way:
 when the batch first reaches 512 MiB, the share of the run at 512 MiB, how often each knob
 moved, and how the thread count was spread. A comparison, not a fit: nothing is tuned to it.
+
+What it showed at 3600 s (the commit of this text):
+
+    run            512 at s  at 512 batch ch  thr ch mean thr  threads 2-4  5-8 9-12 13-16 17-20
+    pm theirs           159    0.96        7      38      7.0       0.26 0.49 0.13  0.05  0.07
+    pm measured       never    0.00        0       5      2.0       1.00 0    0     0     0
+    pm code              24    0.68      155     286      9.5       0.20 0.32 0.24  0.09  0.15
+    pm paper            643    0.04      136     352      8.4       0.54 0.13 0.05  0.02  0.26
+    nvme theirs         560    0.70       43     232      8.5       0.17 0.36 0.36  0.09  0.03
+    nvme measured       166    0.09       73      28      2.1       1.00 0    0     0     0
+    nvme code            44    0.36      137     328     17.3       0.05 0.07 0.07  0.05  0.76
+    nvme paper           14    0.55      119     434     10.7       0.47 0.04 0.04  0.02  0.44
+
+`rules=measured` keeps two threads: most ticks its gate lets through (52 of 68 on PM, 108
+of 127 on NVMe in the first 1200 s) show no memtable growth at all, and TuneByTEA halves
+on a zero memtable speed. In RocksDB the growth modulo the buffer is seldom exactly 0 when
+a flush frees a memtable (a full memtable's arena is not exactly write_buffer_size), which
+would explain why the authors' tuner took its default +2 at such ticks (inferred); lsmsim's
+memtables hold exactly their entry bytes. On PM the simulated
+stalls are L0 slowdowns with at most one immutable memtable (theirs: memtable stops with
+two, where FEA's `immutables > 1` adds to the batch), so the batch never grows.
 """
 
 from __future__ import annotations
