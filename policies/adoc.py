@@ -35,14 +35,13 @@ messages amend it (seed doc §2.10; utilities/DOTA/DOTA_tuner.cc):
   modulo the buffer), in MB/s truncated; flush_speed_avg, as for `code`; immutables;
   "L0" files / slowdown trigger, 0 if an L0 compaction finished in the tick; pending bytes
   / soft limit when a compaction finished in the tick (its QuicksandMetrics), else 0; the
-  LOW pool's recorded thread waits over 0.75 x jobs and the HIGH pool's over 0.25 x jobs
-  (`DBView.thread_wait_s`).
+  LOW pool's recorded thread waits over 0.75 x jobs (`DBView.thread_wait_s`).
 - Gate (FEAT_Tuner::DetectTuningOperations): tune only if memtable_speed < half the integer
-  mean of the last `score_window` (600) speeds and an immutable memtable waits; not if no
+  mean of the last 600 / tuning gap speeds and an immutable memtable waits; not if no
   flush finished while input continued.
 - TEA (TuneByTEA), later rules win: +2 threads; halve if input > `slow_flush` x flush
-  bandwidth or input is 0; halve if compaction idle > `idle_rate`; +2 on RDO.
-- FEA (TuneByFEA): keep; halve if compaction idle > `idle_rate`; +64 MiB if input >
+  bandwidth or input is 0; halve if compaction idle > 1.25 (--idle_rate); +2 on RDO.
+- FEA (TuneByFEA): keep; halve if compaction idle > 1.25; +64 MiB if input >
   `slow_flush` x flush bandwidth or two immutables; +64 MiB on RDO or L0O.
 - Where 9ea25c28 and the Aug-2022 messages differ, the messages win: no L0O thread rule
   ("ro increase, thread" only) and no "flush is idle, keep" batch rule (§2.10).
@@ -67,6 +66,11 @@ PAPER_ACTIONS = {"L0O": (ADD, KEEP), "RDO": (ADD, HALF), "MMO": (HALF, ADD), Non
 MEMTABLE_STALLS = ("memtable_compaction", "memtable_slowdown")
 L0_STALLS = ("level0_slowdown", "level0_numfiles")
 PENDING_STALLS = ("slowdown for pending_compaction_bytes", "stop for pending_compaction_bytes")
+# rules=measured: db_bench's --idle_rate default, which the authors' scripts leave
+# (DOTA_Tuner::set_idle_ratio), and the seconds of scores the gate averages over
+# (score_array_len = 600 / tuning_gap, include/rocksdb/utilities/DOTA_tuner.h).
+IDLE_RATE = 1.25
+SCORE_WINDOW_S = 600
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,6 @@ class Score:
     l0_ratio: float              # L0 (or base level) files / slowdown trigger; 0 after an L0 compaction
     pending_ratio: float         # pending bytes / soft limit, 0 if no compaction finished
     compaction_idle: float       # LOW-pool thread waits this tick / (0.75 x jobs)
-    flush_idle: float            # HIGH-pool thread waits this tick / (0.25 x jobs)
 
 
 class Adoc(Policy):
@@ -129,13 +132,9 @@ class Adoc(Policy):
                                  high=UINT64_MAX),
         "max_batch_bytes": Param(512 << 20, "most batch size (max_memtable_size)", "size",
                                  low=64 * KIB, high=UINT64_MAX),
-        "slow_flush": Param(0.5, "code rules: flush bandwidth below this fraction of its "
-                                 "maximum is congestion (TEA_slow_flush)"),
-        "idle_rate": Param(1.25, "measured rules: thread idle ratio above which threads "
-                                 "and batch halve (--idle_rate)"),
-        "score_window": Param(600, "measured rules: ticks whose mean memtable rate the gate "
-                                   "compares with (score_array_len, 600 / tuning gap)",
-                              "int", low=1, high=INT32_MAX),
+        "slow_flush": Param(0.5, "TEA_slow_flush. code rules: flush bandwidth below this "
+                                 "fraction of its maximum is congestion; measured rules: "
+                                 "memtable input above this fraction of it"),
         "emit_noop_changes": Param(True, "emit a change even when clamping leaves the value "
                                          "as it is (as coded)", "bool"),
     }
@@ -152,7 +151,7 @@ class Adoc(Policy):
         self._memtable_watermark = 0.0
         self._memtable_rates: deque[int] = deque()
         self._l0_compactions: set[int] = set()
-        self._thread_waits_s = {"high": 0.0, "low": 0.0}
+        self._compaction_waits_s = 0.0
 
     def start(self, view: DBView, control: DBControl) -> None:
         self._stall_counts = dict(view.stall_counts)
@@ -211,10 +210,9 @@ class Adoc(Policy):
                             // 1e6)
         self._memtable_watermark = total
         level = view.base_level if self.params["l0_metric"] == "base_level" else 0
-        jobs = opts.max_background_jobs
-        waits = {pool: view.thread_wait_s(pool) for pool in ("high", "low")}
-        idle = {pool: waits[pool] - self._thread_waits_s[pool] for pool in waits}
-        self._thread_waits_s = waits
+        # compaction_idle_time; flush_idle_time feeds only the rule left out (§2.10).
+        waits_s = view.thread_wait_s("low")
+        idle_s, self._compaction_waits_s = waits_s - self._compaction_waits_s, waits_s
         soft = opts.soft_pending_compaction_bytes_limit
         return Score(
             memtable_MBps=memtable_MBps,
@@ -224,8 +222,7 @@ class Adoc(Policy):
                       len(view.level_files(level)) / opts.level0_slowdown_writes_trigger),
             pending_ratio=(view.pending_compaction_bytes / soft
                            if compaction_done and soft else 0.0),
-            compaction_idle=idle["low"] / (0.75 * jobs),
-            flush_idle=idle["high"] / (0.25 * jobs))
+            compaction_idle=idle_s / (0.75 * opts.max_background_jobs))
 
     def _flush_bandwidth_MBps(self, events: list[dict[str, Any]]) -> float:
         """Mean of bytes written / flush time over flushes finished in the window, in
@@ -284,7 +281,7 @@ class Adoc(Policy):
         rates.append(seen.memtable_MBps)
         # (The code returns after the first score; a lone rate is never below half of
         # itself, so the gate below does the same.)
-        if len(rates) >= self.params["score_window"]:
+        if len(rates) >= int(SCORE_WINDOW_S / self.params["tuning_gap_s"]):
             rates.popleft()
         mean_MBps = sum(rates) // len(rates)   # CalculateAvgScore: integer mean
         if not (seen.memtable_MBps < 0.5 * mean_MBps and seen.immutables >= 1):
@@ -294,7 +291,7 @@ class Adoc(Policy):
         # Input above half the flush bandwidth. (TuneByTEA swaps a zero flush bandwidth for
         # the last flush's; with the early return above that can change no decision.)
         fast_input = seen.memtable_MBps > self.params["slow_flush"] * seen.flush_MBps
-        idle = seen.compaction_idle > self.params["idle_rate"]
+        idle = seen.compaction_idle > IDLE_RATE
         rdo, l0o = seen.pending_ratio >= 1, seen.l0_ratio >= 1
         thread_op = ADD                        # TEA's default
         if fast_input or seen.memtable_MBps == 0:

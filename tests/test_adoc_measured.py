@@ -23,7 +23,7 @@ def score(**fields: float) -> Score:
     """A tick that passes the gate unless told otherwise: the memtable rate (10) is below
     half the window's mean (primed at 100), one immutable memtable, flushes at 200 MB/s."""
     values = dict(memtable_MBps=10, flush_MBps=200.0, immutables=1, l0_ratio=0.0,
-                  pending_ratio=0.0, compaction_idle=0.0, flush_idle=0.0)
+                  pending_ratio=0.0, compaction_idle=0.0)
     return Score(**{**values, **fields})
 
 
