@@ -84,7 +84,11 @@ def test_a_closed_loop_runs_threads_over_the_unloaded_latency(threads):
     summary = clients.summary(1.0)
     assert summary["gets"] == pytest.approx(threads / clients.get_cost.service_s)
     assert summary["read_throughput_ops_per_s"] == summary["gets"] and summary["scans"] == 0
-    assert clients.device_streams() == threads
+
+
+def test_every_thread_whose_gets_reach_the_device_is_a_device_stream():
+    """The device's queue depth: 8 threads of gets that miss the caches."""
+    assert _clients_on_a_tree(1, threads=8).device_streams() == 8
 
 
 def test_a_mixed_stream_counts_gets_and_scans_by_their_share_of_an_operation():
