@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import pytest
 
 import lsmsim
@@ -23,11 +26,30 @@ def small_run():
     return run_small()
 
 
-def open_db(options: dict | None = None, device: str = "nvme", machine: str = "server",
-            workload: str = "fillrandom", policy: str = "rocksdb", start_s: float = 0.0,
-            **workload_fields):
+@dataclass
+class FakeDevice:
+    """A `lsmsim.storage_device.StorageDevice` of plain figures: reads get a flat `read_bps`,
+    writes `write_curve(streams)` in total, times `mixed_write_factor` while reads and writes
+    are both in flight."""
+
+    name: str = "fake"
+    read_latency_s: float = 1e-4
+    write_latency_s: float = 1e-5
+    random_read_iops: float = 0.0
+    read_bps: float = 1e9
+    write_curve: Callable[[float], float] = lambda streams: 5e8
+    mixed_write_factor: float = 1.0
+
+    def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
+        return (self.read_bps,
+                self.write_curve(streams) * (self.mixed_write_factor if mixed else 1.0))
+
+
+def open_db(options: dict | None = None, device: "str | FakeDevice" = "nvme",
+            machine: str = "server", workload: str = "fillrandom", policy: str = "rocksdb",
+            start_s: float = 0.0, **workload_fields):
     """A DB on a fresh SimPy environment whose clock starts at `start_s`, for tests that
-    inspect state while it runs."""
+    inspect state while it runs; `device` a preset's name or a device object."""
     import simpy
 
     from lsmsim.device_models import load_device
@@ -40,8 +62,8 @@ def open_db(options: dict | None = None, device: str = "nvme", machine: str = "s
     env = simpy.Environment(initial_time=start_s)
     fields = {"num_keys": 2_000_000, **workload_fields}
     db = DB(env, LsmOptions.from_mapping({**SMALL, **(options or {})}), load_machine(machine),
-            load_device(device), make_workload(workload, **fields), make_policy(policy),
-            key_buckets=512)
+            load_device(device) if isinstance(device, str) else device,
+            make_workload(workload, **fields), make_policy(policy), key_buckets=512)
     return env, db
 
 

@@ -131,31 +131,28 @@ TYPES = ("MO", "LO", "RO")
 TYPE_KEYS = {"MO": "memtable", "LO": "level0", "RO": "pending_compaction_bytes"}
 
 
+def _device_rows(path: Path, column: str, value: str) -> dict[str, dict[str, str]]:
+    """{lsmsim device: its row} of the rows of data file `path` whose `column` is `value`."""
+    with path.open(newline="") as handle:
+        return {next(d for d, name in DEVICES.items() if name == row["device"]): row
+                for row in csv.DictReader(handle) if row[column] == value}
+
+
 def authors_figures(tuner: str = "default") -> dict[str, dict[str, float]]:
     """{lsmsim device: {"stall_s", "MO", "LO", "RO"}} for 1000 B values."""
-    rows = {}
-    with DATA.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            if row["tuner"] == tuner:
-                device = next(d for d, name in DEVICES.items() if name == row["device"])
-                rows[device] = {"stall_s": float(row["stall_duration_s"]),
-                                **{t: float(row[t]) for t in TYPES}}
-    return rows
+    return {device: {"stall_s": float(row["stall_duration_s"]),
+                     **{t: float(row[t]) for t in TYPES}}
+            for device, row in _device_rows(DATA, "tuner", tuner).items()}
 
 
 def section6_figures(scheme: str) -> dict[str, dict[str, float]]:
     """{lsmsim device: {"ops_per_s", "stall_s", and their "_std"}} of one scheme of the
     paper's §6 runs (`default`, `FEAT`, `TEA`, `FEA`, `SILK`, `tuned`), means of three."""
-    rows = {}
-    with SECTION6.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            if row["scheme"] == scheme:
-                device = next(d for d, name in DEVICES.items() if name == row["device"])
-                rows[device] = {"ops_per_s": float(row["ops_per_s_mean"]),
-                                "stall_s": float(row["stall_s_mean"]),
-                                "ops_per_s_std": float(row["ops_per_s_std"]),
-                                "stall_s_std": float(row["stall_s_std"])}
-    return rows
+    return {device: {"ops_per_s": float(row["ops_per_s_mean"]),
+                     "stall_s": float(row["stall_s_mean"]),
+                     "ops_per_s_std": float(row["ops_per_s_std"]),
+                     "stall_s_std": float(row["stall_s_std"])}
+            for device, row in _device_rows(SECTION6, "scheme", scheme).items()}
 
 
 def by_type(values: dict[str, float]) -> dict[str, float]:
