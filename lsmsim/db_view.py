@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from lsmsim.thread_pool_waits import ThreadPoolWaits
+
 if TYPE_CHECKING:
     import simpy
 
@@ -38,11 +40,12 @@ class DBView:
     """A read-only view of one DB for its policy, with the policy's cursor into the event
     log (`new_events`)."""
 
-    __slots__ = ("_db", "_event_cursor")
+    __slots__ = ("_db", "_event_cursor", "_thread_waits")
 
     def __init__(self, db: "DB") -> None:
         self._db = db
         self._event_cursor = 0
+        self._thread_waits = ThreadPoolWaits(db.options, db.env.now)
 
     # -- the clock ---------------------------------------------------------------------------
     @property
@@ -192,6 +195,15 @@ class DBView:
     def compactions_paused(self) -> bool:
         """Whether compaction work is paused (bg_compaction_paused_ > 0)."""
         return self._db.compaction_paused > 0
+
+    def thread_wait_s(self, pool: str) -> float:
+        """Seconds the background threads of `pool` ("high": flushes, "low": compactions)
+        have waited for work, over the waits that ended so far, as ADOC's 6.11 builds record
+        them (ThreadPoolImpl::Impl::BGThread's thread_waiting_time, DOTA_Rocksdb
+        util/threadpool_imp.cc): rebuilt from the event log (`lsmsim.thread_pool_waits`)."""
+        waits = self._thread_waits
+        waits.catch_up(self._db.events.events)
+        return waits.wait_s[pool]
 
     @property
     def rate_limiter_bps(self) -> float:
