@@ -40,10 +40,8 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-import lsmsim
-from lsmsim.fidelity.trace_validation import fitted_device
 
-from baseline_stalls import AUTHORS_NUM_KEYS, AUTHORS_OPTIONS, DEVICE_DIR, SECTION6_JOBS
+from baseline_stalls import SECTION6_JOBS, run_authors_setup
 
 DATA = Path(__file__).resolve().parent / "data"
 RUNS = {"pm": DATA / "adoc_section6_knobs_pm_run1.csv",
@@ -98,11 +96,7 @@ def summarise(run: Trajectory) -> Summary:
 
 def simulate(device: str, adoc: str, duration_s: float) -> Trajectory:
     """The §6 setup of baseline_stalls.py with `adoc`; its knobs at each second's end."""
-    result = lsmsim.simulate("fillrandom", device=fitted_device(device, DEVICE_DIR),
-                             machine="server", duration_s=duration_s,
-                             options={**AUTHORS_OPTIONS, "max_background_jobs": SECTION6_JOBS},
-                             policy=adoc, key_size=16, value_size=1000,
-                             num_keys=AUTHORS_NUM_KEYS)
+    result = run_authors_setup(device, duration_s, adoc, jobs=SECTION6_JOBS)
     series = result.timeseries
     return Trajectory(list(series["policy_batch_MB"]),
                       [int(t) for t in series["policy_threads"]])

@@ -161,17 +161,23 @@ def by_type(values: dict[str, float]) -> dict[str, float]:
             for t, key in TYPE_KEYS.items()}
 
 
+def run_authors_setup(device: str, duration_s: float = 3600.0, policy: str = "rocksdb",
+                      device_dir: Path | None = DEVICE_DIR, num_keys: int = AUTHORS_NUM_KEYS,
+                      jobs: int = 1) -> lsmsim.SimulationResult:
+    """One run with the authors' options and `jobs` background jobs (default RocksDB, or
+    `policy` from there). `device` is the fitted file in `device_dir` where there is one
+    (None: the preset)."""
+    return lsmsim.simulate("fillrandom", device=fitted_device(device, device_dir),
+                           machine="server", duration_s=duration_s,
+                           options={**AUTHORS_OPTIONS, "max_background_jobs": jobs},
+                           policy=policy, key_size=16, value_size=1000, num_keys=num_keys)
+
+
 def simulate_baseline(device: str, duration_s: float = 3600.0, policy: str = "rocksdb",
                       device_dir: Path | None = DEVICE_DIR,
                       num_keys: int = AUTHORS_NUM_KEYS, jobs: int = 1) -> dict[str, object]:
-    """One run with the authors' options and `jobs` background jobs (default RocksDB, or
-    `policy` from there): stall seconds and counts. `device` is the fitted file in
-    `device_dir` where there is one (None: the preset)."""
-    result = lsmsim.simulate("fillrandom", device=fitted_device(device, device_dir),
-                             machine="server", duration_s=duration_s,
-                             options={**AUTHORS_OPTIONS, "max_background_jobs": jobs},
-                             policy=policy,
-                             key_size=16, value_size=1000, num_keys=num_keys)
+    """`run_authors_setup`'s stall seconds and counts."""
+    result = run_authors_setup(device, duration_s, policy, device_dir, num_keys, jobs)
     summary = result.summary
     return {"device": result.config["device"],
             "num_keys": result.config["workload"]["num_keys"],

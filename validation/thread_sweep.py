@@ -33,7 +33,6 @@ from pathlib import Path
 
 import numpy as np
 
-import lsmsim
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.sweeps.reproduce import trend_direction_holds
 from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
