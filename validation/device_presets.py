@@ -151,7 +151,7 @@ def main() -> int:
             note = "" if same else f"   # preset: {preset.get(field)}"
             print(f"{field} = {value}{note}")
     print(f"# pm: the study's one-DIMM write peak at 4 KiB is "
-          f"{round(_curve('Write(ntstore)')[0], -1):.0f} MB/s (the preset: ADOC Table 1)")
+          f"{round(_curve('Write(ntstore)')[0], -1):.0f} MB/s; the preset keeps ADOC Table 1's")
     if args.check and differ:
         print(f"{differ} figures differ from device_models/presets/", file=sys.stderr)
         return 1
