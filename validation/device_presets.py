@@ -58,7 +58,8 @@ What each device then sees:
   `device_models/fitted/adoc-server/hdd.toml`). Reads keep the preset's curve: the ADOC
   runs' compaction reads were page-cache hits and measure nothing.
 
-Data: `validation/data/optane-study/` (its README says where it comes from).
+Data: `validation/data/optane-study/` (its README says where it comes from). Also printed:
+what the ADOC runs measured of the devices fitted to them (`device_models/fitted/adoc-server`).
 """
 
 from __future__ import annotations
@@ -68,9 +69,11 @@ import csv
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 DATA = Path(__file__).parent / "data" / "optane-study"
 PRESETS = Path(__file__).parent.parent / "device_models" / "presets"
+FITTED = Path(__file__).parent.parent / "device_models" / "fitted" / "adoc-server"
 PAGE_BYTES = 4096                   # a bio segment: one page-cache page
 APPLICATION_BYTES = 256             # the access size of the study's thread-count curves
 PM_THREADS = (1, 2, 4, 6, 8, 12, 16, 20, 24)
@@ -131,9 +134,26 @@ def derived() -> dict[str, dict[str, object]]:
     }
 
 
-def _preset(name: str) -> dict[str, object]:
-    with open(PRESETS / f"{name}.toml", "rb") as handle:
+def _preset(name: str, folder: Path = PRESETS) -> dict[str, Any]:
+    with open(folder / f"{name}.toml", "rb") as handle:
         return tomllib.load(handle)
+
+
+def fitted_comparison() -> list[str]:
+    """What the ADOC runs measured of each fitted device (`lsmsim calibrate --device-out`):
+    one stream's write bandwidth and two streams' total over one's, against the preset's."""
+    lines = []
+    for path in sorted(FITTED.glob("*.toml")):
+        calibration = _preset(path.stem, FITTED)["calibration"]
+        fitted, preset = calibration["fitted"], calibration["preset_values"]
+        two = fitted.get("write_scaling_two_streams")
+        lines.append(
+            f"# {path.stem} fitted to the ADOC runs: {fitted['write_MBps_one_stream']:.0f} MB/s "
+            f"one stream (preset {preset['write_MBps_one_stream']:.0f}), two streams "
+            f"x{preset['write_scaling_two_streams'] if two is None else two:.2f} "
+            f"({'not identified: the preset' if two is None else 'preset'}'s "
+            f"x{preset['write_scaling_two_streams']:.2f})")
+    return lines
 
 
 def main() -> int:
@@ -152,6 +172,7 @@ def main() -> int:
             print(f"{field} = {value}{note}")
     print(f"# pm: the study's one-DIMM write peak at 4 KiB is "
           f"{round(_curve('Write(ntstore)')[0], -1):.0f} MB/s; the preset keeps ADOC Table 1's")
+    print("\n".join(fitted_comparison()))
     if args.check and differ:
         print(f"{differ} figures differ from device_models/presets/", file=sys.stderr)
         return 1
