@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 from typing import Callable
 
 import pytest
@@ -11,6 +14,15 @@ import lsmsim
 
 SMALL = {"write_buffer_size": "4MB", "max_bytes_for_level_base": "16MB",
          "target_file_size_base": "4MB"}
+
+
+def validation_script(name: str) -> ModuleType:
+    """`validation/<name>.py` loaded as a module (the folder is not a package)."""
+    path = Path(__file__).resolve().parents[1] / "validation" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_small(duration_s: float = 20.0, device: str = "nvme", options: dict | None = None,

@@ -1,19 +1,16 @@
 """validation/baseline_stalls.py (issue 14, item 1): the authors' figures load from the
 repository's copy, and a short run prints simulated and ADOC rows side by side."""
 
-import importlib.util
 import re
 from pathlib import Path
 
+from conftest import validation_script
+
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "validation" / "baseline_stalls.py"
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("baseline_stalls", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return validation_script("baseline_stalls")
 
 
 def test_authors_figures_are_the_copied_default_rows():

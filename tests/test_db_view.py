@@ -80,6 +80,8 @@ def test_new_events_are_those_since_the_policy_last_asked():
 def test_each_action_takes_effect_without_the_policy_asking_for_a_replan():
     env, db = open_db(device="hdd")
     env.run(until=10.0)
+    while db.writer.rate <= 2000.0 and env.now < 30.0:  # a moment writes are not stalled
+        env.run(until=env.now + 0.1)
     view, control = db.policy_view, db.policy_control
     assert db.writer.rate > 2000.0
     control.limit_admission(2000.0)
