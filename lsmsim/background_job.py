@@ -219,13 +219,7 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
         counts = merged
         cumulative = np.cumsum(merged) * entry_bytes
         search = np.ndarray.searchsorted
-    edges = None
-    max_file_bytes = target_file_bytes
-    if grandparent_bounds:  # the sorted bounds strictly inside (lo, lo + n), made relative
-        max_file_bytes = 2.0 * target_file_bytes
-        inside = grandparent_bounds[bisect.bisect_right(grandparent_bounds, lo):
-                                    bisect.bisect_left(grandparent_bounds, lo + n)]
-        edges = [b - lo for b in inside] or None
+    max_file_bytes = 2.0 * target_file_bytes if grandparent_bounds else target_file_bytes
     position = write_position_bytes
     start = 0
     base = 0.0
@@ -235,8 +229,9 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
             end = start + 1
         if end > n:
             end = n
-        if edges is not None:
-            end = _grandparent_cut(edges, cumulative, start, end, base, target_file_bytes)
+        if grandparent_bounds:
+            end = _grandparent_cut(grandparent_bounds, lo, cumulative, start, end, base,
+                                   target_file_bytes)
         a, b = start, end
         while a < b and counts[a] <= 0:  # trim empty edge buckets
             a += 1
@@ -252,20 +247,23 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
     return files
 
 
-def _grandparent_cut(bounds: list[int], cumulative: "np.ndarray | list[float]", start: int,
-                     end: int, base: float, target_file_bytes: float) -> int:
+def _grandparent_cut(bounds: list[int], lo: int, cumulative: "np.ndarray | list[float]",
+                     start: int, end: int, base: float, target_file_bytes: float) -> int:
     """The first grandparent boundary in (start, end) where the file started at `start`
-    is past its pre-cut size (CompactionOutputs::ShouldStopBefore), else `end`. The count
-    of boundaries crossed runs along the sorted bounds (equal bounds count together)."""
-    first = bisect.bisect_right(bounds, start)
+    is past its pre-cut size (CompactionOutputs::ShouldStopBefore), else `end`; `bounds`
+    are absolute bucket indices, `start`, `end` and `cumulative` relative to `lo` (bounds
+    are searched in place, not copied: an L0 compaction's grandparents are a whole level).
+    The count of boundaries crossed runs along the sorted bounds (equal bounds count
+    together)."""
+    first = bisect.bisect_right(bounds, lo + start)
     count = len(bounds)
     index = first
     while index < count:
-        edge = bounds[index]
+        edge = bounds[index] - lo
         if edge >= end:
             break
         index += 1
-        while index < count and bounds[index] == edge:
+        while index < count and bounds[index] - lo == edge:
             index += 1
         crossed = index - first
         percent = 50 + (5 * crossed if crossed < 8 else 40)

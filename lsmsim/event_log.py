@@ -145,3 +145,29 @@ def survivors_of_full_collections_frozen() -> Iterator[None]:
     finally:
         gc.callbacks.remove(freeze_survivors)
         gc.unfreeze()
+
+
+@contextlib.contextmanager
+def collector_held_off() -> Iterator[None]:
+    """Run a block with the cyclic garbage collector off, then hand what it made to the
+    oldest generation without walking it: for a simulation run.
+
+    A run allocates millions of containers that die by reference count (each event's lists,
+    tuples and demands) and makes almost no reference cycles (an hour on nvme leaves 341
+    objects in cycles), so the young collections, one per 700 allocations, find next to
+    nothing and cost 7-10% of a run's CPU (nvme, one hour or six). What the run keeps
+    (events, rows, files) is moved to the oldest generation at the end (`gc.freeze`, then
+    `gc.unfreeze`), so the next young collection does not walk it either. Nothing changes
+    when the caller turned the collector off; the move is skipped when the caller froze
+    objects of its own (unfreezing would thaw them)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        if not gc.get_freeze_count():
+            gc.freeze()
+            gc.unfreeze()
+        gc.enable()
