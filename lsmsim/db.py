@@ -149,6 +149,7 @@ class DB:
         self._bucket_keys = self.keyspace.keys_per_bucket
         self.memtables = MemtableList(self.entry.memtable_bytes)
         self.version = VersionStorage(options.num_levels)
+        self._level_keys = [f"level{level}_bytes" for level in range(options.num_levels)]
         self.picker = policy.compaction_picker()
         self.write_controller = WriteController(options.max_delayed_write_rate_bps)
         self.rate_limiter = GenericRateLimiter(options.rate_limiter_bytes_per_sec,
@@ -891,8 +892,8 @@ class DB:
             "running_compactions": len(self.compaction_jobs),
             "sst_bytes": self.version.total_bytes(),
         }
-        for level in range(self.version.num_levels):
-            row[f"level{level}_bytes"] = self.version.level_bytes(level)
+        for level, key in enumerate(self._level_keys):
+            row[key] = self.version.level_bytes(level)
         for name, value in self.policy.interval_samples(self.policy_view).items():
             row[f"policy_{name}"] = value
         return row

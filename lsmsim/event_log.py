@@ -85,6 +85,13 @@ class EventRows(Sequence):
                 shape = row[-1]
                 yield shape.as_dict(row) if shape.dicts else dict(zip(shape.head, row))
 
+    def scalar_fields(self) -> Iterator[dict[str, Any]]:
+        """Each event as a dict of its scalar fields alone (a row's dict fields, such as
+        table_file_creation's table_properties, left out): for a reader of those only, like
+        the run's summary, which reads every event."""
+        for row in self._rows:
+            yield row if type(row) is dict else dict(zip(row[-1].head, row))
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (EventRows, list)):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other))

@@ -181,11 +181,17 @@ def _first_misfit(capacities: list[float | None], demands: list[Demand],
     plans (the usual case: a write-only run on a fast device). A user without a cap makes
     its resource not fit: the rounds report it (its want, inf, is found even where the
     sum of wants could not tell, on a capacity of inf)."""
-    per_units = [demand.per_unit for demand in demands]
     for r, capacity in enumerate(capacities):
         if capacity is None:  # not modelled
             continue
-        wants = [cap * per_unit[r] for per_unit, cap in zip(per_units, caps) if per_unit[r] > 0.0]
-        if sum(wants) > capacity or INFINITE in wants:
+        total = 0.0  # the wants added in order, as sum() adds them
+        for demand, cap in zip(demands, caps):
+            amount = demand.per_unit[r]
+            if amount > 0.0:
+                want = cap * amount
+                if want == INFINITE:
+                    return r
+                total += want
+        if total > capacity:
             return r
     return None
