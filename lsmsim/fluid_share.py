@@ -106,7 +106,9 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
         return caps
     count = len(demands)
     active = [r for r, c in enumerate(capacities) if c is not None]
-    limits = {r: [INFINITE] * count for r in active}
+    # Per resource index: each activity's limit, and whether any is finite (else all inf).
+    limits = [[INFINITE] * count if c is not None else [] for c in capacities]
+    limiting = [False] * len(capacities)
     # Per resource: its users, their amounts and weights, and the other resources' limits.
     plans = []
     for r in active:
@@ -128,8 +130,7 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
     # changed since its last water-filling, filling it again would change nothing. Before
     # the first round none limits anyone, so a resource found to fit at the caps would set
     # no limit: it is filled only once another's limits change.
-    stale = [r >= misfit for r, *_ in plans]
-    limiting = dict.fromkeys(active, False)  # whether a resource limits anyone (else all inf)
+    stale = [plan[0] >= misfit for plan in plans]
     for _ in range(MAX_ROUNDS):
         changed = False
         for k, (r, members, amounts, weights, capacity, own, others, bounds) in enumerate(plans):
