@@ -47,7 +47,7 @@ from lsmsim.version_storage import VersionStorage
 from lsmsim.wakeup_wait import busy_probability
 from lsmsim.workload import Workload
 from lsmsim.write_controller import WriteController
-from lsmsim.write_stall import ColumnFamilyStallState, StallInputs, WriteStallCondition
+from lsmsim.write_stall import DELAYED, NORMAL, STOPPED, ColumnFamilyStallState, StallInputs
 
 DONE_EPSILON = 1e-9        # remaining fraction below which a job is finished
 FULL_EPSILON_OPS = 1e-6    # ops below which the active memtable is full
@@ -71,10 +71,7 @@ COMPACTION_FINISHED = EventShape("compaction_finished", (
     "num_subcompactions", "output_compression", "lsm_state"))
 TABLE_FILE_CREATION = EventShape("table_file_creation", (
     "job", "file_number", "file_size", "level", ("table_properties", ("num_entries", "data_size"))))
-# Read once for the event loop: on Python 3.11 an Enum class attribute lookup is slow
-# (EnumType.__getattr__ puts every class attribute access on a Python-level path).
-NORMAL, DELAYED = WriteStallCondition.NORMAL, WriteStallCondition.DELAYED
-STOPPED_VALUE = WriteStallCondition.STOPPED.value  # a StallEpisode's condition when stopped
+STOPPED_VALUE = STOPPED.value  # a StallEpisode's condition when stopped
 UNWEIGHTED = (1.0, 1.0, 1.0)  # an activity's weights on the CPU, device and rate limiter
 
 
@@ -152,6 +149,7 @@ class DB:
         self._bucket_keys = self.keyspace.keys_per_bucket
         self.memtables = MemtableList(self.entry.memtable_bytes)
         self.version = VersionStorage(options.num_levels)
+        self._level_keys = [f"level{level}_bytes" for level in range(options.num_levels)]
         self.picker = policy.compaction_picker()
         self.write_controller = WriteController(options.max_delayed_write_rate_bps)
         self.rate_limiter = GenericRateLimiter(options.rate_limiter_bytes_per_sec,
@@ -894,8 +892,8 @@ class DB:
             "running_compactions": len(self.compaction_jobs),
             "sst_bytes": self.version.total_bytes(),
         }
-        for level in range(self.version.num_levels):
-            row[f"level{level}_bytes"] = self.version.level_bytes(level)
+        for level, key in enumerate(self._level_keys):
+            row[key] = self.version.level_bytes(level)
         for name, value in self.policy.interval_samples(self.policy_view).items():
             row[f"policy_{name}"] = value
         return row
