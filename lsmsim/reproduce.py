@@ -27,6 +27,7 @@ from lsmsim.compare import Cell, run_cells
 from lsmsim.data_file import DataFileError
 from lsmsim.named_data import NamedData
 from lsmsim.output_path import output_folder
+from lsmsim.paper_scale import PaperScale, Scale, estimated_wall_s, scale_lines
 from lsmsim.scenarios import experiments as experiments_package
 
 if TYPE_CHECKING:
@@ -54,10 +55,17 @@ class Run:
     machine: str = "server"
     seed: int = 0
     series: tuple[str, ...] = ()
+    page_cache_GiB: float | None = None  # the machine's page cache; None: its profile's
 
     def spec(self, duration_scale: float, seed: int | None = None) -> tuple[Any, ...]:
         """The `compare.run_cell` arguments of this run (with `seed` instead of its own)."""
-        kwargs = {"options": dict(self.options), "machine": self.machine,
+        machine: Any = self.machine
+        if self.page_cache_GiB is not None:  # a machine with the paper's memory
+            from lsmsim.machine import load_machine, with_costs
+            profile = with_costs(load_machine(machine), {"page_cache_GiB": self.page_cache_GiB})
+            machine = dataclasses.replace(
+                profile, name=f"{profile.name}:page_cache_GiB={self.page_cache_GiB:g}")
+        kwargs = {"options": dict(self.options), "machine": machine,
                   "seed": self.seed if seed is None else seed,
                   **self.workload_fields}
         return (self.policy, self.device, self.workload, self.duration_s * duration_scale,
@@ -110,7 +118,9 @@ class Claim:
 class Experiment:
     """A seed figure's analogue: its runs, the metrics drawn (a bar per run), the claims
     checked, and `series`: timeseries columns kept by the runs (a `Run.series` name or a
-    policy's `policy_*` column) drawn over time, a line per run that has them."""
+    policy's `policy_*` column) drawn over time, a line per run that has them. `scales`
+    declares its default and paper scales (`lsmsim.paper_scale`), `scale` the one its runs
+    are at (an experiment file builds them in `build(scale)`)."""
 
     name: str
     title: str
@@ -119,6 +129,8 @@ class Experiment:
     metrics: tuple[str, ...]
     note: str = ""
     series: tuple[str, ...] = ()
+    scales: PaperScale | None = None
+    scale: Scale | None = None
 
 
 # -- claim helpers --------------------------------------------------------------------------
@@ -277,9 +289,11 @@ def experiment_names(directory: Path | None = None) -> list[str]:
     return _experiments(directory).names()
 
 
-def load_experiment(name: str, directory: Path | None = None) -> Experiment:
-    """The `EXPERIMENT` of the experiment file `name` names; an unknown name says what was
-    meant and lists the valid ones."""
+def load_experiment(name: str, directory: Path | None = None,
+                    paper_scale: bool = False) -> Experiment:
+    """The `EXPERIMENT` of the experiment file `name` names, or with `paper_scale` the
+    file's `build(scale)` at its paper scale (`PaperScale.run`); an unknown name says what
+    was meant and lists the valid ones."""
     try:
         path = _experiments(directory).find(name)
     except DataFileError as exc:
@@ -299,6 +313,12 @@ def load_experiment(name: str, directory: Path | None = None) -> Experiment:
     experiment = getattr(module, "EXPERIMENT", None)
     if not isinstance(experiment, Experiment):
         raise ExperimentError(f"{path}: defines no EXPERIMENT = Experiment(...)")
+    if paper_scale:
+        build = getattr(module, "build", None)
+        if experiment.scales is None or not callable(build):
+            raise ExperimentError(f"{path}: declares no paper scale (Experiment(scales="
+                                  "PaperScale(...)) and a build(scale) function)")
+        experiment = build(experiment.scales.run)
     labels = [run.label for run in experiment.runs]
     if len(set(labels)) != len(labels):
         raise ExperimentError(f"{path}: run labels repeat: {labels}")
@@ -501,8 +521,11 @@ def register(commands: Any) -> None:
     parser.add_argument("--list", action="store_true", help="list the experiments")
     parser.add_argument("--out", type=Path, default=Path("reproduce-out"),
                         help="folder for each experiment's CSV and PNG (reproduce-out)")
-    parser.add_argument("--duration-scale", type=positive_number, default=1.0,
+    parser.add_argument("--duration-scale", type=positive_number,
                         help="multiply every run's simulated duration")
+    parser.add_argument("--paper-scale", action="store_true",
+                        help="run each experiment at its paper's data size, duration and "
+                             "memory (with --list: show each experiment's scales)")
     parser.add_argument("--seed", type=non_negative_int,
                         help="seed of every run (default: each run's own, 0 unless it says)")
     add_execution_flags(parser)
@@ -511,9 +534,15 @@ def register(commands: Any) -> None:
 
 def _reproduce(args: argparse.Namespace) -> int:
     names = experiment_names() if args.all or args.list else args.names
+    if args.paper_scale and args.duration_scale is not None:
+        raise ExperimentError("--paper-scale runs every experiment at its paper's duration; "
+                              "leave out --duration-scale")
     if args.list:
         for name in names:
-            print(f"{name:24} {load_experiment(name).title}")
+            experiment = load_experiment(name)
+            print(f"{name:24} {experiment.title}")
+            if args.paper_scale:
+                print("\n".join(f"{'':24} {line}" for line in scale_lines(experiment)))
         return 0
     if not names:
         raise ExperimentError("name experiments or give --all; valid experiments: "
@@ -523,11 +552,11 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     out = output_folder(args.out)
     execution = execution_from_args(args)
-    experiments = [load_experiment(name) for name in names]
+    experiments = [load_experiment(name, paper_scale=args.paper_scale) for name in names]
     started = time.perf_counter()
     stopped: Interrupted | None = None
     try:
-        results, rows = run_experiments(experiments, args.duration_scale, seed=args.seed,
+        results, rows = run_experiments(experiments, args.duration_scale or 1.0, seed=args.seed,
                                         execution=execution)
     except Interrupted as stop:
         (results, rows), stopped = stop.results, stop
@@ -538,9 +567,12 @@ def _reproduce(args: argparse.Namespace) -> int:
                       [r for r in rows if r.experiment == experiment.name], out,
                       figures=stopped is None)
     print(format_claims(rows))
+    print("\nscales:" + "".join(f"\n{experiment.name}: " + "\n    ".join(scale_lines(
+        experiment, args.duration_scale)) for experiment in experiments))
     simulated = {id(c): c for cells in results.values() for c in cells.values()}  # shared once
-    cpu_s = sum(c.cpu_s for c in simulated.values())
-    print(f"{len(experiments)} experiments in {wall_s:.0f} s wall ({cpu_s:.0f} s CPU in runs, "
+    cpu_s = [c.cpu_s for c in simulated.values()]
+    print(f"{len(experiments)} experiments in {wall_s:.0f} s wall ({sum(cpu_s):.0f} s CPU in runs, "
+          f"{estimated_wall_s(cpu_s) / 60:.1f} min on 2 workers at that CPU time; "
           f"{describe_execution(execution)}); " + ("CSV (no figures)" if stopped else "CSV and PNG")
           + f" in {out}/")
     if stopped is not None:
