@@ -90,10 +90,10 @@ def build(scale: Scale) -> Experiment:
                            "stays as high while jobs remain CPU-bound",
                     rule=TREND_RULE)
               for device, name in (("pm", "PM"), ("nvme", "NVMe SSD"))),
-            *(Claim("ADOC", "§3.2, Fig. 4 (Table 2 [L2])", f"when the batch size is increased from "
-                    f"64MB to 512MB, CPU utilization does not show significant changes ({name}; "
-                    "taken as within +-10% per thread: the paper gives no band, the +-10% is this "
-                    "checker's own)", "no significant change",
+            *(Claim("ADOC", "§3.2, Fig. 4 (Table 2 [L2])", f"when the batch size is increased "
+                    f"from 64MB to 512MB, CPU utilization does not show significant changes "
+                    f"({name}; taken as within +-10% per thread: the paper gives no band, the "
+                    "+-10% is this checker's own)", "no significant change",
                     _cpu_flat_over_batch(device),
                     gap=MODEL_GAP,
                     reason="the larger batch raises the simulated write throughput (fewer "
@@ -105,15 +105,15 @@ def build(scale: Scale) -> Experiment:
                   gap=MODEL_GAP,
                   reason="the simulated HDD's mixed read/write bandwidth stays below its "
                          "write-only limit"),
-            Claim("ADOC", "§3.2, Fig. 5 (Table 2 [L3])", "for the SATA SSD the peak bandwidth used "
-                  "reaches the theoretical bandwidth limit (taken as >= 90% of it)",
+            Claim("ADOC", "§3.2, Fig. 5 (Table 2 [L3])", "for the SATA SSD the peak bandwidth "
+                  "used reaches the theoretical bandwidth limit (taken as >= 90% of it)",
                   "reaches the limit", _peak_bandwidth(_batch_labels("sata-ssd"), reaches=True),
                   gap=MODEL_GAP,
                   reason="the simulated SATA SSD's mixed read/write bandwidth stays below its "
                          "write-only limit"),
-            *(Claim("ADOC", "§3.2, Fig. 5 (Table 2 [L3])", f"for the {name} a large idle bandwidth "
-                    "gap remains: write stalls occur with bandwidth to spare (taken as a peak "
-                    "<= 50% of the limit)", "large gap below the limit",
+            *(Claim("ADOC", "§3.2, Fig. 5 (Table 2 [L3])", f"for the {name} a large idle "
+                    "bandwidth gap remains: write stalls occur with bandwidth to spare (taken as "
+                    "a peak <= 50% of the limit)", "large gap below the limit",
                     _peak_bandwidth(_threads_labels(device), reaches=False), reason=FLUID_DEVICE,
                     gap=MODEL_GAP)
               for device, name in (("nvme", "NVMe SSD"), ("pm", "PM"))),

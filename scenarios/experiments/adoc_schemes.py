@@ -1,8 +1,9 @@
 """ADOC (FAST 2023) §6.2, Fig. 12 and 13: fillrandom throughput and stall duration of
 RocksDB-AT, SILK-O and ADOC on the four devices. 900 simulated s per run (the paper's are
-3600 s: `--paper-scale`, `_adoc_setup.SCALES`); SILK-O is SILK's best configuration, as in the paper. SILK-O runs at TOTAL = the
-media bandwidth, as ADOC's authors configured it, and again at 0.5x and 2x TOTAL: each
-claim involving SILK-O prints its verdict at those too (`_silk_total`)."""
+3600 s: `--paper-scale`, `_adoc_setup.SCALES`); SILK-O is SILK's best configuration, as in
+the paper. SILK-O runs at TOTAL = the media bandwidth, as ADOC's authors configured it, and
+again at 0.5x and 2x TOTAL: each claim involving SILK-O prints its verdict at those too
+(`_silk_total`)."""
 
 from lsmsim.paper_scale import Scale
 from lsmsim.reproduce import MODEL_GAP, Experiment, ratio_claim, with_variants

@@ -1,7 +1,8 @@
 """ADOC (FAST 2023) §6.2, Fig. 16: 99th percentile write latency of SILK-O and ADOC under
 fillrandom on the four devices, over adoc_schemes' runs (900 simulated s; the paper's are
-3600 s: `--paper-scale`). The simulated latency is the writer's per-operation latency including stall waits.
-Each claim also prints its verdict with SILK-O at TOTAL x0.5 and x2 (`_silk_total`)."""
+3600 s: `--paper-scale`). The simulated latency is the writer's per-operation latency
+including stall waits. Each claim also prints its verdict with SILK-O at TOTAL x0.5 and x2
+(`_silk_total`)."""
 
 from lsmsim.paper_scale import Scale
 from lsmsim.reproduce import MODEL_GAP, Experiment, load_experiment, ratio_claim, with_variants

@@ -1,7 +1,7 @@
 """ADOC (FAST 2023) §6.4, Fig. 21: the thread count and batch size over time when ADOC-T
 tunes only threads, ADOC-B only the batch, and ADOC both, over adoc_single_knob's runs
-(fillrandom on PM and HDD, 900 simulated s; the paper's are one hour: `--paper-scale`). Adjustments are
-counted as changes between consecutive 1 s samples of the policy's setting."""
+(fillrandom on PM and HDD, 900 simulated s; the paper's are one hour: `--paper-scale`).
+Adjustments are counted as changes between consecutive 1 s samples of the policy's setting."""
 
 from typing import Callable
 

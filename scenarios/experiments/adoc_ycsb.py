@@ -69,7 +69,8 @@ def build(scale: Scale) -> Experiment:
             duration_s=scale.duration_s, page_cache_GiB=scale.page_cache_GiB,
             workload_fields=_fields(stage, scale))
         for device in DEVICES for stage in STAGES for scheme in SCHEMES)
-    silk_loads = [run for run in stage_runs if run.workload == "ycsb_load" and run.policy == "silk-o"]
+    silk_loads = [run for run in stage_runs
+                  if run.workload == "ycsb_load" and run.policy == "silk-o"]
     runs = stage_runs + tuple(scaled for run in silk_loads for scaled in silk_total_runs(run))
     return Experiment(
         name="adoc_ycsb",
@@ -85,8 +86,8 @@ def build(scale: Scale) -> Experiment:
                   reason="read-only and read-mostly stages are bound by the simulated read path, "
                          "which tuning threads and batch size does not change"),
             with_variants(pairs_claim(
-                "ADOC", "§6.3, Fig. 17", "for Load, a purely write workload, ADOC beats SILK-O (on "
-                "every device)", METRIC, _versus("load", "adoc", "silk-o"),
+                "ADOC", "§6.3, Fig. 17", "for Load, a purely write workload, ADOC beats SILK-O "
+                "(on every device)", METRIC, _versus("load", "adoc", "silk-o"),
                 paper_value="ADOC above SILK-O", gap=SETUP_DIFFERS,
                 reason="the simulated SILK-O's compaction pauses cost it little in a 600 s load"),
                 total_variants([f"{device}-load-silk-o" for device in DEVICES])),

@@ -7,7 +7,8 @@ first; the paper's data set is ~100 GB), 600 simulated s (the paper's runs are 3
 with 8 GB of memory: `--paper-scale`, `_xpoint_setup.SCALES`),
 devices sata-ssd, nvme (the PCIe flash SSD) and pm (3D XPoint). Throughput counts gets
 and puts (client_ops_per_s: the whole run, its 20-60 s fill included; at `--paper-scale`
-the 300 s mix alone, `_xpoint_setup.METRIC`; the per-second figures of Fig. 5 and Eq. 2: after the fill).
+the 300 s mix alone, `_xpoint_setup.METRIC`; the per-second figures of Fig. 5 and Eq. 2:
+after the fill).
 
 Fig. 19's dynamic scheme re-configures L0 by the measured read/write mix: write-intensive
 (writes over 25%) gets 24 smaller L0 files before throttling, read-intensive gets 6 larger
@@ -147,20 +148,20 @@ def build(scale: Scale) -> Experiment:
         metrics=(metric, "read_latency_p99_us", "delayed_time_s", "max_l0_files"),
         series=("ops_per_s", "read_ops_per_s", "delayed_s", "delayed_write_rate_bps"),  # Fig. 5
         claims=(
-            trend_claim("3D XPoint study", "§IV-A, Fig. 3, Finding #1", "on the PCIe flash SSD the "
-                        "throughput increases from 32 kop/s to 41.3 kop/s as the insertion ratio "
-                        "goes from 0 to 100%", metric,
+            trend_claim("3D XPoint study", "§IV-A, Fig. 3, Finding #1", "on the PCIe flash SSD "
+                        "the throughput increases from 32 kop/s to 41.3 kop/s as the insertion "
+                        "ratio goes from 0 to 100%", metric,
                         [f"nvme-w{p}" for p in INSERT_PERCENTS], falls=False, paper_change=0.29,
                         gap=SETUP_DIFFERS,
                         reason=READS_IN_MEMORY),
-            trend_claim("3D XPoint study", "§IV-A, Fig. 3, Finding #1", "on the SATA flash SSD the "
-                        "throughput increases with the insertion ratio", metric,
+            trend_claim("3D XPoint study", "§IV-A, Fig. 3, Finding #1", "on the SATA flash SSD "
+                        "the throughput increases with the insertion ratio", metric,
                         [f"sata-ssd-w{p}" for p in INSERT_PERCENTS], falls=False,
                         gap=SETUP_DIFFERS,
                         reason=READS_IN_MEMORY),
-            trend_claim("3D XPoint study", "§IV-A, Fig. 3", "on 3D XPoint SSD, an opposite trend: "
-                        "the throughput decreases from 115 kop/s to 45 kop/s as the insertion ratio "
-                        "goes from 0 to 100%", metric,
+            trend_claim("3D XPoint study", "§IV-A, Fig. 3", "on 3D XPoint SSD, an opposite "
+                        "trend: the throughput decreases from 115 kop/s to 45 kop/s as the "
+                        "insertion ratio goes from 0 to 100%", metric,
                         [f"pm-w{p}" for p in INSERT_PERCENTS], falls=True, paper_change=-0.609,
                         gap=SETUP_DIFFERS,
                         reason=READS_IN_MEMORY),

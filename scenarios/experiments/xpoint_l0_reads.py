@@ -65,8 +65,8 @@ def build(scale: Scale) -> Experiment:
                         paper_change=-0.123,
                         gap=MODEL_GAP,
                         reason="a larger trigger also means fewer, larger L0 compactions"),
-            Claim("3D XPoint study", "§IV-B, Finding #2", "the negative impact of more L0 files is "
-                  "more significant on faster storage", "19.9% (3D XPoint) vs 12.3% (flash)",
+            Claim("3D XPoint study", "§IV-B, Finding #2", "the negative impact of more L0 files "
+                  "is more significant on faster storage", "19.9% (3D XPoint) vs 12.3% (flash)",
                   _faster_hurts_more(metric),
                   gap=MODEL_GAP,
                   reason="the simulated PM's read cost is mostly CPU, the same on both devices"),

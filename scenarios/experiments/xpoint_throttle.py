@@ -3,8 +3,9 @@ RocksDB's under the periodic write-burst workload (1:1 reads:writes with a 1:9 b
 every minute) on PM, 600 simulated s over 5 million keys (a short fill first). Throughput
 counts gets and puts after the fill. `--paper-scale` fills the paper's ~100 GB with 8 GB of
 memory and measures the 300 s after the fill (`_xpoint_setup.SCALES`; the bursts repeat
-until the run's end, so the run lasts the scale's duration and the claim reads its window). Equation 2 is checked where the paper checks it,
-against Fig. 5's runs (xpoint_insert_ratio)."""
+until the run's end, so the run lasts the scale's duration and the claim reads its window).
+Equation 2 is checked where the paper checks it, against Fig. 5's runs
+(xpoint_insert_ratio)."""
 
 from typing import Callable
 
