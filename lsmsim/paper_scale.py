@@ -130,12 +130,27 @@ def mix_ending(workload: str, fields: Mapping[str, Any], scale: Scale) -> dict[s
     """`fields` with the workload's phases given, the last (the measured mix) ending after
     `scale.mix_s` or `scale.mix_ops` (as they are when the scale sets neither): the paper
     measures its mix for a time or an operation count after the load, however long the
-    load takes. A workload that is its load alone (a YCSB Load) is left as it is."""
-    phases = make_workload(workload, **fields).phases
+    load takes. A workload that is its load alone (a YCSB Load) is left as it is; one whose
+    mix is a repeating cycle of timed phases (write bursts) has the cycle unrolled until it
+    has lasted `scale.mix_s`."""
+    made = make_workload(workload, **fields)
+    phases, repeat = made.phases, made.repeat_from_phase
     if not (scale.mix_s or scale.mix_ops) or len(phases) < 2:
         return dict(fields)
-    last = dataclasses.replace(phases[-1], duration_s=scale.mix_s, ops=scale.mix_ops)
-    return {**fields, "phases": (*phases[:-1], last)}
+    if repeat < 0:
+        last = dataclasses.replace(phases[-1], duration_s=scale.mix_s, ops=scale.mix_ops)
+        return {**fields, "phases": (*phases[:-1], last)}
+    cycle = phases[repeat:]
+    if not scale.mix_s or not all(phase.duration_s for phase in cycle):
+        raise ValueError(f"{workload}: a repeating mix ends after mix_s, its phases timed")
+    unrolled, left_s = [], scale.mix_s
+    while left_s > 0:
+        for phase in cycle:
+            if left_s > 0:
+                unrolled.append(dataclasses.replace(phase, duration_s=min(phase.duration_s,
+                                                                          left_s)))
+                left_s -= phase.duration_s
+    return {**fields, "phases": (*phases[:repeat], *unrolled), "repeat_from_phase": -1}
 
 
 def estimated_wall_s(cpu_s: Sequence[float], workers: int = BUDGET_CORES) -> float:

@@ -61,6 +61,11 @@ def test_the_measured_mix_ends_after_its_time_or_operations_whatever_the_load():
     assert [p.ops for p in phases] == [1000, 0] and phases[-1].duration_s == 300.0
     phases = mix_ending("dopa_shift_down", {"num_keys": 10}, Scale(1e4, mix_ops=7))["phases"]
     assert [p.ops for p in phases] == [10, 30, 7]
+    # A repeating cycle (a minute of write bursts) is unrolled until it has lasted mix_s.
+    fields = mix_ending("write_bursts", {"num_keys": 10}, Scale(1e4, mix_s=70.0))
+    assert [(p.name, p.duration_s) for p in fields["phases"][1:]] == [
+        ("base", 35), ("burst", 25), ("base", 10)]
+    assert fields["repeat_from_phase"] == -1
     # A workload that is its load alone, or a scale with no mix, is left as it is.
     assert mix_ending("ycsb_load", {"num_keys": 10}, Scale(1e4, mix_ops=7)) == {"num_keys": 10}
     assert mix_ending("readrandom", fields, Scale(1e4)) == fields

@@ -52,8 +52,8 @@ def build(scale: Scale) -> Experiment:
                   gap=MODEL_GAP,
                   reason="the simulated ADOC reacts to the same per-second overflow signals as "
                          "the single-knob schemes; tuning the other knob does not calm the "
-                         "signal in a 900 s run (and a single-knob scheme that never adjusts "
-                         "cannot be out-steadied)")
+                         f"signal in a {scale.duration_s:,.0f} s run (and a single-knob scheme "
+                         "that never adjusts cannot be out-steadied)")
             for device, name in (("pm", "PM"), ("hdd", "HDD")) for knob in KNOBS),
         scales=SCALES, scale=scale,
     )
