@@ -5,8 +5,8 @@ The paper runs 3600 s; these runs are 900 simulated s (`--paper-scale` for the p
 
 from typing import Callable
 
-from lsmsim.paper_scale import Scale
-from lsmsim.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
+from lsmsim.sweeps.paper_scale import Scale
+from lsmsim.sweeps.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
                               metric_of, peak_claim, trend_claim)
 from lsmsim.scenarios.experiments._adoc_setup import SCALES, adoc_run
 
@@ -14,7 +14,7 @@ THREADS = (2, 4, 6, 12, 20)
 NAMES = (("pm", "PM"), ("nvme", "NVMe SSD"), ("hdd", "HDD"))
 UP_TO_SIX = ("t2", "t4", "t6")
 # Why the PS claims may not hold at the paper's 3600 s, where the pending bytes do pass 64 GiB.
-HDD_PS = "on the simulated HDD the pending bytes pass 64 GiB only with two threads"
+HDD_PS = "on the simulated HDD the pending bytes pass 64 GiB only with the fewest threads"
 PS_FALL_AT_PAPER_SCALE = ("in the paper's 3600 s the simulated PS stall counts from four threads "
                           f"on are few and uneven (on NVMe most at six threads); {HDD_PS}")
 PS_PEAK_AT_PAPER_SCALE = ("in the paper's 3600 s the simulated PS stalls are most frequent with "
