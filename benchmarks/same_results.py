@@ -91,7 +91,7 @@ def _written_files_hash(result: lsmsim.SimulationResult) -> str:
     files = hashlib.sha256()
     with tempfile.TemporaryDirectory() as out:
         result.wall_s = 1.0  # the only part of summary.json that is not a result
-        result.write(out, plot=False)
+        result.write(out)
         for path in sorted(Path(out).iterdir()):
             files.update(path.name.encode() + b":" + path.read_bytes())
     return files.hexdigest()

@@ -83,15 +83,16 @@ PHASES = """
 import sys, time
 from pathlib import Path
 w0, c0 = time.perf_counter(), time.process_time()
-from lsmsim.cli import format_summary
-from lsmsim.plot_process import TimelinePlotter
+from lsmsim.cli.summary_table import format_summary
+from lsmsim.plot.timeline_process import TimelinePlotter
 from lsmsim.simulation import simulate
 w1, c1 = time.perf_counter(), time.process_time()
 plotter = TimelinePlotter(Path(sys.argv[1]), duration_s=3600)
 result = simulate("fillrandom", device="nvme", duration_s=3600, on_timeseries=plotter.draw)
 w2, c2 = time.perf_counter(), time.process_time()
 format_summary(result.summary, result.config)
-result.write(sys.argv[1], plotter=plotter)
+result.write(sys.argv[1])
+plotter.wait()
 plotter.close()
 w3, c3 = time.perf_counter(), time.process_time()
 for name, wall, cpu in (("import", w1 - w0, c1 - c0), ("simulate", w2 - w1, c2 - c1),
@@ -108,7 +109,7 @@ def cli_runs(repeats: int = 3) -> None:
             load = os.getloadavg()[0]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "lsmsim.cli", *MAIN_JOB, "--out", out],
+            subprocess.run([sys.executable, "-m", "lsmsim.cli.main", *MAIN_JOB, "--out", out],
                            check=True, stdout=subprocess.DEVNULL)
             wall_s = time.perf_counter() - started
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -127,7 +128,7 @@ def long_runs(devices: tuple[str, ...] = ("nvme", "pm", "sata-ssd", "hdd")) -> N
     with tempfile.TemporaryDirectory() as out:
         for device in devices:
             (hour_s, _), (day_s, day_kib) = (
-                _timed_child([sys.executable, "-m", "lsmsim.cli", "run", "fillrandom",
+                _timed_child([sys.executable, "-m", "lsmsim.cli.main", "run", "fillrandom",
                               "--device", device, "--duration", str(duration), "--no-plot",
                               "--out", out]) for duration in (3600, 86400))
             print(f"{device:9} hour {hour_s:6.2f} s, day {day_s:7.2f} s (x{day_s / hour_s:4.1f}), "

@@ -49,7 +49,7 @@ def steps(page: str) -> list[Step]:
 def run_command(command: str) -> tuple[int, str]:
     """One `lsmsim ...` command in this process (the current folder is the scratch one):
     its exit status and what it printed, stdout then stderr."""
-    from lsmsim.cli import main
+    from lsmsim.cli.main import main
 
     words = shlex.split(command)
     if words[0] != "lsmsim":

@@ -26,6 +26,6 @@ def __getattr__(name: str):  # type: ignore[no-untyped-def]
     """`import_trace` is imported on first use: the LOG reader is not needed to simulate,
     and `lsmsim run` starts faster without it."""
     if name == "import_trace":
-        from lsmsim.trace_import import import_trace
+        from lsmsim.traces.trace_import import import_trace
         return import_trace
     raise AttributeError(f"module 'lsmsim' has no attribute {name!r}")

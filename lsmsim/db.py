@@ -21,6 +21,8 @@ from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
                                    file_from_bucket_keys, merge_inputs, split_output)
 from lsmsim.compaction_picker import Compaction
 from lsmsim.core_sharing import cost_factor
+from lsmsim.db_control import DBControl
+from lsmsim.db_view import DBView
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog, EventShape
 from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_streams,
@@ -45,7 +47,7 @@ from lsmsim.version_storage import VersionStorage
 from lsmsim.wakeup_wait import busy_probability
 from lsmsim.workload import Workload
 from lsmsim.write_controller import WriteController
-from lsmsim.write_stall import ColumnFamilyStallState, StallInputs, WriteStallCondition
+from lsmsim.write_stall import DELAYED, NORMAL, STOPPED, ColumnFamilyStallState, StallInputs
 
 DONE_EPSILON = 1e-9        # remaining fraction below which a job is finished
 FULL_EPSILON_OPS = 1e-6    # ops below which the active memtable is full
@@ -69,10 +71,7 @@ COMPACTION_FINISHED = EventShape("compaction_finished", (
     "num_subcompactions", "output_compression", "lsm_state"))
 TABLE_FILE_CREATION = EventShape("table_file_creation", (
     "job", "file_number", "file_size", "level", ("table_properties", ("num_entries", "data_size"))))
-# Read once for the event loop: on Python 3.11 an Enum class attribute lookup is slow
-# (EnumType.__getattr__ puts every class attribute access on a Python-level path).
-NORMAL, DELAYED = WriteStallCondition.NORMAL, WriteStallCondition.DELAYED
-STOPPED_VALUE = WriteStallCondition.STOPPED.value  # a StallEpisode's condition when stopped
+STOPPED_VALUE = STOPPED.value  # a StallEpisode's condition when stopped
 UNWEIGHTED = (1.0, 1.0, 1.0)  # an activity's weights on the CPU, device and rate limiter
 
 
@@ -139,12 +138,18 @@ class DB:
         self._io_request_cpu_s = machine.io_request_cpu_s if mechanisms.io_request_cost else 0.0
         self.workload = workload
         self.policy = policy
+        # What the policy's hooks see of the DB, and how it acts on it (`Policy.start`).
+        self.policy_view = DBView(self)
+        self.policy_control = DBControl(self)
+        # The policy's limit on admitted client requests per second (None: none).
+        self.admission_limit_ops: float | None = None
         self.entry = EntryFormat(workload.key_size, workload.value_size)
         self.distribution = workload.distribution()
         self.keyspace = KeySpace.for_distribution(workload.num_keys, self.distribution, key_buckets)
         self._bucket_keys = self.keyspace.keys_per_bucket
         self.memtables = MemtableList(self.entry.memtable_bytes)
         self.version = VersionStorage(options.num_levels)
+        self._level_keys = [f"level{level}_bytes" for level in range(options.num_levels)]
         self.picker = policy.compaction_picker()
         self.write_controller = WriteController(options.max_delayed_write_rate_bps)
         self.rate_limiter = GenericRateLimiter(options.rate_limiter_bytes_per_sec,
@@ -184,13 +189,13 @@ class DB:
         self.writes_done = env.event()
         self._install_super_version()
         self._process = env.process(self._run())
-        policy.start(self)
+        policy.start(self.policy_view, self.policy_control)
 
     def _wal_synced(self) -> bool:
         """Whether WAL appends reach the device before a write returns (WriteOptions.sync)."""
         return self.options.sync and not self.options.disable_wal
 
-    # -- public API for policies (SetOptions / SetDBOptions / observation) -----------------------
+    # -- the actions `DBControl` gives policies: each that changes the plan re-plans ----------
     def set_options(self, values: dict[str, Any]) -> None:
         """DB::SetOptions on the column family: new Version, stall recalculation, schedule."""
         self._apply_options(values, "cf", "SetOptions")
@@ -266,10 +271,11 @@ class DB:
         self.events.emit(self.env.now, "options_changed", call=call,
                          **{k: getattr(self.options, k) for k in values})
 
-    def replan(self) -> None:
-        """Recompute every rate now: a policy changed what one of its hooks returns (an
-        admission cap, job weights) from its own process."""
+    def limit_admission(self, limit_ops: float | None) -> None:
+        """A policy's limit on admitted client requests per second from now (None: none);
+        `Policy.write_rate_cap_ops` makes the cap on puts of it."""
         self.advance_to_now()
+        self.admission_limit_ops = limit_ops
         self._request_replan()
 
     def advance_to_now(self) -> None:
@@ -392,13 +398,13 @@ class DB:
             reading = reading or readers > 0
         mixed = reading and (wal or writing)
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
-        policy = self.policy
+        policy, view = self.policy, self.policy_view
         # The clients are done once writes_done fires (the DB keeps compacting if run on).
-        cap_ops = 0.0 if self.writes_done.triggered else policy.write_rate_cap_ops(self)
+        cap_ops = 0.0 if self.writes_done.triggered else policy.write_rate_cap_ops(view)
         if self.clients is None:
             writer = self.writer.demand(self.write_controller, self.memtables.active.ops,
                                         write_bps, self.device.write_latency_s, cap_ops)
-            writer.weights = _weight_tuple(policy.writer_weights(self), policy)
+            writer.weights = _weight_tuple(policy.writer_weights(view), policy)
             demands = [writer]
         else:
             demands = self.clients.demands(read_bps, write_bps, cap_ops)
@@ -432,7 +438,7 @@ class DB:
             per_unit = [cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
-                policy.job_weights(self, job), policy)
+                policy.job_weights(view, job), policy)
             # Each of a job's threads is a runnable thread to CFS and queues its own I/O.
             demands.append(Demand(per_unit, cap, (cpu_weight * fraction * job.threads,
                                                   device_weight * job.threads,
@@ -570,7 +576,7 @@ class DB:
         if condition is DELAYED:
             wc = self.write_controller
             wc.set_delayed_write_rate(self.policy.delayed_write_rate_bps(
-                self, wc.delayed_write_rate_bps))
+                self.policy_view, wc.delayed_write_rate_bps))
         if condition is NORMAL and self.stalls.current is None:
             return  # unstalled outside any episode: StallTracker.observe records nothing
         ended = self.stalls.observe(
@@ -590,7 +596,7 @@ class DB:
     def bg_job_limits(self) -> tuple[int, int]:
         """GetBGJobLimits: flush and compaction slots; one compaction unless sped up."""
         flushes, compactions = self.options.background_job_slots()
-        if not self.policy.compaction_speedup(self):
+        if not self.policy.compaction_speedup(self.policy_view):
             compactions = 1
         return flushes, compactions
 
@@ -602,7 +608,7 @@ class DB:
         if self.background_paused:
             return
         flush_limit, compaction_limit = self.bg_job_limits()
-        if self.policy.compaction_before_flush(self):
+        if self.policy.compaction_before_flush(self.policy_view):
             self._schedule_compactions(compaction_limit, None)
             self._schedule_flushes(flush_limit)
         else:
@@ -611,7 +617,7 @@ class DB:
 
     def _schedule_flushes(self, flush_limit: int) -> int | None:
         """Start flushes; returns the level a flush is blocked on, if any."""
-        flush_level = self.policy.flush_output_level(self)
+        flush_level = self.policy.flush_output_level(self.policy_view)
         if flush_level > 0:
             flush_limit = 1
         to_merge = self.options.effective_min_write_buffer_number_to_merge
@@ -625,7 +631,7 @@ class DB:
             return
         # The policy's check first: it reads state only and is mostly False, while the
         # any() walks every running compaction at every event.
-        if (self.policy.high_pool_compaction_allowed(self)
+        if (self.policy.high_pool_compaction_allowed(self.policy_view)
                 and not any(job.high_pool for job in self.compaction_jobs)):
             self._schedule_compaction(high_pool=True)
         if self.compaction_paused:
@@ -637,10 +643,10 @@ class DB:
     def _schedule_compaction(self, high_pool: bool, held_level: int | None = None) -> bool:
         """Pick one compaction (the policy's, else RocksDB's) and start it; False if none, or
         if it touches `held_level` (a blocked flush into that level waits for it)."""
-        compaction = self.policy.pick_compaction(self) or self.picker.pick(
+        compaction = self.policy.pick_compaction(self.policy_view) or self.picker.pick(
             self.version, self.scores, self.options)
         if (compaction is None or held_level in (compaction.start_level, compaction.output_level)
-                or not self.policy.compaction_allowed(self, compaction)):
+                or not self.policy.compaction_allowed(self.policy_view, compaction)):
             return False
         self.picker.register(self.version, compaction)
         if compaction.trivial_move:
@@ -724,7 +730,7 @@ class DB:
         """The bytes a job of `kind` writes to the device: all of its outputs, or none when
         the policy puts them on a memory path (those files are then remembered as such)."""
         written = sum([f.size_bytes for f in outputs])
-        if self.policy.output_on_device(self, kind):
+        if self.policy.output_on_device(self.policy_view, kind):
             self._sst_bytes_written += written
             return written
         self.memory_path_files.update(f.number for f in outputs)
@@ -886,9 +892,9 @@ class DB:
             "running_compactions": len(self.compaction_jobs),
             "sst_bytes": self.version.total_bytes(),
         }
-        for level in range(self.version.num_levels):
-            row[f"level{level}_bytes"] = self.version.level_bytes(level)
-        for name, value in self.policy.interval_samples(self).items():
+        for level, key in enumerate(self._level_keys):
+            row[key] = self.version.level_bytes(level)
+        for name, value in self.policy.interval_samples(self.policy_view).items():
             row[f"policy_{name}"] = value
         return row
 

@@ -106,7 +106,9 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
         return caps
     count = len(demands)
     active = [r for r, c in enumerate(capacities) if c is not None]
-    limits = {r: [INFINITE] * count for r in active}
+    # Per resource index: each activity's limit, and whether any is finite (else all inf).
+    limits = [[INFINITE] * count if c is not None else [] for c in capacities]
+    limiting = [False] * len(capacities)
     # Per resource: its users, their amounts and weights, and the other resources' limits.
     plans = []
     for r in active:
@@ -128,8 +130,7 @@ def allocate(capacities: list[float | None], demands: list[Demand]) -> list[floa
     # changed since its last water-filling, filling it again would change nothing. Before
     # the first round none limits anyone, so a resource found to fit at the caps would set
     # no limit: it is filled only once another's limits change.
-    stale = [r >= misfit for r, *_ in plans]
-    limiting = dict.fromkeys(active, False)  # whether a resource limits anyone (else all inf)
+    stale = [plan[0] >= misfit for plan in plans]
     for _ in range(MAX_ROUNDS):
         changed = False
         for k, (r, members, amounts, weights, capacity, own, others, bounds) in enumerate(plans):
@@ -181,11 +182,17 @@ def _first_misfit(capacities: list[float | None], demands: list[Demand],
     plans (the usual case: a write-only run on a fast device). A user without a cap makes
     its resource not fit: the rounds report it (its want, inf, is found even where the
     sum of wants could not tell, on a capacity of inf)."""
-    per_units = [demand.per_unit for demand in demands]
     for r, capacity in enumerate(capacities):
         if capacity is None:  # not modelled
             continue
-        wants = [cap * per_unit[r] for per_unit, cap in zip(per_units, caps) if per_unit[r] > 0.0]
-        if sum(wants) > capacity or INFINITE in wants:
+        total = 0.0  # the wants added in order, as sum() adds them
+        for demand, cap in zip(demands, caps):
+            amount = demand.per_unit[r]
+            if amount > 0.0:
+                want = cap * amount
+                if want == INFINITE:
+                    return r
+                total += want
+        if total > capacity:
             return r
     return None

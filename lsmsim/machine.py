@@ -244,7 +244,7 @@ def with_costs(profile: MachineProfile, values: dict[str, float]) -> MachineProf
 
 def with_cpu_scale(profile: MachineProfile, scale: float) -> MachineProfile:
     """`profile` on a host `scale` times as slow (every CPU cost times `scale`; the page cache,
-    kernel settings and cores as they are): see `lsmsim.job_cpu`."""
+    kernel settings and cores as they are): see `lsmsim.fidelity.job_cpu`."""
     return with_costs(profile, {key: value * scale for key, value in cost_values(profile).items()
                                 if key not in NOT_CPU_COSTS})
 

@@ -12,16 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lsmsim.write_stall import WriteStallCondition
+from lsmsim.write_stall import DELAYED, NORMAL, STOPPED, WriteStallCondition
 
 LATENCY_MIN_S = 1e-7
 LATENCY_BINS_PER_DECADE = 50
 LATENCY_DECADES = 12  # 100 ns .. 100 000 s
 LAST_BIN = LATENCY_BINS_PER_DECADE * LATENCY_DECADES  # also takes everything slower
-# Read once: an Enum class attribute lookup goes through EnumType.__getattr__'s slow path
-# on Python 3.11, and add_segment runs at every stalled segment.
-NORMAL, DELAYED, STOPPED = (WriteStallCondition.NORMAL, WriteStallCondition.DELAYED,
-                            WriteStallCondition.STOPPED)
 
 
 class LatencyHistogram:

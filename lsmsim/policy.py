@@ -1,15 +1,16 @@
 """The interface a write-stall policy plugs into.
 
-A policy observes the DB on a period it chooses (by starting SimPy processes in
-`start`), changes options at run time through `DB.set_options` / `DB.set_db_options`
-(RocksDB's SetOptions / SetDBOptions) and the rate limiter through
-`DB.set_rate_limiter_bytes_per_sec` (GenericRateLimiter::SetBytesPerSecond), pauses and
-resumes compactions (`DB.pause_compaction_work` / `continue_compaction_work`), sets the
-options the DB opens with, caps the client write rate (admission), moves the delayed
-write rate RocksDB chose, sets the shares each background job gets of the device, CPU and
-rate limiter, and may choose compactions itself. A policy that changes the tree supplies
-its own compaction picker or sends flushes to a deeper level (hooks in their own section
-below). The engine never imports a specific policy: `policies/` holds them.
+Every hook is handed a `lsmsim.db_view.DBView`, what the policy may observe of the DB
+(levels, memtables, stall state, jobs, clients, new events), never the DB itself. `start`
+also gets a `lsmsim.db_control.DBControl`, the one way to act: SetOptions / SetDBOptions,
+the rate limiter's rate, pausing and resuming background work, an admission limit; the DB
+re-plans after each action, so a policy never has to. A policy observes on a period it
+chooses (by starting SimPy processes in `start`), sets the options the DB opens with, caps
+the client write rate (admission), moves the delayed write rate RocksDB chose, sets the
+shares each background job gets of the device, CPU and rate limiter (`Weights`), and may
+choose compactions itself. A policy that changes the tree supplies its own compaction
+picker or sends flushes to a deeper level (hooks in their own section below). The engine
+never imports a specific policy: `policies/` holds them.
 
 Constants are declared once per policy class as `parameters` (name -> `Param`, with its
 range) and `orders` (pairs such as min <= max), so `--policy adoc:increase_threads=4`
@@ -32,7 +33,8 @@ from lsmsim.compaction_picker import CompactionPicker, LevelCompactionPicker
 if TYPE_CHECKING:
     from lsmsim.background_job import BackgroundJob
     from lsmsim.compaction_picker import Compaction
-    from lsmsim.db import DB
+    from lsmsim.db_control import DBControl
+    from lsmsim.db_view import DBView
     from lsmsim.options import LsmOptions
     from lsmsim.storage_device import StorageDevice
 
@@ -157,55 +159,57 @@ class Policy:
         8 threads and 512 MB memtables); they override the user's."""
         return {}
 
-    def start(self, db: "DB") -> None:
-        """Called once at time 0, after the DB is open. Start periodic processes here."""
+    def start(self, view: "DBView", control: "DBControl") -> None:
+        """Called once at time 0, after the DB is open. Start periodic processes here (on
+        `view.env`); keep `control` for the actions they take."""
 
-    def io_priority(self, db: "DB", job: "BackgroundJob") -> str:
+    def io_priority(self, view: "DBView", job: "BackgroundJob") -> str:
         """The rate-limiter priority of a job's writes (DBImpl::BackgroundFlush/Compaction):
         flush IO_HIGH, compaction IO_LOW, both IO_USER while writes are stopped or delayed."""
-        if db.write_controller.is_stopped() or db.write_controller.needs_delay():
+        if view.writes_stopped or view.writes_delayed:
             return IO_USER
         return IO_HIGH if job.kind == "flush" else IO_LOW
 
-    def job_weights(self, db: "DB", job: "BackgroundJob") -> Weights | None:
+    def job_weights(self, view: "DBView", job: "BackgroundJob") -> Weights | None:
         """The job's `Weights` on each resource (None: all 1).
 
         RocksDB's GenericRateLimiter serves IO_USER, then IO_HIGH, then IO_LOW, with HIGH
         served last one time in `fairness` (10): modelled as weights 100 / 9 / 1. The
         device and CPU are shared equally (the OS schedules threads and I/O fairly)."""
-        return _RATE_LIMITER_SHARES[self.io_priority(db, job)]
+        return _RATE_LIMITER_SHARES[self.io_priority(view, job)]
 
-    def write_rate_cap_ops(self, db: "DB") -> float | None:
-        """Admission control: a cap on client writes per second, or None for no cap."""
-        return None
+    def write_rate_cap_ops(self, view: "DBView") -> float | None:
+        """Admission control: a cap on client writes per second, or None for no cap. By
+        default the limit set with `DBControl.limit_admission` (None: none)."""
+        return view.admission_limit_ops
 
-    def delayed_write_rate_bps(self, db: "DB", rate_bps: float) -> float:
+    def delayed_write_rate_bps(self, view: "DBView", rate_bps: float) -> float:
         """The delayed write rate to use, given the one RocksDB's SetupDelay just chose
         (called on each stall recalculation that leaves writes delayed)."""
         return rate_bps
 
-    def pick_compaction(self, db: "DB") -> "Compaction | None":
+    def pick_compaction(self, view: "DBView") -> "Compaction | None":
         """A compaction of the policy's own choosing, or None to use RocksDB's picker."""
         return None
 
-    def compaction_allowed(self, db: "DB", compaction: "Compaction") -> bool:
+    def compaction_allowed(self, view: "DBView", compaction: "Compaction") -> bool:
         """Whether a picked compaction may run now; False defers it (no compaction is
         scheduled this time, as when RocksDB's picker returns none)."""
         return True
 
-    def high_pool_compaction_allowed(self, db: "DB") -> bool:
+    def high_pool_compaction_allowed(self, view: "DBView") -> bool:
         """Whether one compaction may run in the flush (HIGH) pool now, even while
         compaction work is paused (SILK's prioritised L0->L1 compaction)."""
         return False
 
     # -- tree shape and job limits: for policies that change the tree itself -------------------
-    def flush_output_level(self, db: "DB") -> int:
+    def flush_output_level(self, view: "DBView") -> int:
         """The level a flush writes to. RocksDB: 0. A deeper level makes the flush merge the
         memtables with that level's overlapping files (CruiseDB's SP-LSM tree has no L0);
         such flushes then run one at a time and go before compactions touching that level."""
         return 0
 
-    def output_on_device(self, db: "DB", kind: str) -> bool:
+    def output_on_device(self, view: "DBView", kind: str) -> bool:
         """Whether the files a job of `kind` ("flush" or "compaction") writes go to the
         modelled device. RocksDB writes a flush to db_paths[0] and a compaction to
         Compaction::output_path_id(); with one path (default) everything is on the device.
@@ -219,21 +223,21 @@ class Policy:
         with its own tree shape (DOPA-DB's tiered key ranges) returns its own."""
         return LevelCompactionPicker()
 
-    def compaction_before_flush(self, db: "DB") -> bool:
+    def compaction_before_flush(self, view: "DBView") -> bool:
         """Whether compactions are scheduled before flushes now (RocksDB: never)."""
         return False
 
-    def compaction_speedup(self, db: "DB") -> bool:
+    def compaction_speedup(self, view: "DBView") -> bool:
         """GetBGJobLimits' parallelize_compactions: whether more than one compaction may run.
         RocksDB: only while writes are stalled/delayed or L0/pending bytes are high."""
-        return db.write_controller.need_speedup_compaction()
+        return view.compaction_speedup_needed
 
-    def writer_weights(self, db: "DB") -> Weights | None:
+    def writer_weights(self, view: "DBView") -> Weights | None:
         """The client writes' (WAL and memtable) `Weights`, as `job_weights` for jobs;
         RocksDB gives them no priority (None: all 1)."""
         return None
 
-    def interval_samples(self, db: "DB") -> dict[str, float]:
+    def interval_samples(self, view: "DBView") -> dict[str, float]:
         """The policy's own state at each interval's end (e.g. its thread count), added to
         the timeseries as `policy_<name>` columns so its view over time can be plotted.
         Name a column with its unit (`batch_MB`, `internal_MBps`); a column that codes

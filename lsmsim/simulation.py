@@ -11,7 +11,7 @@ import numpy as np
 import simpy
 
 from lsmsim.db import DB
-from lsmsim.event_log import survivors_of_full_collections_frozen
+from lsmsim.event_log import collector_held_off
 from lsmsim.keyspace import DEFAULT_BUCKETS, MAX_BUCKETS
 from lsmsim.machine import MachineProfile, load_machine
 from lsmsim.mechanisms import Mechanisms
@@ -83,7 +83,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     end = db.writes_done if duration_s is None else env.timeout(duration_s) | db.writes_done
     if on_progress is not None and duration_s is not None:
         env.process(_progress_ticks(env, duration_s, on_progress))
-    with survivors_of_full_collections_frozen():
+    with collector_held_off():
         env.run(until=end)
     duration_s = env.now
     if on_progress is not None:

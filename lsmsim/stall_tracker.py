@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lsmsim.event_log import EventLog, EventShape
-from lsmsim.write_stall import WriteStallCause, WriteStallCondition
+from lsmsim.write_stall import DELAYED, NORMAL, WriteStallCause, WriteStallCondition
 
 CAUSE_NAMES = {
     (WriteStallCondition.STOPPED, WriteStallCause.MEMTABLE_LIMIT): "memtable_compaction",
@@ -25,10 +25,16 @@ CAUSE_NAMES = {
 }
 
 
+# CAUSE_NAMES keyed by the members' values: an Enum's hash is a Python-level call, and
+# cause_name runs at every stalled segment of the run.
+_NAMES_BY_VALUE = {(condition._value_, cause._value_): name
+                   for (condition, cause), name in CAUSE_NAMES.items()}
+
+
 def cause_name(condition: WriteStallCondition, cause: WriteStallCause) -> str:
-    if condition is WriteStallCondition.NORMAL:  # no stall, no cause (and no enum hashing)
+    if condition is NORMAL:  # no stall, no cause
         return "none"
-    return CAUSE_NAMES.get((condition, cause), "none")
+    return _NAMES_BY_VALUE.get((condition._value_, cause._value_), "none")
 
 
 @dataclass
@@ -64,18 +70,18 @@ class StallTracker:
         """Record the outcome of one RecalculateWriteStallConditions; returns an episode
         that just ended, if any. Most recalculations find writes unstalled outside any
         episode: nothing to record, answered first."""
-        if condition is WriteStallCondition.NORMAL and self.current is None:
+        if condition is NORMAL and self.current is None:
             return None
         name = cause_name(condition, cause)
         ended = None
         if self.current is not None and self.current.cause != name:
             ended = self._close(at_s)
-        if condition is WriteStallCondition.NORMAL:
+        if condition is NORMAL:
             if ended is not None:
                 self.events.emit_row(self._shape(context, rated=False), at_s, "normal", "none",
                                      *context.values())
             return ended
-        rate = rate_bps if condition is WriteStallCondition.DELAYED else None
+        rate = rate_bps if condition is DELAYED else None
         if self.current is None:
             self.current = StallEpisode(condition.value, name, at_s, rate_bps_start=rate,
                                         rate_bps_min=rate)

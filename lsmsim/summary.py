@@ -12,7 +12,7 @@ percentiles, space amplification, utilisations).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 STALL_CAUSES = tuple(sorted(set(CAUSE_NAMES.values())))
 
 
-def summarize_trace(timeseries: Mapping[str, Sequence[Any]], events: list[dict[str, Any]],
+def summarize_trace(timeseries: Mapping[str, Sequence[Any]], events: Iterable[dict[str, Any]],
                     episodes: list[dict[str, Any]], duration_s: float,
                     user_bytes_per_op: float) -> dict[str, Any]:
     """Throughput, tail throughput, stall time and count by cause, write amplification,
@@ -63,7 +63,7 @@ def summarize_trace(timeseries: Mapping[str, Sequence[Any]], events: list[dict[s
     }
 
 
-def _event_totals(events: list[dict[str, Any]]) -> dict[str, Any]:
+def _event_totals(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Counts and bytes of flushes and compactions from EVENT_LOG_v1 events. A file's level
     is its job's: flush outputs go to L0, compaction outputs to the job's output_level."""
     file_bytes_by_job: dict[int, float] = {}
@@ -163,7 +163,7 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
     """The shared summary of a simulated run plus what only the simulator knows."""
     columns = db.recorder.columns
     episodes = [e.as_dict() for e in db.stalls.episodes]
-    summary = summarize_trace(columns, db.events.events, episodes, duration_s,
+    summary = summarize_trace(columns, db.events.events.scalar_fields(), episodes, duration_s,
                               db.entry.user_bytes)
     live_bytes = db.live_keys() * db.entry.sst_bytes
     latency = db.recorder.latency

@@ -3,7 +3,7 @@
 A `Trace` is per-interval columns (`timeseries`), an event stream with RocksDB's
 EVENT_LOG_v1 names (`events`, `time_micros` counted from the start of the run), stall
 episodes and a `summary` computed from those three by `lsmsim.summary.summarize_trace`,
-the same code for a simulated run and for a RocksDB LOG read by `lsmsim.trace_import`.
+the same code for a simulated run and for a RocksDB LOG read by `lsmsim.traces.trace_import`.
 Every plot, summary and comparison reads only this type.
 """
 
@@ -13,13 +13,11 @@ import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import orjson
 
-if TYPE_CHECKING:
-    from lsmsim.plot_process import TimelinePlotter
 
 CSV_BLOCK_ROWS = 4096  # timeseries rows formatted and written together
 # Columns every trace has, real or simulated (others are optional; see README).
@@ -72,12 +70,9 @@ class Trace:
         """What summary.json holds; subclasses add what only they know."""
         return {"summary": self.summary, "config": self.config}
 
-    def write(self, out_dir: str | Path, plot: bool = True,
-              plotter: "TimelinePlotter | None" = None) -> Path:
-        """timeseries.csv, events.jsonl, stalls.jsonl, summary.json (+ config), timeline.png
-        (+ policy.png); a `plotter` already drawing this run's figures into `out_dir`
-        (`TimelinePlotter.draw`) is waited for after the other files are written, so
-        matplotlib is never imported here then."""
+    def write(self, out_dir: str | Path) -> Path:
+        """timeseries.csv, events.jsonl, stalls.jsonl and summary.json (with the config) in
+        folder `out_dir`; the figures are the plot layer's (`lsmsim.plot.timeline`)."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         names = list(self.timeseries)
@@ -94,11 +89,6 @@ class Trace:
         _write_jsonl(out / "stalls.jsonl", self.stall_episodes)
         (out / "summary.json").write_text(
             json.dumps(self.summary_document(), indent=2, default=_json_default))
-        if plot and plotter is not None:
-            plotter.wait()
-        elif plot:
-            from lsmsim.plot import save_figures
-            save_figures(self, out)
         return out
 
     @classmethod
@@ -116,13 +106,6 @@ class Trace:
         return cls(document["config"], document["summary"], timeseries,
                    _read_jsonl(out / "events.jsonl"), _read_jsonl(out / "stalls.jsonl"))
 
-    def plot(self, path: str | Path | None = None):  # type: ignore[no-untyped-def]
-        """The timeline figure (matplotlib); saved to `path` when given."""
-        from lsmsim.plot import timeline_figure
-        figure = timeline_figure(self)
-        if path is not None:
-            figure.savefig(path, dpi=110)
-        return figure
 
 
 def jobs_from_events(events: list[dict[str, Any]]) -> Iterator[Job]:

@@ -5,7 +5,7 @@ A RocksDB job thread blocks many times: on the DB mutex and the MANIFEST write w
 starts and installs its result, at each output file's Sync, at each read from the device,
 and, while much of its output is still dirty in the page cache, now and then inside a
 `write()` (the file system's journal, dirty-page throttling). Real runs on this project's
-machine kind count it (`threads.csv`, `lsmsim.thread_schedstat`, against the LOG's jobs):
+machine kind count it (`threads.csv`, `lsmsim.traces.thread_schedstat`, against the LOG's jobs):
 about 14 voluntary context switches per output file and 0.27 per MiB written while every
 byte stays dirty until the Sync, 0.07 per MiB with 1 MiB range syncs. Linux's scheduler
 (CFS, and EEVDF from 6.6) does not make a woken thread's sleep up to it: the thread keeps
@@ -18,7 +18,7 @@ Modelled: a job's threads wake `job_wakeups` times (per output file, per MiB of 
 they wait to Sync, per device read); each wake-up costs the machine profile's
 `wakeup_wait_s` times the chance that every core is busy with other runnable threads,
 added to the time the thread is not running. The three figures are measured, not fitted
-to throughput: `estimate_wakeup_counts` and `estimate_wakeup_wait` read real runs'
+to throughput: `lsmsim.fidelity.wakeup_wait_fit` reads real runs'
 threads.csv (`lsmsim calibrate` does for run folders that have it). Simplified: the
 chance comes from the mean-field runnable count (the others as a Poisson count), not the
 real moment's; device reads block once per `KERNEL_READAHEAD_BYTES` (the kernel's default
@@ -29,14 +29,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterable, Sequence
 
-import numpy as np
-
-from lsmsim.thread_schedstat import GROUPS, read_samples
-
-# Measured by `estimate_wakeup_wait` and `estimate_wakeup_counts` from the 32 runs in
+# Measured by `lsmsim.fidelity.wakeup_wait_fit` from the 32 runs in
 # validation/traces/local-2core-writeback (2 cores, Linux 6.18); see its README.
 WAKEUP_WAIT_S = 0.0022472
 WAKEUPS_PER_OUTPUT_FILE = 13.89
@@ -86,51 +80,3 @@ def busy_probability(runnable: float, cores: float) -> float:
         below += term
         term *= others / (count + 1)
     return max(0.0, 1.0 - below)
-
-
-def estimate_wakeup_wait(paths: Iterable[Path], cores: int) -> tuple[float, dict[str, float]]:
-    """(seconds per wake-up, what it was measured from) from `threads.csv` files: per second
-    of each run, each job thread's run-queue wait beyond its fair share (`N/C - 1` per CPU
-    second, N the runnable threads that second) against its voluntary switches times
-    `busy_probability(N, C)`, pooled over the seconds, threads and runs (a ratio
-    estimator: total excess wait over total weighted wake-ups)."""
-    excess_s = weighted = cpu_s = wakeups = 0.0
-    runs = 0
-    for path in paths:
-        samples, names = read_samples(path)
-        if len(samples) < 2:
-            continue
-        runs += 1
-        times = sorted(samples)
-        for before, after in zip(times, times[1:]):
-            length_s = after - before
-            spent = {tid: [b - a for a, b in zip(samples[before].get(tid, (0, 0, 0, 0)), values)]
-                     for tid, values in samples[after].items()}
-            runnable = sum(d[0] + d[1] for d in spent.values()) / 1e9 / length_s
-            fair = max(0.0, runnable / cores - 1.0)
-            busy = busy_probability(runnable, cores)
-            for tid, (run_ns, queue_ns, voluntary, _) in spent.items():
-                if names[tid] not in GROUPS:
-                    continue
-                excess_s += queue_ns / 1e9 - fair * run_ns / 1e9
-                weighted += voluntary * busy
-                cpu_s += run_ns / 1e9
-                wakeups += voluntary
-    estimate = max(0.0, excess_s / weighted) if weighted > 0 else 0.0
-    return estimate, {"runs": runs, "job_thread_cpu_s": round(cpu_s, 1),
-                      "wakeups_per_cpu_s": round(wakeups / cpu_s, 1) if cpu_s else 0.0,
-                      "excess_wait_per_cpu_s": round(excess_s / cpu_s, 3) if cpu_s else 0.0}
-
-
-def estimate_wakeup_counts(jobs: Sequence[tuple[float, float, float]]
-                           ) -> tuple[float, float] | None:
-    """(wake-ups per output file, per dirty MiB) from runs' (output files, MiB written that
-    stayed dirty until its Sync, voluntary switches of the job threads), by non-negative
-    least squares over the runs; None when the runs cannot tell the two apart."""
-    rows = np.asarray(jobs, dtype=float).reshape(-1, 3)
-    if len(rows) < 2 or np.linalg.matrix_rank(rows[:, :2]) < 2:
-        return None
-    from scipy.optimize import nnls  # slow to import: only when measuring
-
-    (per_file, per_mib), _ = nnls(rows[:, :2], rows[:, 2])
-    return float(per_file), float(per_mib)

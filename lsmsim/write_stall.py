@@ -34,6 +34,14 @@ class WriteStallCause(enum.Enum):
     PENDING_COMPACTION_BYTES = "pending_compaction_bytes"
 
 
+# The members as module constants, read at every SuperVersion install: on Python 3.11 an
+# Enum class attribute lookup is ten times slower than a global's.
+NORMAL, DELAYED, STOPPED = (WriteStallCondition.NORMAL, WriteStallCondition.DELAYED,
+                            WriteStallCondition.STOPPED)
+NO_CAUSE, MEMTABLE_LIMIT, L0_FILE_COUNT_LIMIT, PENDING_COMPACTION_BYTES = (
+    WriteStallCause.NONE, WriteStallCause.MEMTABLE_LIMIT, WriteStallCause.L0_FILE_COUNT_LIMIT,
+    WriteStallCause.PENDING_COMPACTION_BYTES)
+
 # Names on RocksDB's "Stalls(count)" line (InternalStats::DumpCFStatsWriteStall).
 STALL_COUNTER_NAMES = (
     "level0_slowdown", "level0_slowdown_with_compaction", "level0_numfiles",
@@ -62,20 +70,20 @@ def get_write_stall_condition_and_cause(
         state.pending_compaction_bytes
     hard, soft = opts.hard_pending_compaction_bytes_limit, opts.soft_pending_compaction_bytes_limit
     if n_imm >= opts.max_write_buffer_number:
-        return WriteStallCondition.STOPPED, WriteStallCause.MEMTABLE_LIMIT
+        return STOPPED, MEMTABLE_LIMIT
     if auto_on and n_l0 >= opts.level0_stop_writes_trigger:
-        return WriteStallCondition.STOPPED, WriteStallCause.L0_FILE_COUNT_LIMIT
+        return STOPPED, L0_FILE_COUNT_LIMIT
     if auto_on and hard > 0 and debt >= hard:
-        return WriteStallCondition.STOPPED, WriteStallCause.PENDING_COMPACTION_BYTES
+        return STOPPED, PENDING_COMPACTION_BYTES
     if (opts.max_write_buffer_number > 3 and n_imm >= opts.max_write_buffer_number - 1
             and n_imm - 1 >= opts.effective_min_write_buffer_number_to_merge):
-        return WriteStallCondition.DELAYED, WriteStallCause.MEMTABLE_LIMIT
+        return DELAYED, MEMTABLE_LIMIT
     if auto_on and opts.level0_slowdown_writes_trigger >= 0 \
             and n_l0 >= opts.level0_slowdown_writes_trigger:
-        return WriteStallCondition.DELAYED, WriteStallCause.L0_FILE_COUNT_LIMIT
+        return DELAYED, L0_FILE_COUNT_LIMIT
     if auto_on and soft > 0 and debt >= soft:
-        return WriteStallCondition.DELAYED, WriteStallCause.PENDING_COMPACTION_BYTES
-    return WriteStallCondition.NORMAL, WriteStallCause.NONE
+        return DELAYED, PENDING_COMPACTION_BYTES
+    return NORMAL, NO_CAUSE
 
 
 def l0_speedup_threshold(opts: LsmOptions) -> int:
@@ -89,8 +97,8 @@ class ColumnFamilyStallState:
     """The one column family's token and memory of the last debt, plus RocksDB's counters."""
 
     def __init__(self) -> None:
-        self.condition = WriteStallCondition.NORMAL
-        self.cause = WriteStallCause.NONE
+        self.condition = NORMAL
+        self.cause = NO_CAUSE
         self._token: str | None = None  # "stop", "delay", "pressure" or None
         self.prev_compaction_needed_bytes = 0.0
         self.counters = {name: 0 for name in STALL_COUNTER_NAMES}
@@ -117,21 +125,21 @@ class ColumnFamilyStallState:
         debt = state.pending_compaction_bytes
         prev_debt = self.prev_compaction_needed_bytes
         auto_off = opts.disable_auto_compactions
-        if condition is WriteStallCondition.STOPPED:
+        if condition is STOPPED:
             self._set_token(wc, "stop")
-            if cause is WriteStallCause.MEMTABLE_LIMIT:
+            if cause is MEMTABLE_LIMIT:
                 self.counters["memtable_compaction"] += 1
-            elif cause is WriteStallCause.L0_FILE_COUNT_LIMIT:
+            elif cause is L0_FILE_COUNT_LIMIT:
                 self.counters["level0_numfiles"] += 1
                 if state.l0_compaction_in_progress:
                     self.counters["level0_numfiles_with_compaction"] += 1
             else:
                 self.counters["stop for pending_compaction_bytes"] += 1
-        elif condition is WriteStallCondition.DELAYED:
-            if cause is WriteStallCause.MEMTABLE_LIMIT:
+        elif condition is DELAYED:
+            if cause is MEMTABLE_LIMIT:
                 penalize = was_stopped
                 self.counters["memtable_slowdown"] += 1
-            elif cause is WriteStallCause.L0_FILE_COUNT_LIMIT:
+            elif cause is L0_FILE_COUNT_LIMIT:
                 near_stop = state.num_l0_files >= opts.level0_stop_writes_trigger - 2
                 penalize = was_stopped or near_stop
                 self.counters["level0_slowdown"] += 1

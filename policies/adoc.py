@@ -25,14 +25,36 @@ no overflow changes nothing. `rules=code` is the released tuner (§2.4: TuneByTE
 TuneByFEA on the flush bandwidth of the window, last rule wins, its first usable sample a
 warm-up). `l0_metric=base_level` measures "L0" as the shipped code does, by the base
 level's file count (§2.3 quirk); `level0` (default) is the paper's L0 count.
+
+`rules=measured` is the tuner of the RocksDB 6.11 build the authors ran for the paper's §6
+(FEAT_data_visual, Aug 2022), as DOTA_Rocksdb commit 9ea25c28 writes it and its runs'
+messages amend it (seed doc §2.10; utilities/DOTA/DOTA_tuner.cc):
+
+- Score, each tick (DOTA_Tuner::ScoreTheSystem): memtable_speed, the growth of all
+  memtables' bytes, a write_buffer_size added while below the last watermark (so growth
+  modulo the buffer), in MB/s truncated; flush_speed_avg, as for `code`; immutables;
+  "L0" files / slowdown trigger, 0 if an L0 compaction finished in the tick; pending bytes
+  / soft limit when a compaction finished in the tick (its QuicksandMetrics), else 0; the
+  LOW pool's recorded thread waits over 0.75 x jobs (`DBView.thread_wait_s`).
+- Gate (FEAT_Tuner::DetectTuningOperations): tune only if memtable_speed < half the integer
+  mean of the last 600 / tuning gap speeds and an immutable memtable waits; not if no
+  flush finished while input continued.
+- TEA (TuneByTEA), later rules win: +2 threads; halve if input > `slow_flush` x flush
+  bandwidth or input is 0; halve if compaction idle > 1.25 (--idle_rate); +2 on RDO.
+- FEA (TuneByFEA): keep; halve if compaction idle > 1.25; +64 MiB if input >
+  `slow_flush` x flush bandwidth or two immutables; +64 MiB on RDO or L0O.
+- Where 9ea25c28 and the Aug-2022 messages differ, the messages win: no L0O thread rule
+  ("ro increase, thread" only) and no "flush is idle, keep" batch rule (§2.10).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Generator
 
-from lsmsim.db import DB
+from lsmsim.db_control import DBControl
+from lsmsim.db_view import DBView
 from lsmsim.options import KIB
 from lsmsim.policy import MIN_PERIOD_S, Param, Policy
 from lsmsim.value_range import INT32_MAX, UINT64_MAX, Order
@@ -44,6 +66,11 @@ PAPER_ACTIONS = {"L0O": (ADD, KEEP), "RDO": (ADD, HALF), "MMO": (HALF, ADD), Non
 MEMTABLE_STALLS = ("memtable_compaction", "memtable_slowdown")
 L0_STALLS = ("level0_slowdown", "level0_numfiles")
 PENDING_STALLS = ("slowdown for pending_compaction_bytes", "stop for pending_compaction_bytes")
+# rules=measured: db_bench's --idle_rate default, which the authors' scripts leave
+# (DOTA_Tuner::set_idle_ratio), and the seconds of scores the gate averages over
+# (score_array_len = 600 / tuning_gap, include/rocksdb/utilities/DOTA_tuner.h).
+IDLE_RATE = 1.25
+SCORE_WINDOW_S = 600
 
 
 @dataclass(frozen=True)
@@ -69,6 +96,19 @@ class Observation:
         return None
 
 
+@dataclass(frozen=True)
+class Score:
+    """One tick's SystemScores as DOTA_Tuner::ScoreTheSystem measures them in DOTA_Rocksdb
+    9ea25c28 (utilities/DOTA/DOTA_tuner.cc), the inputs of `rules=measured`."""
+
+    memtable_MBps: int           # memtable growth this tick, decimal MB/s truncated
+    flush_MBps: float            # mean bandwidth of the flushes finished this tick; 0 if none
+    immutables: int              # imm()->NumNotFlushed()
+    l0_ratio: float              # L0 (or base level) files / slowdown trigger; 0 after an L0 compaction
+    pending_ratio: float         # pending bytes / soft limit, 0 if no compaction finished
+    compaction_idle: float       # LOW-pool thread waits this tick / (0.75 x jobs)
+
+
 class Adoc(Policy):
     """ADOC: both knobs; `adoc-t` and `adoc-b` turn one of them off (FEAT_Tuner's TEA and
     FEA modes, its rules by default)."""
@@ -78,8 +118,9 @@ class Adoc(Policy):
         "tune_threads": Param(True, "turn the thread count (TEA_enable)", "bool"),
         "tune_batch": Param(True, "turn the batch size (FEA_enable)", "bool"),
         "rules": Param("paper", "paper = §5 overflow handling; code = FEAT_7.11's rules "
-                                "(TuneByTEA/TuneByFEA; adoc-t's and adoc-b's default)",
-                       "choice", ("paper", "code")),
+                                "(TuneByTEA/TuneByFEA; adoc-t's and adoc-b's default); "
+                                "measured = the 6.11 build of the authors' §6 runs",
+                       "choice", ("paper", "code", "measured")),
         "l0_metric": Param("level0", "level0 = L0 files (paper); base_level = the code's "
                                      "base-level files", "choice", ("level0", "base_level")),
         "tuning_gap_s": Param(1.0, "T_w, seconds between tuning steps", low=MIN_PERIOD_S),
@@ -91,8 +132,9 @@ class Adoc(Policy):
                                  high=UINT64_MAX),
         "max_batch_bytes": Param(512 << 20, "most batch size (max_memtable_size)", "size",
                                  low=64 * KIB, high=UINT64_MAX),
-        "slow_flush": Param(0.5, "code rules: flush bandwidth below this fraction of its "
-                                 "maximum is congestion (TEA_slow_flush)"),
+        "slow_flush": Param(0.5, "TEA_slow_flush. code rules: flush bandwidth below this "
+                                 "fraction of its maximum is congestion; measured rules: "
+                                 "memtable input above this fraction of it"),
         "emit_noop_changes": Param(True, "emit a change even when clamping leaves the value "
                                          "as it is (as coded)", "bool"),
     }
@@ -101,52 +143,92 @@ class Adoc(Policy):
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self.last_overflow: str | None = None
-        self._event_cursor = 0
         self._flush_started_s: dict[int, float] = {}
         self._flush_bytes: dict[int, float] = {}
         self._stall_counts: dict[str, int] = {}
         self._usable_samples = 0
         self._max_flush_MBps = 0.0
+        self._memtable_watermark = 0.0
+        self._memtable_rates: deque[int] = deque()
+        self._l0_compactions: set[int] = set()
+        self._compaction_waits_s = 0.0
 
-    def start(self, db: DB) -> None:
-        self._stall_counts = dict(db.stall_state.counters)
-        db.env.process(self._tuner(db))
+    def start(self, view: DBView, control: DBControl) -> None:
+        self._stall_counts = dict(view.stall_counts)
+        view.env.process(self._tuner(view, control))
 
-    def _tuner(self, db: DB) -> Generator:
+    def _tuner(self, view: DBView, control: DBControl) -> Generator:
         while True:
-            yield db.env.timeout(self.params["tuning_gap_s"])
-            observation = self.observe(db)
-            if self.params["rules"] == "paper":
-                thread_op, batch_op = self.paper_ops(observation)
+            yield view.env.timeout(self.params["tuning_gap_s"])
+            rules = self.params["rules"]
+            if rules == "measured":
+                thread_op, batch_op = self.measured_ops(self.score(view))
+            elif rules == "paper":
+                thread_op, batch_op = self.paper_ops(self.observe(view))
             else:
-                thread_op, batch_op = self.code_ops(observation)
-            self.apply(db, thread_op, batch_op)
+                thread_op, batch_op = self.code_ops(self.observe(view))
+            self.apply(view, control, thread_op, batch_op)
 
     # -- observation --------------------------------------------------------------------
-    def observe(self, db: DB) -> Observation:
+    def observe(self, view: DBView) -> Observation:
         """The window since the previous tick: flush bandwidth, ratios, stalls."""
-        opts = db.options
-        level = db.scores.base_level if self.params["l0_metric"] == "base_level" else 0
-        counters = db.stall_state.counters
+        opts = view.options
+        level = view.base_level if self.params["l0_metric"] == "base_level" else 0
+        counters = view.stall_counts
         began = {name: counters[name] > self._stall_counts.get(name, 0) for name in counters}
         self._stall_counts = dict(counters)
         return Observation(
-            immutables=db.memtables.num_not_flushed(),
-            flush_MBps=self._flush_bandwidth_MBps(db),
-            l0_ratio=len(db.version.levels[level]) / opts.level0_slowdown_writes_trigger,
-            pending_ratio=(db.scores.pending_compaction_bytes
+            immutables=view.immutable_memtables,
+            flush_MBps=self._flush_bandwidth_MBps(view.new_events()),
+            l0_ratio=len(view.level_files(level)) / opts.level0_slowdown_writes_trigger,
+            pending_ratio=(view.pending_compaction_bytes
                            / opts.soft_pending_compaction_bytes_limit
                            if opts.soft_pending_compaction_bytes_limit else 0.0),
             memtable_stalled=any(began[name] for name in MEMTABLE_STALLS),
             l0_stalled=level == 0 and any(began[name] for name in L0_STALLS),
             pending_stalled=any(began[name] for name in PENDING_STALLS))
 
-    def _flush_bandwidth_MBps(self, db: DB) -> float:
+    def score(self, view: DBView) -> Score:
+        """DOTA_Tuner::ScoreTheSystem of DOTA_Rocksdb 9ea25c28, once per tick."""
+        opts = view.options
+        events = view.new_events()
+        l0_compaction_done = False
+        compaction_done = False
+        for event in events:
+            if event["event"] == "compaction_started" and "files_L0" in event:
+                self._l0_compactions.add(event["job"])
+            elif event["event"] == "compaction_finished":
+                compaction_done = True
+                l0_compaction_done |= event["job"] in self._l0_compactions
+                self._l0_compactions.discard(event["job"])
+        # memtable_speed: growth of size-all-mem-tables, a write_buffer_size added while it
+        # is below the last watermark (a flush freed a memtable); the watermark keeps it.
+        total = view.memtable_bytes
+        while total < self._memtable_watermark:
+            total += opts.write_buffer_size
+        memtable_MBps = int((total - self._memtable_watermark) / self.params["tuning_gap_s"]
+                            // 1e6)
+        self._memtable_watermark = total
+        level = view.base_level if self.params["l0_metric"] == "base_level" else 0
+        # compaction_idle_time; flush_idle_time feeds only the rule left out (§2.10).
+        waits_s = view.thread_wait_s("low")
+        idle_s, self._compaction_waits_s = waits_s - self._compaction_waits_s, waits_s
+        soft = opts.soft_pending_compaction_bytes_limit
+        return Score(
+            memtable_MBps=memtable_MBps,
+            flush_MBps=self._flush_bandwidth_MBps(events),
+            immutables=view.immutable_memtables,
+            l0_ratio=(0.0 if l0_compaction_done else
+                      len(view.level_files(level)) / opts.level0_slowdown_writes_trigger),
+            pending_ratio=(view.pending_compaction_bytes / soft
+                           if compaction_done and soft else 0.0),
+            compaction_idle=idle_s / (0.75 * opts.max_background_jobs))
+
+    def _flush_bandwidth_MBps(self, events: list[dict[str, Any]]) -> float:
         """Mean of bytes written / flush time over flushes finished in the window, in
         decimal MB/s truncated (FlushMetrics' integer bytes-per-microsecond)."""
-        events = db.events.events
         speeds = []
-        for event in events[self._event_cursor:]:
+        for event in events:
             kind = event["event"]
             if kind == "flush_started":
                 self._flush_started_s[event["job"]] = event["time_micros"]
@@ -158,7 +240,6 @@ class Adoc(Policy):
                 written = self._flush_bytes.pop(event["job"])
                 micros = event["time_micros"] - started
                 speeds.append(int(written // micros) if micros > 0 else 0)
-        self._event_cursor = len(events)
         return sum(speeds) / len(speeds) if speeds else 0.0
 
     # -- decisions ----------------------------------------------------------------------
@@ -192,16 +273,53 @@ class Adoc(Policy):
         self.last_overflow = "L0O" if l0o else "RDO" if rdo else "MMO" if seen.immutables else None
         return thread_op, batch_op
 
+    def measured_ops(self, seen: Score) -> tuple[str, str]:
+        """FEAT_Tuner::DetectTuningOperations, TuneByTEA and TuneByFEA of DOTA_Rocksdb
+        9ea25c28, with the Aug-2022 build's differences (module docstring): tune only when
+        the memtable rate fell below half its window mean with an immutable memtable."""
+        rates = self._memtable_rates
+        rates.append(seen.memtable_MBps)
+        # (The code returns after the first score; a lone rate is never below half of
+        # itself, so the gate below does the same.)
+        if len(rates) >= int(SCORE_WINDOW_S / self.params["tuning_gap_s"]):
+            rates.popleft()
+        mean_MBps = sum(rates) // len(rates)   # CalculateAvgScore: integer mean
+        if not (seen.memtable_MBps < 0.5 * mean_MBps and seen.immutables >= 1):
+            return KEEP, KEEP
+        if seen.flush_MBps == 0 and seen.memtable_MBps > 0:
+            return KEEP, KEEP
+        # Input above half the flush bandwidth. (TuneByTEA swaps a zero flush bandwidth for
+        # the last flush's; with the early return above that can change no decision.)
+        fast_input = seen.memtable_MBps > self.params["slow_flush"] * seen.flush_MBps
+        idle = seen.compaction_idle > IDLE_RATE
+        rdo, l0o = seen.pending_ratio >= 1, seen.l0_ratio >= 1
+        thread_op = ADD                        # TEA's default
+        if fast_input or seen.memtable_MBps == 0:
+            thread_op = HALF                   # "slow flush, decrease thread"
+        if idle:
+            thread_op = HALF                   # "idle threads, decrease thread"
+        if rdo:
+            thread_op = ADD                    # "ro increase, thread"
+        batch_op = KEEP
+        if idle:
+            batch_op = HALF                    # "idle threads, reduce batch"
+        if fast_input or seen.immutables > 1:
+            batch_op = ADD                     # "slow flushing, increase batch"
+        if rdo or l0o:
+            batch_op = ADD                     # "ro, increase batch", "lo, increase batch"
+        self.last_overflow = "L0O" if l0o else "RDO" if rdo else "MMO"
+        return thread_op, batch_op
+
     # -- actions ------------------------------------------------------------------------
-    def apply(self, db: DB, thread_op: str, batch_op: str) -> None:
+    def apply(self, view: DBView, control: DBControl, thread_op: str, batch_op: str) -> None:
         """FillUpChangeList: the batch change first, then the thread change (§2.5)."""
         p = self.params
-        opts = db.options
+        opts = view.options
         if p["tune_batch"] and batch_op != KEEP:
             batch = self._step(opts.write_buffer_size, batch_op, p["increase_batch_bytes"],
                                p["min_batch_bytes"], p["max_batch_bytes"])
             if p["emit_noop_changes"] or batch != opts.write_buffer_size:
-                db.set_options({
+                control.set_options({
                     "write_buffer_size": batch, "target_file_size_base": batch,
                     "max_bytes_for_level_base": (
                         opts.level0_file_num_compaction_trigger
@@ -215,7 +333,7 @@ class Adoc(Policy):
                     flushes = max(1, threads // 4)     # a quarter of the total, as by default
                     values.update(max_background_flushes=flushes,
                                   max_background_compactions=max(1, threads - flushes))
-                db.set_db_options(values)
+                control.set_db_options(values)
 
     @staticmethod
     def _step(value: int, op: str, increment: int, low: int, high: int) -> int:
@@ -226,7 +344,7 @@ class Adoc(Policy):
                                         "MMO": "MMO (memtable)"}[name]
                                  for name, code in OVERFLOW_CODES.items()}}
 
-    def interval_samples(self, db: DB) -> dict[str, float]:
-        return {"threads": float(db.options.max_background_jobs),
-                "batch_MB": db.options.write_buffer_size / (1 << 20),
+    def interval_samples(self, view: DBView) -> dict[str, float]:
+        return {"threads": float(view.options.max_background_jobs),
+                "batch_MB": view.options.write_buffer_size / (1 << 20),
                 "overflow": float(OVERFLOW_CODES[self.last_overflow])}

@@ -85,7 +85,8 @@ from lsmsim.workload import WRITE_ONLY
 
 if TYPE_CHECKING:
     from lsmsim.background_job import BackgroundJob
-    from lsmsim.db import DB
+    from lsmsim.db_control import DBControl
+    from lsmsim.db_view import DBView
 
 IO_CLASS_DEVICE_WEIGHTS = {IO_USER: 100.0, IO_HIGH: 10.0, IO_LOW: 1.0}
 # A job's class as weights on the device and, as RocksDB's, on the rate limiter; the
@@ -275,7 +276,6 @@ class CruiseDb(Policy):
         estimator = p["estimator"]
         self.code_estimator = (p["tree"] == "code" if estimator == "auto"
                                else estimator == "code")
-        self.limit_ops: float | None = None   # admitted requests per second
         self.requests_per_s = 1.0 / SINGLE_SIZE   # token bytes/s -> requests/s
         self._stats_base: list[tuple[int, float]] = []  # compaction stats at the first estimate
         # The estimator's workload statistics (seed-algorithms.md §4.2, §4.4), in requests:
@@ -283,154 +283,151 @@ class CruiseDb(Policy):
         self._latency_s = 0.0               # summed recorded latency (ColdBegin)
         self._block_bytes = self._value_bytes = 0.0   # BLOCK_CACHE_BYTES_WRITE, BYTES_READ
 
-    def start(self, db: "DB") -> None:
-        if db.options.max_write_buffer_number < self.params["max_write_buffer_number"]:
-            db.set_options({"max_write_buffer_number": self.params["max_write_buffer_number"]})
-        if self.params["admission"] and self.admits_requests(db):
-            db.env.process(self._tune_code(db) if self.code_estimator else self._tune(db))
+    def start(self, view: "DBView", control: "DBControl") -> None:
+        if view.options.max_write_buffer_number < self.params["max_write_buffer_number"]:
+            control.set_options({"max_write_buffer_number": self.params["max_write_buffer_number"]})
+        if self.params["admission"] and self.admits_requests(view):
+            view.env.process(self._tune_code(view, control) if self.code_estimator
+                             else self._tune(view, control))
 
-    def admits_requests(self, db: "DB") -> bool:
+    def admits_requests(self, view: "DBView") -> bool:
         """Whether the bucket sees the workload's requests: not db_bench's (admit=code)."""
-        return self.params["admit"] == "writes" or db.workload.name not in DB_BENCH_WORKLOADS
+        return self.params["admit"] == "writes" or view.workload.name not in DB_BENCH_WORKLOADS
 
     # -- SP-LSM tree and I/O classes ---------------------------------------------------------
-    def flush_output_level(self, db: "DB") -> int:
+    def flush_output_level(self, view: "DBView") -> int:
         """Paper tree: the base level (no L0). Code tree: L0, RocksDB's."""
-        return db.scores.base_level if self.params["tree"] == "paper" else 0
+        return view.base_level if self.params["tree"] == "paper" else 0
 
-    def output_on_device(self, db: "DB", kind: str) -> bool:
+    def output_on_device(self, view: "DBView", kind: str) -> bool:
         """Code tree: flushes to path 0 (the RAM disk), compactions to path 1 (the device:
         Compaction::output_path_id() returns 1). Paper tree: one path, the device."""
         return self.params["tree"] == "paper" or kind != "flush"
 
-    def compaction_speedup(self, db: "DB") -> bool:
+    def compaction_speedup(self, view: "DBView") -> bool:
         return True
 
-    def compaction_before_flush(self, db: "DB") -> bool:
+    def compaction_before_flush(self, view: "DBView") -> bool:
         """Paper §VI-B1 (paper tree only): a level more than `oversize_factor` x its target
         is compacted before the memory -> L1 compaction."""
         if self.params["tree"] != "paper":
             return False
-        targets = db.scores.targets
+        targets = view.level_targets_bytes
         factor = self.params["oversize_factor"]
-        return any(db.version.level_bytes(level) > factor * targets[level]
-                   for level in range(1, db.version.num_levels - 1))
+        return any(view.level_bytes(level) > factor * targets[level]
+                   for level in range(1, view.num_levels - 1))
 
-    def io_priority(self, db: "DB", job: "BackgroundJob") -> str:
+    def io_priority(self, view: "DBView", job: "BackgroundJob") -> str:
         """Memory->L1 (our flushes) and L0-start compactions are high, the rest low."""
         if not isinstance(job, CompactionJob) or job.compaction.start_level == 0:
             return IO_HIGH
         return IO_LOW
 
-    def job_weights(self, db: "DB", job: "BackgroundJob") -> Weights:
-        return IO_CLASS_SHARES[self.io_priority(db, job)]
+    def job_weights(self, view: "DBView", job: "BackgroundJob") -> Weights:
+        return IO_CLASS_SHARES[self.io_priority(view, job)]
 
-    def writer_weights(self, db: "DB") -> Weights:
+    def writer_weights(self, view: "DBView") -> Weights:
         return CLIENT_SHARES
 
     # -- what is admitted ---------------------------------------------------------------------
-    def write_rate_cap_ops(self, db: "DB") -> float | None:
+    def write_rate_cap_ops(self, view: "DBView") -> float | None:
         """The bucket's request rate as a cap on puts: its puts' share of the mix."""
-        if self.limit_ops is None:
+        limit_ops = view.admission_limit_ops
+        if limit_ops is None:
             return None
-        share = self.put_share(db)
-        return self.limit_ops * share if share > 0 else None
+        share = self.put_share(view)
+        return limit_ops * share if share > 0 else None
 
-    def put_share(self, db: "DB") -> float:
+    def put_share(self, view: "DBView") -> float:
         """Puts per admitted request of the running mix (1 without gets or admit=writes)."""
-        if db.clients is None or self.params["admit"] == "writes":
+        phase = view.phase
+        if phase is None or self.params["admit"] == "writes":
             return 1.0
-        phase = db.clients.schedule.phase
         requests = phase.put_share + phase.get_share
         return phase.put_share / requests if requests > 0 else 0.0
 
-    def request_rate(self, db: "DB") -> float:
+    def request_rate(self, view: "DBView") -> float:
         """Admitted requests per second now."""
-        if db.clients is None or self.params["admit"] == "writes":
-            return db.writer.rate
-        return sum(s.rate * (s.puts + s.gets) for s in db.clients.streams)
+        if view.phase is None or self.params["admit"] == "writes":
+            return view.put_rate_ops
+        return sum(s.rate * (s.puts + s.gets) for s in view.client_streams)
 
-    def admitted_requests(self, db: "DB") -> float:
+    def admitted_requests(self, view: "DBView") -> float:
         """Requests the bucket has seen: puts, and gets unless admit=writes."""
-        gets = 0.0 if db.clients is None or self.params["admit"] == "writes" else db.clients.gets_done
-        return db.writer.ops_done + gets
+        gets = 0.0 if self.params["admit"] == "writes" else view.gets_done
+        return view.puts_done + gets
 
     # -- adaptive admission as the paper states it ----------------------------------------
-    def memory_watermark(self, db: "DB") -> float:
+    def memory_watermark(self, view: "DBView") -> float:
         """The watermark the estimator reads: L0 files / 12 (code; score[0] / 3) or the
         memtables' bytes over the buffer's capacity (paper)."""
         if self.code_estimator:
-            return len(db.version.levels[0]) / 4.0 / self.estimater.full_l0_score
-        capacity = db.options.max_write_buffer_number * db.options.write_buffer_size
-        return db.memtables.total_bytes / capacity
+            return view.l0_files / 4.0 / self.estimater.full_l0_score
+        capacity = view.options.max_write_buffer_number * view.options.write_buffer_size
+        return view.memtable_bytes / capacity
 
-    def conservative_ops(self, db: "DB") -> float:
+    def conservative_ops(self, view: "DBView") -> float:
         """Equation 3's T_c as requests per second of the running mix."""
-        counters = db.counters
-        user_bytes = db.writer.ops_done * db.entry.user_bytes
-        written = counters.flush_bytes_written + counters.compaction_bytes_written
-        read_bps, write_bps = db.device.bandwidth_bps(len(db.flush_jobs) + len(db.compaction_jobs)
-                                                      + 1, True)
+        user_bytes = view.puts_done * view.entry_format.user_bytes
+        written = view.flush_bytes_written + view.compaction_bytes_written
+        read_bps, write_bps = view.device.bandwidth_bps(
+            view.running_flushes + view.running_compactions + 1, True)
         amplification = written / user_bytes if user_bytes > 0 else 1.0
-        puts = conservative_rate_bps(amplification, read_bps, write_bps) / db.entry.user_bytes
-        return puts / max(self.put_share(db), 1e-9)
+        puts = (conservative_rate_bps(amplification, read_bps, write_bps)
+                / view.entry_format.user_bytes)
+        return puts / max(self.put_share(view), 1e-9)
 
-    def _tune(self, db: "DB"):  # type: ignore[no-untyped-def]
+    def _tune(self, view: "DBView", control: "DBControl"):  # type: ignore[no-untyped-def]
         """TokenBucket::Request's ShouldTune + Equation 2, on admitted requests."""
         interval = self.params["min_interval_s"]
-        last_s, last_ops = db.now_s, 0.0
+        last_s, last_ops = view.now_s, 0.0
         while True:
-            yield db.env.timeout(interval)
-            db.advance_to_now()
-            ops = self.admitted_requests(db)
+            yield view.env.timeout(interval)
+            view.advance_to_now()
+            ops = self.admitted_requests(view)
             if ops - last_ops < self.params["tune_ops"]:
                 continue
-            admitted = (ops - last_ops) / (db.now_s - last_s)
-            watermark = self.memory_watermark(db)
-            if self.limit_ops is None:  # TbBegin: start at the rate measured without admission
-                self.limit_ops = admitted
+            admitted = (ops - last_ops) / (view.now_s - last_s)
+            watermark = self.memory_watermark(view)
+            if view.admission_limit_ops is None:  # TbBegin: the rate measured without it
+                control.limit_admission(admitted)
             else:
-                self.limit_ops = self.controller.next_rate(admitted, watermark,
-                                                           self.conservative_ops(db))
-            last_s, last_ops = db.now_s, ops
-            db.replan()
+                control.limit_admission(self.controller.next_rate(admitted, watermark,
+                                                                  self.conservative_ops(view)))
+            last_s, last_ops = view.now_s, ops
 
     # -- adaptive admission as the code computes it -----------------------------------------
-    def _tune_code(self, db: "DB"):  # type: ignore[no-untyped-def]
+    def _tune_code(self, view: "DBView", control: "DBControl"):  # type: ignore[no-untyped-def]
         """TbBegin(1), TbBegin(2) at the start (rate = Estimate(-1)), then
         TokenBucket::Request's ShouldTune: at every `tune_ops`-th request the rate becomes
         Estimate(admitted rate over the window), and the window restarts either way."""
-        self._record(db)
-        self.limit_ops = self._estimate(db, -1.0)
-        db.replan()
-        window_s, window_ops = db.now_s, self.admitted_requests(db)
+        self._record(view)
+        control.limit_admission(self._estimate(view, -1.0))
+        window_s, window_ops = view.now_s, self.admitted_requests(view)
         tune_ops = self.params["tune_ops"]
         while True:
-            rate = self.request_rate(db)
-            left = window_ops + tune_ops - self.admitted_requests(db)
-            yield db.env.timeout(min(max(left / rate, 1e-3), 1.0) if rate > 0 else 1.0)
-            db.advance_to_now()
-            self._record(db)
-            ops = self.admitted_requests(db)
+            rate = self.request_rate(view)
+            left = window_ops + tune_ops - self.admitted_requests(view)
+            yield view.env.timeout(min(max(left / rate, 1e-3), 1.0) if rate > 0 else 1.0)
+            view.advance_to_now()
+            self._record(view)
+            ops = self.admitted_requests(view)
             if ops - window_ops < tune_ops:
                 continue
-            measured = (ops - window_ops) / (db.now_s - window_s)
-            self.limit_ops = self._estimate(db, measured)
-            window_s, window_ops = db.now_s, ops
-            db.replan()
+            measured = (ops - window_ops) / (view.now_s - window_s)
+            control.limit_admission(self._estimate(view, measured))
+            window_s, window_ops = view.now_s, ops
 
-    def _estimate(self, db: "DB", measured_ops: float) -> float:
-        version = db.version
-        scores = level_scores(len(version.levels[0]),
-                              [version.level_bytes(level) for level in range(version.num_levels)],
-                              db.scores.targets)
+    def _estimate(self, view: "DBView", measured_ops: float) -> float:
+        scores = level_scores(view.l0_files,
+                              [view.level_bytes(level) for level in range(view.num_levels)],
+                              view.level_targets_bytes)
         first = not self.estimater.started
-        rate = self.estimater.estimate(db.now_s, measured_ops, scores,
-                                       lambda: self.limited_speed_ops(db),
-                                       lambda: self.cold_begin_ops(db))
+        rate = self.estimater.estimate(view.now_s, measured_ops, scores,
+                                       lambda: self.limited_speed_ops(view),
+                                       lambda: self.cold_begin_ops(view))
         if first:  # InternalStats.Clear(): LimitedSpeed counts compactions from here on
-            self._stats_base = [(s.count, self._stats_bytes(s))
-                                for s in db.counters.compaction_stats]
+            self._stats_base = [(s.count, self._stats_bytes(s)) for s in view.compaction_stats]
         return rate
 
     @staticmethod
@@ -438,35 +435,35 @@ class CruiseDb(Policy):
         return (stats.bytes_read_output_level, stats.bytes_read_non_output_levels,
                 stats.bytes_written)
 
-    def _record(self, db: "DB") -> None:
+    def _record(self, view: "DBView") -> None:
         """Brings the estimator's statistics up to now (RateEstimater::Record, re_statistics):
         requests and their latencies, the gets' block-cache and value bytes."""
-        puts = db.writer.ops_done
-        gets = self.admitted_requests(db) - puts
+        puts = view.puts_done
+        gets = self.admitted_requests(view) - puts
         new_puts, new_gets = puts - self._puts, gets - self._gets
         self._puts, self._gets = puts, gets
         if new_puts + new_gets <= 0:
             return
-        clients = db.clients
+        get = view.get_cost
         get_s = 0.0
-        if new_gets > 0 and clients is not None and clients.get_cost is not None:
-            get = clients.get_cost
+        if new_gets > 0 and get is not None:
             get_s = get.service_s
-            self._block_bytes += new_gets * get.device_reads * db.options.block_size
-            self._value_bytes += new_gets * db.entry.user_bytes
+            self._block_bytes += new_gets * get.device_reads * view.options.block_size
+            self._value_bytes += new_gets * view.entry_format.user_bytes
         # The closed loop's time per request beyond its unloaded service: the admission wait.
-        rate, service_s = self.request_rate(db), 0.0
-        if clients is not None:
-            stream = clients.streams[0]
+        rate, service_s = self.request_rate(view), 0.0
+        streams = view.client_streams
+        if streams:
+            stream = streams[0]
             service_s = stream.service_s / max(stream.puts + stream.gets, 1e-9)
-        wait_s = max(db.workload.threads / rate - service_s, 0.0) if rate > 0 else 0.0
+        wait_s = max(view.workload.threads / rate - service_s, 0.0) if rate > 0 else 0.0
         self._latency_s += new_gets * get_s + (new_puts + new_gets) * wait_s
 
-    def limited_speed_ops(self, db: "DB") -> float:
+    def limited_speed_ops(self, view: "DBView") -> float:
         """LimitedSpeed() in requests per second: output levels 1 .. num_levels - 2 until the
         first without a compaction; level 1's L0-side input bytes are not counted."""
         compaction_bytes = 0.0
-        stats = db.counters.compaction_stats
+        stats = view.compaction_stats
         base = self._stats_base or [(0, (0.0, 0.0, 0.0))] * len(stats)
         for level in range(1, len(stats) - 1):
             count = stats[level].count - base[level][0]
@@ -475,25 +472,25 @@ class CruiseDb(Policy):
             out_read, other_read, written = (now - then for now, then in
                                              zip(self._stats_bytes(stats[level]), base[level][1]))
             compaction_bytes += out_read + (other_read if level > 1 else 0.0) + written
-        disk_rate = self.params["disk_rate_mibps"] * MIB or peak_write_bps(db.device)
+        disk_rate = self.params["disk_rate_mibps"] * MIB or peak_write_bps(view.device)
         speed = limited_speed(disk_rate, self._gets * SINGLE_SIZE, self._puts * SINGLE_SIZE,
                               self._block_bytes, self._value_bytes, compaction_bytes,
                               self.params["default_limited_speed_mibps"] * MIB,
                               self.params["max_limited_speed_mibps"] * MIB)
         return speed * self.requests_per_s
 
-    def cold_begin_ops(self, db: "DB") -> float:
+    def cold_begin_ops(self, view: "DBView") -> float:
         """ColdBegin() in requests per second: requests over their summed latency (the
         service rate seen so far), LimitedSpeed() before any (or, where the code would
         divide by zero, with none recorded), at least MIN_START_RATE."""
         requests = self._gets + self._puts
         if requests <= 0 or self._latency_s <= 0:
-            rate = self.limited_speed_ops(db)
+            rate = self.limited_speed_ops(view)
         else:
             rate = requests / self._latency_s
         return max(rate, self.params["min_start_rate_mibps"] * MIB * self.requests_per_s)
 
-    def interval_samples(self, db: "DB") -> dict[str, float]:
-        return {"admitted_limit_ops": self.limit_ops if self.limit_ops is not None
-                else float("nan"),
-                "memory_watermark": self.memory_watermark(db)}
+    def interval_samples(self, view: "DBView") -> dict[str, float]:
+        limit_ops = view.admission_limit_ops
+        return {"admitted_limit_ops": limit_ops if limit_ops is not None else float("nan"),
+                "memory_watermark": self.memory_watermark(view)}

@@ -44,7 +44,8 @@ from lsmsim.sst_file import SstFile
 from lsmsim.version_storage import LevelScores, VersionStorage
 
 if TYPE_CHECKING:
-    from lsmsim.db import DB
+    from lsmsim.db_control import DBControl
+    from lsmsim.db_view import DBView
 
 
 def recommended_compaction_bytes(threshold_bytes: float, l0_bytes: float, flush_bps: float,
@@ -143,7 +144,7 @@ class DopaPicker(RunningCompactions):
     def _set_ranges(self, version: VersionStorage, first: SstFile) -> None:
         """Range edges from the keys of the first flushed memtable (equal keys per range)."""
         params = self.policy.params
-        buckets = self.policy.db.keyspace.buckets
+        buckets = self.policy.view.keyspace.buckets
         weights = np.zeros(buckets)
         weights[first.lo:first.hi] = first.keys
         edges = split_ranges(np.array([0, buckets]), weights, params["r0"])
@@ -300,34 +301,34 @@ class DopaDb(Policy):
     def compaction_picker(self) -> DopaPicker:
         return self.picker
 
-    def start(self, db: "DB") -> None:
-        self.db = db
-        db.env.process(self._watch_flushes(db))
+    def start(self, view: "DBView", control: "DBControl") -> None:
+        self.view = view
+        view.env.process(self._watch_flushes(view))
 
-    def _watch_flushes(self, db: "DB"):  # type: ignore[no-untyped-def]
+    def _watch_flushes(self, view: "DBView"):  # type: ignore[no-untyped-def]
         """Flushed bytes at each second of the last window (for the flush speed F)."""
         window = int(np.ceil(self.params["flush_window_s"]))
         self._flushed.append(0.0)
         while True:
-            yield db.env.timeout(1.0)
-            self._flushed.append(db.counters.flush_bytes_written)
+            yield view.env.timeout(1.0)
+            self._flushed.append(view.flush_bytes_written)
             if len(self._flushed) > window + 1:
                 self._flushed.popleft()
 
     # -- Equation 1's inputs ------------------------------------------------------------------
     def mean_l0_file_bytes(self) -> float:
-        counters = self.db.counters
-        if counters.flushes == 0:
-            return float(self.db.options.write_buffer_size)
-        return counters.flush_bytes_written / counters.flushes
+        view = self.view
+        if view.flushes_done == 0:
+            return float(view.options.write_buffer_size)
+        return view.flush_bytes_written / view.flushes_done
 
     def threshold_bytes(self) -> float:
         """T: the L0 stall threshold (slowdown trigger) in bytes."""
-        return self.db.options.level0_slowdown_writes_trigger * self.mean_l0_file_bytes()
+        return self.view.options.level0_slowdown_writes_trigger * self.mean_l0_file_bytes()
 
     def l0_bytes(self) -> float:
         """M0: L0 files (partly compacted ones included) in bytes."""
-        return len(self.db.version.levels[0]) * self.mean_l0_file_bytes()
+        return self.view.l0_files * self.mean_l0_file_bytes()
 
     def flush_bps(self) -> float:
         if len(self._flushed) < 2:
@@ -335,10 +336,10 @@ class DopaDb(Policy):
         return (self._flushed[-1] - self._flushed[0]) / (len(self._flushed) - 1)
 
     def compaction_bps(self) -> float:
-        counters = self.db.counters
-        if counters.compaction_time_s <= 0:
+        view = self.view
+        if view.compaction_time_s <= 0:
             return 0.0
-        return counters.compaction_bytes_read / counters.compaction_time_s
+        return view.compaction_bytes_read / view.compaction_time_s
 
     def recommended_bytes(self) -> float:
         """CSR: Equation 1 on the DB's current state, with RS0 = T / r0."""
@@ -346,6 +347,6 @@ class DopaDb(Policy):
         return recommended_compaction_bytes(threshold, self.l0_bytes(), self.flush_bps(),
                                             self.compaction_bps(), threshold / self.params["r0"])
 
-    def interval_samples(self, db: "DB") -> dict[str, float]:
+    def interval_samples(self, view: "DBView") -> dict[str, float]:
         return {"l0_fill_to_threshold": self.l0_bytes() / self.threshold_bytes(),
                 "ulc_hint_bytes": self.picker.last_hint_bytes}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lsmsim.db import DB
+from lsmsim.db_view import DBView
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Param, Policy
 from lsmsim.storage_device import StorageDevice, peak_write_bps
@@ -38,5 +38,5 @@ class RocksDbAutoTuned(Policy):
         return {**delayed_rate_without_limiter(options), "rate_limiter_bytes_per_sec": rate,
                 "rate_limiter_auto_tuned": True}
 
-    def interval_samples(self, db: DB) -> dict[str, float]:
-        return {"rate_limiter_MBps": db.rate_limiter.rate_bps / 1e6}
+    def interval_samples(self, view: DBView) -> dict[str, float]:
+        return {"rate_limiter_MBps": view.rate_limiter_bps / 1e6}

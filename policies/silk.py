@@ -33,10 +33,10 @@ ADOC compares (ADOC §6.1, Table 3: SILK-D RocksDB's 2 threads / 64 MB, SILK-P 4
 - What a pause stops: ADOC's port calls PauseBackgroundWork, which stops new flushes and
   compactions alike (MaybeScheduleFlushOrCompaction returns on bg_work_paused_ before
   SILK's HIGH-pool block) and waits for running jobs. `pause_background_work=true`
-  (default, the port) pauses with `DB.pause_background_work`: no flush, HIGH-pool
-  compaction or other compaction starts during a pause; false = SILK's own
-  PauseCompactionWork (`DB.pause_compaction_work`), which lets flushes and the HIGH-pool
-  compaction run.
+  (default, the port) pauses with `DBControl.pause_background_work`: no flush,
+  HIGH-pool compaction or other compaction starts during a pause; false = SILK's own
+  PauseCompactionWork (`DBControl.pause_compaction_work`), which lets flushes and the
+  HIGH-pool compaction run.
 - Flush first, then L0->L1 (§3.3, §3.5): one compaction may run in the flush (HIGH) pool
   whenever L0 holds >= 4 files and no L0 compaction runs, even while compactions are
   paused; it runs RocksDB's picker, so it is usually, not always, L0->L1 (as coded). It
@@ -61,13 +61,15 @@ ADOC compares (ADOC §6.1, Table 3: SILK-D RocksDB's 2 threads / 64 MB, SILK-P 4
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Generator
 
 from lsmsim.background_job import BackgroundJob, merge_inputs
 from lsmsim.compaction_picker import Compaction
-from lsmsim.db import DB
-from lsmsim.options import LsmOptions
-from lsmsim.options import KIB
+from lsmsim.db_control import DBControl
+from lsmsim.db_view import DBView
+from lsmsim.keyspace import KeySpace
+from lsmsim.options import KIB, LsmOptions
 from lsmsim.policy import MIN_PERIOD_S, Param, Policy, Weights
 from lsmsim.sst_file import SstFile
 from lsmsim.storage_device import StorageDevice, peak_write_bps
@@ -83,13 +85,13 @@ _SHARES = {w: Weights(device=w, rate_limiter=w)
            for w in (FLUSH_WEIGHT, L0_COMPACTION_WEIGHT, DEEPER_WEIGHT, PREEMPTED_WEIGHT)}
 
 
-def l0_reclaim_fraction(db: DB, l0_files: list[SstFile]) -> float:
+def l0_reclaim_fraction(keyspace: KeySpace, l0_files: Sequence[SstFile]) -> float:
     """1 - distinct keys / entries over the L0 files (TRIAD's HyperLogLog estimate)."""
     entries = sum(f.num_entries for f in l0_files)
     if entries <= 0:
         return 0.0
     lo, hi = min(f.lo for f in l0_files), max(f.hi for f in l0_files)
-    distinct = float(merge_inputs(db.keyspace.keys_per_bucket, l0_files, lo, hi).sum())
+    distinct = float(merge_inputs(keyspace.keys_per_bucket, l0_files, lo, hi).sum())
     return 1.0 - distinct / entries
 
 
@@ -157,10 +159,10 @@ class Silk(Policy):
             values["level0_stop_writes_trigger"] = L0_TRIGGER_OUT_OF_REACH
         return values
 
-    def start(self, db: DB) -> None:
-        db.env.process(self._controller(db))
+    def start(self, view: DBView, control: DBControl) -> None:
+        view.env.process(self._controller(view, control))
 
-    def _controller(self, db: DB) -> Generator:
+    def _controller(self, view: DBView, control: DBControl) -> Generator:
         """SILK's loop in db_bench's LongPeakTest thread 0 (§3.2)."""
         p = self.params
         interval_s = p["check_interval_s"]
@@ -168,14 +170,14 @@ class Silk(Policy):
         previous_MBps = 0.0
         last_ops = 0.0
         if p["pause_background_work"]:
-            pause, resume = db.pause_background_work, db.continue_background_work
+            pause, resume = control.pause_background_work, control.continue_background_work
         else:
-            pause, resume = db.pause_compaction_work, db.continue_compaction_work
-        value_size = db.workload.value_size
+            pause, resume = control.pause_compaction_work, control.continue_compaction_work
+        value_size = view.workload.value_size
         while True:
-            yield db.env.timeout(interval_s)
-            db.advance_to_now()
-            ops = db.writer.ops_done
+            yield view.env.timeout(interval_s)
+            view.advance_to_now()
+            ops = view.puts_done
             # Whole MB/s, as the port's `long` arithmetic gives.
             self.client_MBps = float((ops - last_ops) * value_size // 1_000_000) / interval_s
             last_ops = ops
@@ -189,29 +191,29 @@ class Silk(Policy):
                 resume()
             internal_MBps = max(p["min_internal_MBps"], self.total_MBps - self.client_MBps)
             if abs(previous_MBps - internal_MBps) >= p["hysteresis_MBps"]:
-                db.set_rate_limiter_bytes_per_sec(internal_MBps * 1e6)
+                control.set_rate_limiter_bytes_per_sec(internal_MBps * 1e6)
                 previous_MBps = internal_MBps
 
-    def high_pool_compaction_allowed(self, db: DB) -> bool:
-        return (len(db.version.levels[0]) >= self.params["high_pool_l0_files"]
-                and not db.picker.level0_compaction_in_progress)
+    def high_pool_compaction_allowed(self, view: DBView) -> bool:
+        return (view.l0_files >= self.params["high_pool_l0_files"]
+                and not view.level0_compaction_running)
 
-    def compaction_allowed(self, db: DB, compaction: Compaction) -> bool:
+    def compaction_allowed(self, view: DBView, compaction: Compaction) -> bool:
         """TRIAD's check in SetupOtherInputsIfNeeded: defer while L0 is small and mostly
         distinct keys (reclaim = 1 - distinct / entries over all L0 files)."""
         p = self.params
-        l0_files = db.version.levels[0]
+        l0_files = view.level_files(0)
         if (not p["triad_defer"] or compaction.start_level != 0 or compaction.output_level == 0
                 or len(l0_files) > p["triad_max_l0_files"]):
             return True
-        return l0_reclaim_fraction(db, l0_files) >= p["triad_min_reclaim"]
+        return l0_reclaim_fraction(view.keyspace, l0_files) >= p["triad_min_reclaim"]
 
-    def job_weights(self, db: DB, job: BackgroundJob) -> Weights:
+    def job_weights(self, view: DBView, job: BackgroundJob) -> Weights:
         if job.kind == "flush":
             weight = FLUSH_WEIGHT
         elif job.compaction.start_level == 0 or job.high_pool:
             weight = L0_COMPACTION_WEIGHT
-        elif db.compaction_paused and self.params["preempt"]:
+        elif view.compactions_paused and self.params["preempt"]:
             weight = PREEMPTED_WEIGHT
         else:
             weight = DEEPER_WEIGHT
@@ -219,7 +221,7 @@ class Silk(Policy):
 
     SAMPLE_CODES = {"compactions_paused": {0: "running", 1: "paused"}}
 
-    def interval_samples(self, db: DB) -> dict[str, float]:
-        return {"internal_MBps": db.rate_limiter.rate_bps / 1e6,
+    def interval_samples(self, view: DBView) -> dict[str, float]:
+        return {"internal_MBps": view.rate_limiter_bps / 1e6,
                 "client_MBps": self.client_MBps,
-                "compactions_paused": float(db.compaction_paused > 0)}
+                "compactions_paused": float(view.compactions_paused)}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lsmsim.db import DB
+from lsmsim.db_view import DBView
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Param, Policy
 from lsmsim.value_range import INT32_MAX
@@ -62,17 +62,17 @@ class TwoStageThrottling(Policy):
         return self.params["stage2_l0_files"] or (options.level0_slowdown_writes_trigger
                                                   + options.level0_stop_writes_trigger) // 2
 
-    def delayed_write_rate_bps(self, db: DB, rate_bps: float) -> float:
-        if (db.stall_state.cause is WriteStallCause.L0_FILE_COUNT_LIMIT
-                and len(db.version.levels[0]) < self.stage2_threshold(db.options)):
-            return db.write_controller.max_delayed_write_rate_bps
+    def delayed_write_rate_bps(self, view: DBView, rate_bps: float) -> float:
+        if (view.stall_cause is WriteStallCause.L0_FILE_COUNT_LIMIT
+                and view.l0_files < self.stage2_threshold(view.options)):
+            return view.max_delayed_write_rate_bps
         return rate_bps
 
     SAMPLE_CODES = {"throttle_stage": {0: "none", 1: "stage 1", 2: "stage 2"}}
 
-    def interval_samples(self, db: DB) -> dict[str, float]:
-        l0_files = len(db.version.levels[0])
+    def interval_samples(self, view: DBView) -> dict[str, float]:
+        l0_files = view.l0_files
         stage = 0
-        if l0_files >= db.options.level0_slowdown_writes_trigger:
-            stage = 2 if l0_files >= self.stage2_threshold(db.options) else 1
+        if l0_files >= view.options.level0_slowdown_writes_trigger:
+            stage = 2 if l0_files >= self.stage2_threshold(view.options) else 1
         return {"throttle_stage": float(stage)}

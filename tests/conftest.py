@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Callable
+
 import pytest
 
 import lsmsim
 
 SMALL = {"write_buffer_size": "4MB", "max_bytes_for_level_base": "16MB",
          "target_file_size_base": "4MB"}
+
+
+def validation_script(name: str) -> ModuleType:
+    """`validation/<name>.py` loaded as a module (the folder is not a package)."""
+    path = Path(__file__).resolve().parents[1] / "validation" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_small(duration_s: float = 20.0, device: str = "nvme", options: dict | None = None,
@@ -23,11 +38,30 @@ def small_run():
     return run_small()
 
 
-def open_db(options: dict | None = None, device: str = "nvme", machine: str = "server",
-            workload: str = "fillrandom", policy: str = "rocksdb", start_s: float = 0.0,
-            **workload_fields):
+@dataclass
+class FakeDevice:
+    """A `lsmsim.storage_device.StorageDevice` of plain figures: reads get a flat `read_bps`,
+    writes `write_curve(streams)` in total, times `mixed_write_factor` while reads and writes
+    are both in flight."""
+
+    name: str = "fake"
+    read_latency_s: float = 1e-4
+    write_latency_s: float = 1e-5
+    random_read_iops: float = 0.0
+    read_bps: float = 1e9
+    write_curve: Callable[[float], float] = lambda streams: 5e8
+    mixed_write_factor: float = 1.0
+
+    def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
+        return (self.read_bps,
+                self.write_curve(streams) * (self.mixed_write_factor if mixed else 1.0))
+
+
+def open_db(options: dict | None = None, device: "str | FakeDevice" = "nvme",
+            machine: str = "server", workload: str = "fillrandom", policy: str = "rocksdb",
+            start_s: float = 0.0, **workload_fields):
     """A DB on a fresh SimPy environment whose clock starts at `start_s`, for tests that
-    inspect state while it runs."""
+    inspect state while it runs; `device` a preset's name or a device object."""
     import simpy
 
     from lsmsim.device_models import load_device
@@ -40,8 +74,8 @@ def open_db(options: dict | None = None, device: str = "nvme", machine: str = "s
     env = simpy.Environment(initial_time=start_s)
     fields = {"num_keys": 2_000_000, **workload_fields}
     db = DB(env, LsmOptions.from_mapping({**SMALL, **(options or {})}), load_machine(machine),
-            load_device(device), make_workload(workload, **fields), make_policy(policy),
-            key_buckets=512)
+            load_device(device) if isinstance(device, str) else device,
+            make_workload(workload, **fields), make_policy(policy), key_buckets=512)
     return env, db
 
 
@@ -54,7 +88,7 @@ def own_result_cache(tmp_path_factory, monkeypatch):
 
 def interrupt_after_first_progress(argv: list[str], first: str, total: str, within_s: float
                                    ) -> tuple[str, str, int]:
-    """Run `python -m lsmsim.cli argv` in a process group of its own, wait for its first
+    """Run `python -m lsmsim.cli.main argv` in a process group of its own, wait for its first
     progress line (which must contain `first`), then press Ctrl-C twice as a terminal does
     (SIGINT to the whole group). It must exit with 130 within `within_s` and say last how
     many of `total` ("16 runs") finished: (stdout, stderr, its process group id)."""
@@ -64,7 +98,7 @@ def interrupt_after_first_progress(argv: list[str], first: str, total: str, with
     import sys
     import time
 
-    process = subprocess.Popen([sys.executable, "-m", "lsmsim.cli", *argv],
+    process = subprocess.Popen([sys.executable, "-m", "lsmsim.cli.main", *argv],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     line = process.stderr.readline()

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from conftest import interrupt_after_first_progress
-from lsmsim.cli import main
-from lsmsim.compare import CompareError, split_policies
-from lsmsim.db_bench import setup_from_flags
-from lsmsim.worker_pool import NOT_RUN, Interrupted, JobFailed, run_jobs
+from lsmsim.cli.main import main
+from lsmsim.cli.compare_command import CompareError, split_policies
+from lsmsim.traces.db_bench import setup_from_flags
+from lsmsim.sweeps.worker_pool import NOT_RUN, Interrupted, JobFailed, run_jobs
 
 DATA = Path(__file__).parent / "data"
 LOCAL = DATA / "local2core_excerpt"
@@ -238,11 +238,11 @@ def _interrupting(function, at_call: int):
 
 
 def test_ctrl_c_in_reproduce_writes_the_finished_runs(tmp_path, monkeypatch, capsys):
-    from lsmsim import compare, reproduce
+    from lsmsim.sweeps import compare, reproduce
     folder = tmp_path / "experiments"
     folder.mkdir()
     (folder / "tiny.py").write_text(
-        "from lsmsim.reproduce import Experiment, Run, ratio_claim\n"
+        "from lsmsim.sweeps.reproduce import Experiment, Run, ratio_claim\n"
         "RUNS = tuple(Run(d, 'fillrandom', device=d, duration_s=5.0,\n"
         "                 options={'write_buffer_size': '4MB'}) for d in ('nvme', 'hdd'))\n"
         "EXPERIMENT = Experiment('tiny', 'tiny', RUNS, (ratio_claim('test', '0', 'nvme beats "
@@ -260,7 +260,7 @@ def test_ctrl_c_in_reproduce_writes_the_finished_runs(tmp_path, monkeypatch, cap
 
 
 def test_ctrl_c_in_validate_reports_the_finished_runs(tmp_path, monkeypatch, capsys):
-    from lsmsim import trace_validation
+    from lsmsim.fidelity import trace_validation
     first, second = tmp_path / "first", tmp_path / "second"
     shutil.copytree(LOCAL, first)
     shutil.copytree(LOCAL, second)
@@ -279,7 +279,7 @@ def test_ctrl_c_in_validate_reports_the_finished_runs(tmp_path, monkeypatch, cap
 
 
 def test_ctrl_c_during_calibrate_writes_the_best_profile_so_far(tmp_path, monkeypatch, capsys):
-    from lsmsim import calibration
+    from lsmsim.fidelity import calibration
     from lsmsim.machine import cost_values, load_machine
     monkeypatch.setattr(calibration, "_simulate_figures",
                         _interrupting(calibration._simulate_figures, at_call=3))

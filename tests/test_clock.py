@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import open_db, run_small
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.db import DB, SimulationStuckError
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 
 from conftest import SMALL
-from lsmsim.cli import main
-from lsmsim.compare import format_table, run_grid
+from lsmsim.cli.main import main
+from lsmsim.sweeps.compare import format_table, run_grid
 from lsmsim.policy import Policy
 from lsmsim.policies import register
 
@@ -18,11 +18,11 @@ class Broken(Policy):
 
     name = "broken-for-test"
 
-    def start(self, db):
+    def start(self, view, control):
         def fail():
-            yield db.env.timeout(2.0)
+            yield view.env.timeout(2.0)
             raise RuntimeError("controller crashed")
-        db.env.process(fail())
+        view.env.process(fail())
 
 
 def test_results_do_not_depend_on_the_pool():

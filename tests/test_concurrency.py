@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import run_small
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.compaction_picker import Compaction
-from lsmsim.db_bench import setup_from_flags
+from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.fluid_share import io_streams
 from lsmsim.mechanisms import MechanismError, Mechanisms
 from lsmsim.options import LsmOptions
@@ -137,7 +137,7 @@ def test_a_compaction_pays_cpu_per_read_and_write_request():
     per-byte costs: `lsmsim calibrate`'s measurement, net of requests, gives the profile's
     per-byte cost back at both readahead sizes; switched off, the 4 KiB run's CPU is short
     of its requests. A smaller write buffer costs more write requests."""
-    from lsmsim.calibration import measured_costs
+    from lsmsim.fidelity.calibration import measured_costs
     from lsmsim.io_request_cost import job_requests
     from lsmsim.machine import load_machine
 
@@ -175,7 +175,7 @@ def test_compactions_on_shared_cores_take_more_cpu_and_the_log_says_so(tmp_path)
     compaction_time_cpu_micros per input byte exceeds the one-thread cost; without it,
     it is the cost itself."""
     from lsmsim.core_sharing import CORE_SHARING_SLOPE
-    from lsmsim.job_cpu import compaction_cpu_jobs
+    from lsmsim.fidelity.job_cpu import compaction_cpu_jobs
     from lsmsim.machine import load_machine, machine_toml, with_costs
 
     machine = with_costs(load_machine("local-2core"), {"core_sharing_slope": CORE_SHARING_SLOPE})

@@ -1,4 +1,4 @@
-"""Device calibration (`lsmsim.device_calibration`): the replay recovers a known device from
+"""Device calibration (`lsmsim.fidelity.device_calibration`): the replay recovers a known device from
 synthetic jobs, a fitted file reads back, validation picks fitted files by preset name,
 bad input names file and field, and a real ADOC HDD run (validation/traces/adoc-server-600s)
 gives a bandwidth its own blocked time supports while PM stays unfitted."""
@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from lsmsim.device_models import MB, load_device
-from lsmsim.device_calibration import (DeviceCalibrationError, MeasuredJob, fit_device,
+from lsmsim.fidelity.device_calibration import (DeviceCalibrationError, MeasuredJob, fit_device,
                                        fit_jobs, measured_jobs, overlapped_fractions,
                                        replay_durations, write_fitted)
 from lsmsim.data_file import toml_text
 from lsmsim.machine import load_machine
 from lsmsim.trace import Trace
-from lsmsim.trace_import import TraceError
-from lsmsim.trace_validation import run_devices
+from lsmsim.traces.run_files import TraceError
+from lsmsim.fidelity.trace_validation import run_devices
 
 ADOC = Path(__file__).resolve().parents[1] / "validation/traces/adoc-server-600s/5000000"
 
@@ -88,7 +88,7 @@ def test_compaction_without_cpu_time_is_an_error() -> None:
 
 
 def test_real_hdd_run_fits_what_its_jobs_were_blocked_for() -> None:
-    from lsmsim.trace_import import import_trace
+    from lsmsim.traces.trace_import import import_trace
 
     machine = load_machine("server")
     trace = import_trace(ADOC / "StorageMaterial.SATAHDD" / "1CPU" / "64MB")
@@ -106,8 +106,8 @@ def test_real_hdd_run_fits_what_its_jobs_were_blocked_for() -> None:
 
 
 def test_validate_runs_on_the_fitted_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from lsmsim.cli import main
-    from lsmsim.trace_import import import_trace
+    from lsmsim.cli.main import main
+    from lsmsim.traces.trace_import import import_trace
 
     run = ADOC / "StorageMaterial.SATAHDD" / "1CPU" / "64MB"
     fit = fit_device("hdd", [("hdd-5MBps", import_trace(run))], load_machine("server"))

@@ -15,14 +15,16 @@ MIB = 1 << 20
 
 import lsmsim
 from conftest import run_small
-from lsmsim.cli import format_summary, main
+from lsmsim.cli.main import main
+from lsmsim.cli.summary_table import format_summary
+from lsmsim.plot.run_figures import save_figures
 from lsmsim.entry_format import EntryFormat
 from lsmsim.summary import summarize_trace
 
 
 def test_same_scenario_and_seed_give_identical_files(tmp_path):
-    first = run_small(duration_s=30, seed=7).write(tmp_path / "a", plot=False)
-    second = run_small(duration_s=30, seed=7).write(tmp_path / "b", plot=False)
+    first = run_small(duration_s=30, seed=7).write(tmp_path / "a")
+    second = run_small(duration_s=30, seed=7).write(tmp_path / "b")
     for name in ("timeseries.csv", "events.jsonl", "stalls.jsonl"):
         assert (first / name).read_bytes() == (second / name).read_bytes()
 
@@ -38,6 +40,8 @@ def test_outputs_and_summary(small_run, tmp_path):
     summary = json.loads((out / "summary.json").read_text())["summary"]
     assert summary["flush_count"] == sum(e["event"] == "flush_finished" for e in events)
     assert summary["write_amplification"] > 1.0
+    assert not (out / "timeline.png").exists()  # figures are the plot layer's
+    save_figures(small_run, out)
     assert (out / "timeline.png").stat().st_size > 10_000
     user_bytes = small_run.summary["ops"] * (16 + 1000)
     assert small_run.summary["user_bytes"] == pytest.approx(user_bytes)
@@ -274,7 +278,7 @@ def test_cli_run_draws_the_policy_view_beside_the_timeline(tmp_path):
 def test_on_timeseries_gets_the_runs_rows_before_the_summary(tmp_path):
     """`simulate(on_timeseries=...)` hands over the finished rows and configuration (what
     `lsmsim run` sends its plotter early); a plotter waited on before it draws says so."""
-    from lsmsim.plot_process import TimelinePlotter
+    from lsmsim.plot.timeline_process import TimelinePlotter
 
     seen = []
     result = run_small(duration_s=5, on_timeseries=lambda config, rows: seen.append((config, rows)))
@@ -291,7 +295,7 @@ def test_on_timeseries_gets_the_runs_rows_before_the_summary(tmp_path):
 def _console(*args: str, stdout: int | None = None) -> subprocess.CompletedProcess:
     """The `lsmsim` console entry point in a child Python, as the installed command runs."""
     code = (f"import sys; sys.argv = ['lsmsim', *{list(args)!r}]; "
-            "from lsmsim.cli import console_main; console_main()")
+            "from lsmsim.cli.main import console_main; console_main()")
     return subprocess.run([sys.executable, "-c", code], stdout=stdout or subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=60)
 

@@ -21,13 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsmsim
-from lsmsim.cli import main
-from lsmsim.dataflow import CumulativeFlow, Dataflow
-from lsmsim.dataflow_plot import FILL_BLUE
-from lsmsim.explain import cause_agreement
-from lsmsim.replay import write_replay
+from lsmsim.cli.main import main
+from lsmsim.explain.dataflow import CumulativeFlow, Dataflow
+from lsmsim.explain.dataflow_plot import FILL_BLUE
+from lsmsim.explain.stall_accounts import cause_agreement
+from lsmsim.explain.replay import write_replay
 from lsmsim.trace import Trace
-from lsmsim.trace_import import import_trace
+from lsmsim.traces.trace_import import import_trace
 
 DATA = Path(__file__).parent / "data"
 # One run per overflow type: L0 slowdowns (nvme), memtable stops (hdd), pending-bytes
@@ -109,7 +109,7 @@ def test_cumulative_flow_moves_every_span_amount(spans):
 
 def test_trace_reads_back_what_it_wrote(runs, tmp_path):
     run = runs["ADOC"]
-    run.write(tmp_path, plot=False)
+    run.write(tmp_path)
     back = Trace.read(tmp_path)
     assert back.events == run.events
     assert back.stall_episodes == run.stall_episodes
@@ -119,7 +119,7 @@ def test_trace_reads_back_what_it_wrote(runs, tmp_path):
 
 
 def test_explain_a_run_folder(runs, tmp_path, capsys):
-    runs["MMO"].write(tmp_path / "run", plot=False)
+    runs["MMO"].write(tmp_path / "run")
     graph = tmp_path / "graph.png"
     assert main(["explain", str(tmp_path / "run"), "--top", "2", "--graph", str(graph)]) == 0
     out = capsys.readouterr().out
@@ -148,7 +148,7 @@ def test_explain_a_scenario_file_runs_it_first(tmp_path, capsys):
 
 
 def test_explain_bad_flags_are_one_line_errors(runs, tmp_path, capsys):
-    runs["L0O"].write(tmp_path, plot=False)
+    runs["L0O"].write(tmp_path)
     assert main(["explain", str(tmp_path), "--episode", "9999"]) == 2
     assert main(["explain", str(tmp_path), "--at", "-1"]) == 2
     assert main(["explain", str(tmp_path / "missing")]) == 2

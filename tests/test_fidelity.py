@@ -12,17 +12,17 @@ import numpy as np
 import pytest
 from conftest import open_db
 
-from lsmsim.calibration import Run, fit_costs, measured_costs, per_unit_costs
-from lsmsim.cli import main
-from lsmsim.db_bench import setup_from_flags
+from lsmsim.fidelity.calibration import Run, fit_costs, measured_costs, per_unit_costs
+from lsmsim.cli.main import main
+from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.entry_format import EntryFormat
 from lsmsim.fluid_share import Demand, allocate, runnable_fractions
 from lsmsim.machine import cost_values, load_machine, machine_toml, with_costs
 from lsmsim.summary import summarize_trace
 from lsmsim.trace import Trace
-from lsmsim.trace_comparison import compare, window
-from lsmsim.trace_import import import_trace
-from lsmsim.trace_validation import (configuration_key, infer_device, ranking_agreement,
+from lsmsim.fidelity.trace_comparison import compare, window
+from lsmsim.traces.trace_import import import_trace
+from lsmsim.fidelity.trace_validation import (configuration_key, infer_device, ranking_agreement,
                                      short_labels)
 
 # Real runs of this machine kind kept in the repository (validation/traces/*/README.md).
@@ -287,7 +287,7 @@ def test_validate_can_switch_a_mechanism_off_to_show_what_it_does(capsys):
 def test_host_speed_is_the_runs_job_cpu_over_the_profiles():
     """A profile twice as slow finds the same run's host twice as fast; a run pooled with
     itself is itself; the scaled profile changes every CPU cost and nothing else."""
-    from lsmsim.job_cpu import measure_host_speed, pooled
+    from lsmsim.fidelity.job_cpu import measure_host_speed, pooled
     from lsmsim.machine import with_cpu_scale
 
     trace = import_trace(LOCAL / "j2_wb16_r2")
@@ -306,7 +306,7 @@ def test_host_speed_is_the_runs_job_cpu_over_the_profiles():
 
 
 def test_too_little_job_cpu_leaves_the_profile_as_it_is(base_trace):
-    from lsmsim.job_cpu import measure_host_speed
+    from lsmsim.fidelity.job_cpu import measure_host_speed
 
     speed = measure_host_speed(base_trace, load_machine("local-2core"))  # no CPU in its LOG
     assert not speed.measured and speed.cpu_scale == 1.0
@@ -343,7 +343,7 @@ def test_validate_takes_the_hosts_speed_out_of_the_error(tmp_path, capsys):
 def test_a_host_session_is_the_folder_of_runs_taken_together(tmp_path):
     """Plain run folders: their parent; the ADOC authors' layout: the folder above the
     devices (one host ran every device of a set)."""
-    from lsmsim.trace_validation import host_session
+    from lsmsim.fidelity.trace_validation import host_session
 
     assert host_session(tmp_path / "day1" / "j2_wb16_r1") == (tmp_path / "day1").resolve()
     adoc = tmp_path / "set" / "15000000" / "StorageMaterial.PM" / "1CPU" / "64MB"

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.machine import COST_FIELDS
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Param, Policy
@@ -309,7 +309,7 @@ def test_scenario_files(tmp_path, drawn):
 def test_the_guard_itself_catches_a_traceback_and_a_nan(monkeypatch):
     """The fuzz tests can fail: an unexpected exception propagates, and a NaN in the
     printed summary is caught."""
-    import lsmsim.cli as cli
+    import lsmsim.cli.main as cli
 
     monkeypatch.setattr(cli, "format_summary",
                         lambda summary, config: "a / b / c\nput throughput nan")

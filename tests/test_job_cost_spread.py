@@ -14,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import run_small
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.data_file import DataFileError
-from lsmsim.job_cost_spread import SPREAD_POINTS, JobCostSpread, measure_spread, spread_table
+from lsmsim.fidelity.job_cost_spread_fit import SPREAD_POINTS, measure_spread, spread_table
+from lsmsim.job_cost_spread import JobCostSpread
 from lsmsim.machine import load_machine, machine_toml
 from lsmsim.trace import Trace
 

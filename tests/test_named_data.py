@@ -4,16 +4,18 @@ meant."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from lsmsim.device_models import PRESET_DIR, load_device, preset_names
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.data_file import DataFileError
 from lsmsim.machine import PROFILE_DIR, load_machine, profile_names
-from lsmsim.reproduce import EXPERIMENTS_DIR, ExperimentError, experiment_names, load_experiment
+from lsmsim.named_data import USER_PATH_VARIABLE, NamedData
+from lsmsim.sweeps.reproduce import EXPERIMENTS_DIR, ExperimentError, experiment_names, load_experiment
 
 
 @pytest.fixture
@@ -88,3 +90,71 @@ def test_a_broken_user_file_is_listed_with_its_error(user_folder, capsys):
     assert any(line.startswith("broken") and "UNUSABLE" in line and "broken.toml" in line
                for line in lines)
     assert any(line.startswith("nvme") and "Samsung" in line for line in lines)
+
+
+# -- NamedData itself, on folders of its own --------------------------------------------------
+@pytest.fixture
+def gadgets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> NamedData:
+    """A kind "gadget" whose package folder holds alpha, beta and a `_shared` helper; two
+    user folders on $LSMSIM_PATH (with a missing one between them) each hold gadgets/."""
+    builtin = tmp_path / "package"
+    builtin.mkdir()
+    for stem in ("alpha", "beta", "_shared"):
+        (builtin / f"{stem}.toml").write_text(f"# package {stem}\n")
+    for user, stems in (("first", ("beta", "gamma")), ("second", ("gamma", "delta"))):
+        (tmp_path / user / "gadgets").mkdir(parents=True)
+        for stem in stems:
+            (tmp_path / user / "gadgets" / f"{stem}.toml").write_text(f"# {user} {stem}\n")
+    monkeypatch.setenv(USER_PATH_VARIABLE, os.pathsep.join(
+        str(tmp_path / folder) for folder in ("first", "missing", "second")))
+    return NamedData("gadget", builtin, ".toml", "gadgets")
+
+
+def test_named_data_looks_in_the_users_folders_in_path_order_then_the_packages(gadgets,
+                                                                                 tmp_path):
+    assert gadgets.folders() == [tmp_path / "first" / "gadgets",
+                                 tmp_path / "second" / "gadgets", gadgets.builtin]
+    assert gadgets.find("beta") == tmp_path / "first" / "gadgets" / "beta.toml"  # shadows
+    assert gadgets.find("gamma") == tmp_path / "first" / "gadgets" / "gamma.toml"
+    assert gadgets.find("delta") == tmp_path / "second" / "gadgets" / "delta.toml"
+    assert gadgets.find("alpha") == gadgets.builtin / "alpha.toml"
+
+
+def test_named_data_names_are_every_folders_once_without_helpers(gadgets):
+    assert gadgets.names() == ["alpha", "beta", "delta", "gamma"]
+    with pytest.raises(DataFileError, match="unknown gadget '_shared'"):
+        gadgets.find("_shared")
+
+
+def test_a_kind_without_a_user_folder_ignores_lsmsim_path(gadgets):
+    package_only = NamedData("gizmo", gadgets.builtin, ".toml", None)
+    assert package_only.folders() == [gadgets.builtin]
+    assert package_only.find("beta") == gadgets.builtin / "beta.toml"
+    with pytest.raises(DataFileError) as raised:
+        package_only.find("gamma")
+    assert str(raised.value) == ("unknown gizmo 'gamma'. Valid gizmos: alpha, beta "
+                                 "(or a path to a .toml file)")
+
+
+def test_a_typo_suggests_the_near_name_and_lists_every_name(gadgets):
+    with pytest.raises(DataFileError) as raised:
+        gadgets.find("gama")
+    assert str(raised.value) == (
+        "unknown gadget 'gama'. Did you mean gamma? Valid gadgets: alpha, beta, delta, gamma "
+        f"(or a path to a .toml file; more in ${USER_PATH_VARIABLE}/gadgets/)")
+    with pytest.raises(DataFileError, match=r"'zzzzzz'\. Valid gadgets"):  # nothing near
+        gadgets.find("zzzzzz")
+
+
+def test_a_path_with_the_suffix_or_that_exists_is_taken_as_given(gadgets, tmp_path):
+    assert gadgets.find("somewhere/else.toml") == Path("somewhere/else.toml")
+    other = tmp_path / "notes.txt"
+    other.write_text("")
+    assert gadgets.find(str(other)) == other
+
+
+def test_an_empty_kind_says_it_has_no_names(tmp_path, monkeypatch):
+    monkeypatch.delenv(USER_PATH_VARIABLE, raising=False)
+    empty = NamedData("widget", tmp_path, ".py", "widgets")
+    with pytest.raises(DataFileError, match=r"Valid widgets: \(none\)"):
+        empty.find("anything")

@@ -96,3 +96,12 @@ def test_the_wheel_holds_only_lsmsim(tmp_path):
                      "lsmsim/scenarios/experiments/adoc_threads.py",
                      "lsmsim/machine_profiles/server.toml"):
         assert expected in names, expected
+
+
+def test_python_dash_m_lsmsim_is_the_command_line():
+    listed = subprocess.run([sys.executable, "-m", "lsmsim", "list", "workloads"],
+                            capture_output=True, text=True, cwd=ROOT)
+    assert listed.returncode == 0 and "fillrandom" in listed.stdout.split()
+    wrong = subprocess.run([sys.executable, "-m", "lsmsim", "list", "nothing"],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert wrong.returncode == 2 and "invalid choice" in wrong.stderr

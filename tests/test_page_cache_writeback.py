@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import run_small
 from lsmsim.data_file import DataFileError
-from lsmsim.db_bench import setup_from_flags
+from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.machine import load_machine, machine_toml
 from lsmsim.page_cache_writeback import (NOT_SYNCED_TAIL_BYTES, background_share,
                                          synced_fraction, thread_seconds)

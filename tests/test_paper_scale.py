@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from lsmsim import reproduce
-from lsmsim.cli import main
-from lsmsim.paper_scale import PaperScale, Scale, estimated_wall_s, mix_ending, scale_lines
-from lsmsim.reproduce import experiment_names, load_experiment
+from lsmsim.sweeps import reproduce
+from lsmsim.cli.main import main
+from lsmsim.sweeps.paper_scale import PaperScale, Scale, estimated_wall_s, mix_ending, scale_lines
+from lsmsim.sweeps.reproduce import experiment_names, load_experiment
 
 GIB = float(1 << 30)
 
@@ -78,8 +78,8 @@ def test_the_two_core_estimate_is_the_busiest_worker_taking_runs_in_order():
 
 
 TINY = '''
-    from lsmsim.paper_scale import PaperScale, Scale
-    from lsmsim.reproduce import Experiment, Run, ratio_claim
+    from lsmsim.sweeps.paper_scale import PaperScale, Scale
+    from lsmsim.sweeps.reproduce import Experiment, Run, ratio_claim
 
     SCALES = PaperScale(source="Tiny §2: 'we ran 40 s with 2 GB of memory'",
                         default=Scale(5.0, load_pairs=200_000),
@@ -109,7 +109,7 @@ def tiny_folder(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / "tiny.py").write_text(textwrap.dedent(TINY))
     (folder / "unscaled.py").write_text(textwrap.dedent('''
-        from lsmsim.reproduce import Experiment, Run
+        from lsmsim.sweeps.reproduce import Experiment, Run
         EXPERIMENT = Experiment("unscaled", "unscaled", (Run("a", "fillrandom"),), (),
                                 metrics=())
     '''))

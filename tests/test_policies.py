@@ -145,10 +145,11 @@ def test_adoc_given_l0_overflow_adds_threads_and_leaves_the_batch():
     env.run(until=1.0)
     before = db.options
     adoc = db.policy
-    adoc.apply(db, *adoc.paper_ops(observation(l0_ratio=1.2)))
+    adoc.apply(db.policy_view, db.policy_control, *adoc.paper_ops(observation(l0_ratio=1.2)))
     assert db.options.max_background_jobs == before.max_background_jobs + 2
     assert db.options.write_buffer_size == before.write_buffer_size
-    adoc.apply(db, *adoc.paper_ops(observation(pending_ratio=1.0)))   # RDO: halve the batch
+    adoc.apply(db.policy_view, db.policy_control,
+               *adoc.paper_ops(observation(pending_ratio=1.0)))   # RDO: halve the batch
     assert db.options.write_buffer_size == max(before.write_buffer_size // 2, 64 * MIB)
 
 
@@ -156,12 +157,12 @@ def test_adoc_steps_are_aimd_within_bounds_and_batch_sets_three_options():
     env, db = open_with("adoc:min_batch_bytes=4MB", {"max_background_jobs": 19})
     env.run(until=1.0)
     adoc = db.policy
-    adoc.apply(db, ADD, ADD)
+    adoc.apply(db.policy_view, db.policy_control, ADD, ADD)
     assert db.options.max_background_jobs == 20                  # capped at core_num
     assert db.options.write_buffer_size == 4 * MIB + 64 * MIB
     assert db.options.target_file_size_base == db.options.write_buffer_size
     assert db.options.max_bytes_for_level_base == 4 * db.options.write_buffer_size
-    adoc.apply(db, HALF, HALF)
+    adoc.apply(db.policy_view, db.policy_control, HALF, HALF)
     assert db.options.max_background_jobs == 10
     assert db.options.write_buffer_size == 34 * MIB
 
@@ -170,7 +171,7 @@ def test_adoc_thread_change_resets_the_delayed_write_rate():
     env, db = open_with("adoc")
     env.run(until=1.0)
     db.write_controller.set_delayed_write_rate(1 << 20)
-    db.policy.apply(db, ADD, KEEP)
+    db.policy.apply(db.policy_view, db.policy_control, ADD, KEEP)
     assert db.write_controller.delayed_write_rate_bps == db.options.max_delayed_write_rate_bps
 
 
@@ -251,7 +252,7 @@ def test_silk_gives_flushes_then_l0_compactions_priority():
             for job in [*db.flush_jobs, *db.compaction_jobs]:
                 key = "flush" if job.kind == "flush" else (
                     "l0" if job.compaction.start_level == 0 or job.high_pool else "deeper")
-                weights[key].append(silk.job_weights(db, job).device)
+                weights[key].append(silk.job_weights(db.policy_view, job).device)
     env.process(watch())
     env.run(until=60.0)
     assert all(weights.values()), {k: len(v) for k, v in weights.items()}
@@ -290,7 +291,7 @@ def test_silk_paused_deeper_compactions_yield_and_only_the_high_pool_starts():
                     known.add(job.job_id)
                     started.append(job)
                 if not job.high_pool and job.compaction.start_level:
-                    weights.append(db.policy.job_weights(db, job).device)
+                    weights.append(db.policy.job_weights(db.policy_view, job).device)
     env.process(watch())
     env.run(until=60.0)
     assert started and all(job.high_pool for job in started)
@@ -349,8 +350,8 @@ def test_subclass_hooks_default_to_rocksdb():
     class Quiet(Policy):
         name = "quiet"
     _, db = open_with("rocksdb")
-    assert Quiet().delayed_write_rate_bps(db, 123.0) == 123.0
-    assert Quiet().high_pool_compaction_allowed(db) is False
+    assert Quiet().delayed_write_rate_bps(db.policy_view, 123.0) == 123.0
+    assert Quiet().high_pool_compaction_allowed(db.policy_view) is False
 
 
 def test_silk_triad_defers_small_l0_compactions_of_distinct_keys():
@@ -361,8 +362,8 @@ def test_silk_triad_defers_small_l0_compactions_of_distinct_keys():
     compaction = db.picker.pick(db.version, db.scores, db.options)
     files = db.version.levels[0]
     if compaction is not None and compaction.start_level == 0 and len(files) <= 4:
-        reclaim = l0_reclaim_fraction(db, files)
-        assert silk.compaction_allowed(db, compaction) == (reclaim >= 0.4)
+        reclaim = l0_reclaim_fraction(db.keyspace, files)
+        assert silk.compaction_allowed(db.policy_view, compaction) == (reclaim >= 0.4)
     # Uniform keys over 2e6 keys: a few 4 MB L0 files hardly overlap (reclaim < 0.4), so
     # every L0->L1 compaction waits for a fifth file.
     result = run_small(duration_s=20, policy="silk:triad_defer=true")
@@ -383,7 +384,7 @@ def test_a_policys_weights_are_typed_and_checked():
     class Untyped(Policy):
         name = "untyped"
 
-        def job_weights(self, db, job):
+        def job_weights(self, view, job):
             return {"device": 2.0}
 
     with pytest.raises(PolicyError, match="policy untyped: job_weights and writer_weights "

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import lsmsim
 from lsmsim.device_models import preset_names
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.read_path import bloom_fp_rate, che_hit_rates
 from lsmsim.scenario import ScenarioError, load_scenario
 from lsmsim.workload import Phase, WorkloadError, make_workload
@@ -262,7 +262,7 @@ def test_reads_slow_down_while_background_jobs_share_the_machine():
 def test_summary_table_gives_the_run_stage_apart_from_its_load():
     """YCSB reports a run stage's throughput without the load; so does the table's last row
     of the read section, and a write-only run has no such row."""
-    from lsmsim.cli import format_summary
+    from lsmsim.cli.main import format_summary
 
     result = lsmsim.simulate("ycsb_a", device="nvme", duration_s=20, num_keys=200_000)
     table = format_summary(result.summary, result.config)

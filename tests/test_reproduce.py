@@ -9,9 +9,9 @@ import textwrap
 
 import pytest
 
-from lsmsim import reproduce
-from lsmsim.cli import main
-from lsmsim.reproduce import (Experiment, Run, experiment_names, format_claims, load_experiment,
+from lsmsim.sweeps import reproduce
+from lsmsim.cli.main import main
+from lsmsim.sweeps.reproduce import (Experiment, Run, experiment_names, format_claims, load_experiment,
                               ratio_claim, run_experiments, trend_claim, write_outputs)
 
 TINY = {"write_buffer_size": "4MB", "max_bytes_for_level_base": "16MB",
@@ -130,7 +130,7 @@ def test_cli_runs_an_experiment_folder(tmp_path, monkeypatch, capsys):
     folder = tmp_path / "experiments"
     folder.mkdir()
     (folder / "tiny.py").write_text(textwrap.dedent("""
-        from lsmsim.reproduce import Experiment, Run, ratio_claim
+        from lsmsim.sweeps.reproduce import Experiment, Run, ratio_claim
         RUNS = tuple(Run(d, "fillrandom", device=d, duration_s=20.0,
                          options={"write_buffer_size": "4MB"}, workload_fields={"num_keys": 2_000_000})
                      for d in ("nvme", "hdd"))

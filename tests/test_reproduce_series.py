@@ -1,4 +1,4 @@
-"""Per-second claim figures (`lsmsim.reproduce_series`): client throughput counts gets, the
+"""Per-second claim figures (`lsmsim.sweeps.reproduce_series`): client throughput counts gets, the
 mix window starts after the load, and a run still loading cannot be measured."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lsmsim.compare import Cell, run_cell
-from lsmsim.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
+from lsmsim.sweeps.compare import Cell, run_cell
+from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
 
 
 def cell(ops: list[float], reads: list[float]) -> Cell:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_small
-from lsmsim.policies import make_policy
 from test_policies import open_with
 
 

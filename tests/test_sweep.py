@@ -13,14 +13,14 @@ import pytest
 from conftest import interrupt_after_first_progress
 
 import lsmsim
-from lsmsim import compare, result_cache
-from lsmsim.cli import main
-from lsmsim.progress import Progress
-from lsmsim.result_cache import ResultCache
-from lsmsim.sweep import run_sweep, sweep_rows
-from lsmsim.sweep_executor import Execution
-from lsmsim.sweep_spec import SweepSpecError, load_sweep_spec
-from lsmsim.sweep_table import columns_of, write_csv
+from lsmsim.sweeps import compare, result_cache
+from lsmsim.cli.main import main
+from lsmsim.sweeps.progress import Progress
+from lsmsim.sweeps.result_cache import ResultCache
+from lsmsim.sweeps.sweep import run_sweep, sweep_rows
+from lsmsim.sweeps.executor import Execution
+from lsmsim.sweeps.spec import SweepSpecError, load_sweep_spec
+from lsmsim.sweeps.table import columns_of, write_csv
 
 EXAMPLE = Path(__file__).parent.parent / "scenarios" / "sweeps" / "adoc_threads.toml"
 BASE = """\
@@ -269,7 +269,7 @@ def test_run_shows_progress_only_when_asked_off_a_terminal(capfd):
 
 
 def test_a_cluster_worker_with_another_model_is_refused():
-    from lsmsim.sweep_executor import ExecutorError, _check_same_model
+    from lsmsim.sweeps.executor import ExecutorError, _check_same_model
 
     class Cluster:
         def run(self, function):

@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from lsmsim.cli import main
-from lsmsim.db_bench import (DbBenchError, read_command_file, setup_from_flags,
-                             setup_from_trace_dir)
+from lsmsim.cli.main import main
+from lsmsim.traces.db_bench import DbBenchError, setup_from_flags
+from lsmsim.traces.run_setup import read_command_file, setup_from_trace_dir
 from lsmsim.options import DB_BENCH_DEFAULTS, GIB, MIB
-from lsmsim.rocksdb_log import LogFormatError, RocksDBLog, parse_log
+from lsmsim.traces.rocksdb_log import LogFormatError, RocksDBLog, parse_log
 from lsmsim.stall_tracker import cause_name
 from lsmsim.summary import summarize_trace
 from lsmsim.trace import Trace
-from lsmsim.trace_capture import find_db_bench
-from lsmsim.trace_import import import_trace
+from lsmsim.traces.trace_capture import find_db_bench
+from lsmsim.traces.trace_import import import_trace
 
 DATA = Path(__file__).parent / "data"
 LOCAL = DATA / "local2core_excerpt"
@@ -332,7 +332,7 @@ def test_live_capture_then_import(tmp_path, capsys):
 
 
 def test_capture_without_db_bench_says_how_to_install(tmp_path, capsys):
-    from lsmsim.trace_capture import CaptureError, capture
+    from lsmsim.traces.trace_capture import CaptureError, capture
     with pytest.raises(CaptureError, match="apt-get install rocksdb-tools"):
         capture(tmp_path, ["--benchmarks=fillrandom"], seconds=1, db_bench="no-such-db-bench")
     with pytest.raises(CaptureError, match="sets --db"):

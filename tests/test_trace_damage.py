@@ -19,10 +19,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.trace import Trace
-from lsmsim.trace_import import TraceError, import_trace, read_report_csv
-from lsmsim.trace_validation import run_setup
+from lsmsim.traces.run_files import TraceError, read_report_csv
+from lsmsim.traces.trace_import import import_trace
+from lsmsim.fidelity.trace_validation import run_setup
 
 DATA = Path(__file__).parent / "data"
 LOCAL = DATA / "local2core_excerpt"

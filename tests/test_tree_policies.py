@@ -10,8 +10,9 @@ import pytest
 from conftest import open_db, run_small
 from test_invariants import check_tiered_shape
 from lsmsim.background_job import CompactionJob, FlushJob
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.compaction_picker import Compaction
+from lsmsim.plot.run_figures import save_figures
 from lsmsim.sst_file import SstFile
 from lsmsim.policies import PolicyError, make_policy
 from lsmsim.policies.cruisedb import (AdmissionController, RateEstimater, conservative_rate_bps,
@@ -71,13 +72,14 @@ def test_cruisedb_admits_nothing_from_db_bench_and_puts_and_gets_from_ycsb():
                       num_keys=400_000, record_count=100_000, threads=8)
     policy = db.policy
     env.run(until=0.01)
-    assert policy.limit_ops == pytest.approx(400 * 1024)  # DEFAULT_LIMITED_SPEED, in requests
+    view = db.policy_view
+    assert view.admission_limit_ops == pytest.approx(400 * 1024)  # DEFAULT_LIMITED_SPEED, requests
     while db.clients.schedule.phase.name == "load" or db.clients.gets_done < 50_000:
         env.run(until=env.now + 1)
-    assert policy.put_share(db) == 0.5
-    assert policy.write_rate_cap_ops(db) == pytest.approx(policy.limit_ops / 2)
-    assert policy.admitted_requests(db) == pytest.approx(db.writer.ops_done
-                                                         + db.clients.gets_done)
+    assert policy.put_share(view) == 0.5
+    assert policy.write_rate_cap_ops(view) == pytest.approx(view.admission_limit_ops / 2)
+    assert policy.admitted_requests(view) == pytest.approx(db.writer.ops_done
+                                                           + db.clients.gets_done)
 
 
 def test_rate_estimater_follows_the_codes_estimate():
@@ -171,9 +173,10 @@ def test_cruisedb_io_classes_put_clients_then_memory_to_l1_then_other_compaction
     flush = FlushJob(1, 0.0, 1.0, 0.0, 1.0, [])
     deeper = CompactionJob(2, 0.0, 1.0, 1.0, 1.0, [],
                            compaction=Compaction(1, 2, [sst], [], "test", 1.0))
-    writer = policy.writer_weights(db).device
-    assert writer > policy.job_weights(db, flush).device > policy.job_weights(db, deeper).device
-    assert policy.compaction_speedup(db)
+    view = db.policy_view
+    writer = policy.writer_weights(view).device
+    assert writer > policy.job_weights(view, flush).device > policy.job_weights(view, deeper).device
+    assert policy.compaction_speedup(view)
 
 
 # -- DOPA-DB -------------------------------------------------------------------------------
@@ -280,7 +283,7 @@ def test_cli_rejects_a_bad_policy_parameter(capsys):
 def test_policy_view_columns_and_figure(tmp_path):
     result = run_small(10, policy="dopadb", options={"num_levels": 4})
     assert {"policy_l0_fill_to_threshold", "policy_ulc_hint_bytes"} <= set(result.timeseries)
-    result.write(tmp_path)
+    save_figures(result, result.write(tmp_path))
     assert (tmp_path / "policy.png").stat().st_size > 0
     assert "policy_l0_fill_to_threshold" in (tmp_path / "timeseries.csv").read_text().split("\n")[0]
 

@@ -9,10 +9,10 @@ import math
 import pytest
 
 from conftest import SMALL
-from lsmsim.cli import main
+from lsmsim.cli.main import main
 from lsmsim.options import LsmOptions
-from lsmsim.sweep_executor import Execution
-from lsmsim.tune import SearchParam, TuneError, parse_param, policy_spec, tune
+from lsmsim.sweeps.executor import Execution
+from lsmsim.sweeps.tune import SearchParam, TuneError, parse_param, policy_spec, tune
 from lsmsim.policies.adoc import Adoc
 
 pytest.importorskip("optuna")
@@ -108,7 +108,7 @@ def test_cli_tune_without_params_names_the_policys_parameters(capsys):
 
 def test_an_objective_that_is_no_metric_is_one_line_before_any_trial(capsys):
     """A misspelt objective is named with what was meant, before a single trial runs."""
-    from lsmsim.cli import main
+    from lsmsim.cli.main import main
 
     assert main(["tune", "adoc", "--param", "increase_threads=1..4", "--objective",
                  "tail_throughpt", "--trials", "2"]) == 2

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from conftest import run_small
-from lsmsim.calibration import Run, measured_from_threads
-from lsmsim.db_bench import setup_from_flags
+from lsmsim.fidelity.calibration import Run, measured_from_threads
+from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.machine import load_machine
 from lsmsim.trace import Trace
-from lsmsim.thread_schedstat import COLUMNS, group_totals
-from lsmsim.wakeup_wait import (WakeupModel, busy_probability, estimate_wakeup_counts,
-                                estimate_wakeup_wait, job_wakeups)
+from lsmsim.traces.thread_schedstat import COLUMNS, group_totals
+from lsmsim.fidelity.wakeup_wait_fit import estimate_wakeup_counts, estimate_wakeup_wait
+from lsmsim.wakeup_wait import WakeupModel, busy_probability, job_wakeups
 
 MIB = 1 << 20
 

@@ -32,8 +32,8 @@ import shutil
 import time
 from pathlib import Path
 
-from lsmsim.thread_schedstat import group_totals
-from lsmsim.trace_capture import capture
+from lsmsim.traces.thread_schedstat import group_totals
+from lsmsim.traces.trace_capture import capture
 
 JOBS = (1, 2, 3, 4, 6, 8, 12)
 # name -> (memtable MiB, background rate limit MiB/s, bytes_per_sync MiB); 0 = none.

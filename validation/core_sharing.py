@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmsim.core_sharing import estimate_slope, job_shared_fractions
-from lsmsim.job_cpu import compaction_cpu_jobs
+from lsmsim.fidelity.core_sharing_fit import estimate_slope, job_shared_fractions
+from lsmsim.fidelity.job_cpu import compaction_cpu_jobs
 from lsmsim.machine import load_machine
-from lsmsim.trace_import import import_trace
+from lsmsim.traces.trace_import import import_trace
 
 DEFAULT_RUNS = sorted((Path(__file__).parent / "traces" / "local-2core-writeback").glob("j*"))
 BANDS = ((0.0, 0.05), (0.05, 0.2), (0.2, 0.35), (0.35, 0.5), (0.5, 0.65), (0.65, 1.0))

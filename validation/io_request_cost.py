@@ -4,7 +4,7 @@ measured from real runs that differ only in `compaction_readahead_size`. Run on 
     python validation/io_request_cost.py [validation/traces/local-2core-readahead/*]
 
 Each compaction's `compaction_time_cpu_micros` is explained, by non-negative least squares
-over all the runs' compactions (`lsmsim.calibration.per_unit_costs`), as CPU per input byte,
+over all the runs' compactions (`lsmsim.fidelity.calibration.per_unit_costs`), as CPU per input byte,
 per merged entry per log2 of the sorted runs and per read request (input bytes over
 `compaction_readahead_size`, or over `block_size` when it is 0); the runs with 4 KiB reads
 and those with 2 MiB reads tell the last apart. Prints the fitted figures, and the CPU per
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmsim.calibration import per_unit_costs
+from lsmsim.fidelity.calibration import per_unit_costs
 from lsmsim.io_request_cost import read_request_bytes
-from lsmsim.job_cpu import compaction_cpu_jobs
+from lsmsim.fidelity.job_cpu import compaction_cpu_jobs
 from lsmsim.options import LsmOptions
-from lsmsim.trace_import import import_trace
+from lsmsim.traces.trace_import import import_trace
 
 DEFAULT_RUNS = sorted((Path(__file__).parent / "traces" / "local-2core-readahead").glob("j*"))
 

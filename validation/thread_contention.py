@@ -1,5 +1,5 @@
 """What real RocksDB threads lose to CPU contention, from the `threads.csv` that `lsmsim trace
-capture` writes (per-thread schedstat every second, `lsmsim.thread_schedstat`).
+capture` writes (per-thread schedstat every second, `lsmsim.traces.thread_schedstat`).
 
     python validation/thread_contention.py validation/traces/local-2core-writeback/j*
 
@@ -22,7 +22,7 @@ import json
 import sys
 from pathlib import Path
 
-from lsmsim.thread_schedstat import group_totals
+from lsmsim.traces.thread_schedstat import group_totals
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -33,10 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-import lsmsim
-from lsmsim.db_bench import setup_from_flags
-from lsmsim.reproduce import trend_direction_holds
-from lsmsim.worker_pool import JobFailed, run_jobs
+from lsmsim.traces.db_bench import setup_from_flags
+from lsmsim.sweeps.reproduce import trend_direction_holds
+from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
 
 DEVICES = ("pm", "nvme", "sata-ssd", "hdd")
 FALLING_DEVICES = ("nvme", "sata-ssd", "hdd")

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from lsmsim.trace import Trace
-from lsmsim.trace_validation import run_setup
+from lsmsim.fidelity.trace_validation import run_setup
 
 RUN = re.compile(r"j(\d+)_(\w+?)(_bps1)?_r\d+$")
 

@@ -16,8 +16,8 @@ to their default RocksDB's stalls). The machine is theirs, `server`.
 from typing import Any, Mapping
 
 from lsmsim.options import DB_BENCH_DEFAULTS
-from lsmsim.paper_scale import PaperScale, Scale
-from lsmsim.reproduce import Run
+from lsmsim.sweeps.paper_scale import PaperScale, Scale
+from lsmsim.sweeps.reproduce import Run
 
 KEY_SIZE = 16
 VALUE_SIZE = 1000

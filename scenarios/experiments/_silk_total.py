@@ -10,7 +10,7 @@ stays the one at TOTAL x1, the others are printed beside it.
 from dataclasses import replace
 
 from lsmsim.device_models import load_device
-from lsmsim.reproduce import Run
+from lsmsim.sweeps.reproduce import Run
 from lsmsim.storage_device import peak_write_bps
 
 SCALES = (0.5, 2.0)

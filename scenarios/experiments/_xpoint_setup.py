@@ -2,7 +2,7 @@
 that reproduce its figures: the scales (`SCALES`) and the throughput their claims compare
 (`METRIC`)."""
 
-from lsmsim.paper_scale import PaperScale, Scale
+from lsmsim.sweeps.paper_scale import PaperScale, Scale
 
 SCALES = PaperScale(
     source="3D XPoint study §III: \"The data set used in our experiments is around 100 GB. We "

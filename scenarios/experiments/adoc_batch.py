@@ -2,8 +2,8 @@
 stall duration on NVMe and SATA SSDs at the same thread count; fillrandom, 2 threads,
 900 simulated s (the paper's runs are 3600 s: `--paper-scale`, `_adoc_setup.SCALES`)."""
 
-from lsmsim.paper_scale import Scale
-from lsmsim.reproduce import MODEL_GAP, Experiment, ratio_claim
+from lsmsim.sweeps.paper_scale import Scale
+from lsmsim.sweeps.reproduce import MODEL_GAP, Experiment, ratio_claim
 from lsmsim.scenarios.experiments._adoc_setup import SCALES, adoc_run
 
 MIB = 1 << 20

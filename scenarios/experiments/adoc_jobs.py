@@ -6,8 +6,8 @@ SSD, HDD at 2-20 threads, 64 MB batches, 900 simulated s; the paper's are one ho
 
 from typing import Callable
 
-from lsmsim.paper_scale import Scale
-from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, load_experiment,
+from lsmsim.sweeps.paper_scale import Scale
+from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, load_experiment,
                               metric_of, trend_claim)
 
 SCALES = load_experiment("adoc_threads").scales  # its runs, so its scales

@@ -7,8 +7,8 @@ own (identical runs are simulated once), 900 simulated s each (the paper's are 3
 
 from typing import Callable
 
-from lsmsim.paper_scale import Scale
-from lsmsim.reproduce import (MODEL_GAP, TREND_RULE, Claim, Experiment, Finding, Results,
+from lsmsim.sweeps.paper_scale import Scale
+from lsmsim.sweeps.reproduce import (MODEL_GAP, TREND_RULE, Claim, Experiment, Finding, Results,
                               load_experiment, metric_of, trend_direction_holds)
 
 THREADS_SWEEP = load_experiment("adoc_threads")

@@ -5,8 +5,8 @@ the paper. SILK-O runs at TOTAL = the media bandwidth, as ADOC's authors configu
 again at 0.5x and 2x TOTAL: each claim involving SILK-O prints its verdict at those too
 (`_silk_total`)."""
 
-from lsmsim.paper_scale import Scale
-from lsmsim.reproduce import MODEL_GAP, Experiment, ratio_claim, with_variants
+from lsmsim.sweeps.paper_scale import Scale
+from lsmsim.sweeps.reproduce import MODEL_GAP, Experiment, ratio_claim, with_variants
 from lsmsim.scenarios.experiments._adoc_setup import SCALES, adoc_run
 from lsmsim.scenarios.experiments._silk_total import silk_total_runs, total_variants
 

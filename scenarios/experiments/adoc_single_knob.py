@@ -2,8 +2,8 @@
 relative to ADOC, fillrandom on PM and HDD, 900 simulated s (the paper's are 3600 s:
 `--paper-scale`, `_adoc_setup.SCALES`)."""
 
-from lsmsim.paper_scale import Scale
-from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, metric_of,
+from lsmsim.sweeps.paper_scale import Scale
+from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, metric_of,
                               ratio_claim)
 from lsmsim.scenarios.experiments._adoc_setup import SCALES, adoc_run
 

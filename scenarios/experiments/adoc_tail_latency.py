@@ -4,8 +4,8 @@ fillrandom on the four devices, over adoc_schemes' runs (900 simulated s; the pa
 including stall waits. Each claim also prints its verdict with SILK-O at TOTAL x0.5 and x2
 (`_silk_total`)."""
 
-from lsmsim.paper_scale import Scale
-from lsmsim.reproduce import MODEL_GAP, Experiment, load_experiment, ratio_claim, with_variants
+from lsmsim.sweeps.paper_scale import Scale
+from lsmsim.sweeps.reproduce import MODEL_GAP, Experiment, load_experiment, ratio_claim, with_variants
 from lsmsim.scenarios.experiments._silk_total import total_variants
 
 SCHEMES = load_experiment("adoc_schemes")

@@ -5,8 +5,8 @@ The paper runs 3600 s; these runs are 900 simulated s (`--paper-scale` for the p
 
 from typing import Callable
 
-from lsmsim.paper_scale import Scale
-from lsmsim.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
+from lsmsim.sweeps.paper_scale import Scale
+from lsmsim.sweeps.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
                               metric_of, peak_claim, trend_claim)
 from lsmsim.scenarios.experiments._adoc_setup import SCALES, adoc_run
 

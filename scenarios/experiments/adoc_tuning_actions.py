@@ -7,8 +7,8 @@ from typing import Callable
 
 import numpy as np
 
-from lsmsim.paper_scale import Scale
-from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, cell_of,
+from lsmsim.sweeps.paper_scale import Scale
+from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, cell_of,
                               load_experiment)
 
 SCALES = load_experiment("adoc_single_knob").scales  # its runs, so its scales

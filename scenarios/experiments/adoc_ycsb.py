@@ -11,8 +11,8 @@ its verdict at those too (`_silk_total`)."""
 
 import numpy as np
 
-from lsmsim.paper_scale import PaperScale, Scale, mix_ending
-from lsmsim.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
+from lsmsim.sweeps.paper_scale import PaperScale, Scale, mix_ending
+from lsmsim.sweeps.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
                               Run, metric_of, pairs_claim, with_variants)
 from lsmsim.scenarios.experiments._silk_total import silk_total_runs, total_variants
 

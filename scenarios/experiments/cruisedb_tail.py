@@ -22,10 +22,10 @@ from typing import Callable
 
 import numpy as np
 
-from lsmsim.paper_scale import PaperScale, Scale
-from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, Run, cell_of,
+from lsmsim.sweeps.paper_scale import PaperScale, Scale
+from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, Run, cell_of,
                               metric_of)
-from lsmsim.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
+from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
 
 LOAD_PAIRS = 10_000_000
 FIELDS = {"threads": 100}  # "YCSB was run in 100 threads"

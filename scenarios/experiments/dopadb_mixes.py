@@ -14,10 +14,10 @@ from typing import Callable
 
 import numpy as np
 
-from lsmsim.paper_scale import PaperScale, Scale, mix_ending
-from lsmsim.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results, Run,
+from lsmsim.sweeps.paper_scale import PaperScale, Scale, mix_ending
+from lsmsim.sweeps.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results, Run,
                               cell_of, ratio_claim)
-from lsmsim.reproduce_series import SERIES, after_load, client_ops_per_s
+from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s
 from lsmsim.policies.dopadb import recommended_compaction_bytes
 
 MB = 1_000_000

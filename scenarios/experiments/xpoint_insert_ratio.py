@@ -22,11 +22,11 @@ from typing import Callable
 import numpy as np
 
 from lsmsim.entry_format import EntryFormat
-from lsmsim.paper_scale import Scale, mix_ending
-from lsmsim.reproduce import (MODEL_GAP, NOT_CHECKABLE, SETUP_DIFFERS, Claim, Experiment, Finding,
+from lsmsim.sweeps.paper_scale import Scale, mix_ending
+from lsmsim.sweeps.reproduce import (MODEL_GAP, NOT_CHECKABLE, SETUP_DIFFERS, Claim, Experiment, Finding,
                               Results, Run, cell_of, metric_of,
                               ratio_claim, trend_claim)
-from lsmsim.reproduce_series import SERIES, after_load, client_ops_per_s
+from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s
 from lsmsim.scenarios.experiments._xpoint_setup import METRIC, SCALES
 
 FIELDS = {"threads": 4}

@@ -8,8 +8,8 @@ of memory (`_xpoint_setup.SCALES`)."""
 
 from typing import Callable
 
-from lsmsim.paper_scale import Scale, mix_ending
-from lsmsim.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, Run, metric_of,
+from lsmsim.sweeps.paper_scale import Scale, mix_ending
+from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, Run, metric_of,
                               trend_claim)
 from lsmsim.scenarios.experiments._xpoint_setup import METRIC, SCALES
 

@@ -8,9 +8,9 @@ checks it, against Fig. 5's runs (xpoint_insert_ratio)."""
 
 from typing import Callable
 
-from lsmsim.paper_scale import Scale, mix_ending
-from lsmsim.reproduce import MODEL_GAP, Claim, Experiment, Finding, Results, Run
-from lsmsim.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
+from lsmsim.sweeps.paper_scale import Scale, mix_ending
+from lsmsim.sweeps.reproduce import MODEL_GAP, Claim, Experiment, Finding, Results, Run
+from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
 from lsmsim.scenarios.experiments._xpoint_setup import SCALES
 
 

@@ -1,0 +1,70 @@
+"""Argument types for the command line's flags: a bad number (`--duration -5`, `--workers 0`,
+`--interval nan`, `--write-rate-limit fast`) is refused by argparse, with the flag and the
+value named, before any simulation starts; `--set OPTION=VALUE` pairs are read here too."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from lsmsim.keyspace import MAX_BUCKETS
+from lsmsim.options import OptionError
+from lsmsim.units import UnitError, parse_rate_bps
+
+
+def positive_number(text: str) -> float:
+    """A finite number above zero (durations, intervals, scales)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number, got {text!r}")
+    return value
+
+
+def byte_rate_bps(text: str) -> float:
+    """A byte rate such as `30MB/s` (binary units, as RocksDB) or plain bytes per second."""
+    try:
+        return parse_rate_bps(text)
+    except UnitError:
+        raise argparse.ArgumentTypeError(f"expected a rate such as 30MB/s or a number of "
+                                         f"bytes per second, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """An integer of at least 1 (worker processes, evaluations, buckets)."""
+    return _integer(text, minimum=1)
+
+
+def non_negative_int(text: str) -> int:
+    """An integer of at least 0 (random seeds)."""
+    return _integer(text, minimum=0)
+
+
+def bucket_count(text: str) -> int:
+    """Key-space buckets: 1 to MAX_BUCKETS (see keyspace.MAX_BUCKETS for the memory)."""
+    return _integer(text, minimum=1, maximum=MAX_BUCKETS,
+                    why="memory grows by ~300 B per bucket")
+
+
+def _integer(text: str, minimum: int, maximum: int | None = None, why: str = "") -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
+    if maximum is not None and value > maximum:
+        raise argparse.ArgumentTypeError(f"must be at most {maximum:,} ({why}), got {text!r}")
+    return value
+
+
+def parse_sets(items: list[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise OptionError(f"--set {item!r}: expected OPTION=VALUE, e.g. write_buffer_size=64MB")
+        values[name.strip()] = value.strip()
+    return values

@@ -1,0 +1,40 @@
+"""The flags every multi-run command shares (`--workers`, `--dask`, the cache and progress
+flags) and the `Execution` they ask for (`lsmsim.sweeps.executor`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from lsmsim.cli.arguments import positive_int
+from lsmsim.sweeps.executor import Execution, WriteOnlyCache, default_workers
+from lsmsim.sweeps.progress import add_progress_flags, progress_wanted
+from lsmsim.sweeps.result_cache import ResultCache
+
+
+def add_execution_flags(parser: argparse.ArgumentParser, cache: bool = True) -> None:
+    """`--workers`, `--dask`, the cache flags (with `cache`) and the progress flags."""
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="local processes, or LocalCluster workers with --dask local "
+                             f"(default: every core, {default_workers()} here)")
+    parser.add_argument("--dask", metavar="ADDRESS",
+                        help="run on Dask: 'local' starts a LocalCluster, tcp://host:8786 "
+                             "joins a running scheduler (pip install 'lsmsim[dask]')")
+    if cache:
+        parser.add_argument("--no-cache", action="store_true",
+                            help="simulate every run again (results are still stored)")
+        parser.add_argument("--cache-dir", type=Path,
+                            help="result cache folder (default $XDG_CACHE_HOME/lsmsim or "
+                                 "~/.cache/lsmsim)")
+    add_progress_flags(parser)
+
+
+def execution_from_args(args: argparse.Namespace) -> Execution:
+    """The `Execution` the flags of `add_execution_flags` ask for."""
+    cache = None
+    if hasattr(args, "no_cache"):
+        cache = ResultCache(args.cache_dir)
+        if args.no_cache:
+            cache = WriteOnlyCache(cache.directory)
+    return Execution(workers=args.workers or default_workers(), dask=args.dask, cache=cache,
+                     progress=progress_wanted(args))

@@ -1,0 +1,1 @@
+"""Teaching and explanation: the store as a dataflow graph, plain-language stall accounts, replay."""

@@ -1,0 +1,449 @@
+"""`lsmsim validate`: re-simulate real runs' own command lines and measure the model's error.
+
+Each run folder is imported (`lsmsim.traces.trace_import`), its own db_bench command is simulated
+for the real run's duration (`lsmsim.traces.run_setup.setup_from_trace_dir`) on the given machine
+profile and device, and the two traces are compared (`lsmsim.fidelity.trace_comparison`). Runs of
+one command repeated (`<name>_r1`, `<name>_r2`) give the noise floor: the same comparison
+between the two real runs. Unless asked not to (`host_speed=False`, `--host-speed profile`),
+the runs are simulated on the machine profile scaled to their host's speed that day,
+measured from the CPU their own flushes and compactions took, pooled over the runs of one
+folder (`lsmsim.fidelity.job_cpu`): hosts of one machine kind differ by tens of percent from day to
+day, and the errors should be the model's, not the host's. The scale is reported per run. The ranking of configurations by mean throughput, real against
+simulated, is scored with Spearman's rho and Kendall's tau over the configurations given.
+A run whose import or simulation fails is named with its error in the report, beside the
+others (`lsmsim.sweeps.worker_pool`: a failure is data); Ctrl-C leaves a report of the runs done.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from lsmsim.traces.db_bench import DbBenchSetup
+from lsmsim.traces.run_setup import setup_from_trace_dir
+from lsmsim.fidelity.job_cpu import HostSpeed, measure_host_speed, pooled
+from lsmsim.machine import MachineProfile, with_cpu_scale
+from lsmsim.mechanisms import Mechanisms
+from lsmsim.trace import Trace
+from lsmsim.fidelity.trace_comparison import (as_plain, compare, error_labels, error_names,
+                                     format_difference, median_abs, window)
+from lsmsim.traces.run_files import TraceError, find_run_files
+from lsmsim.traces.trace_import import import_trace
+from lsmsim.sweeps.worker_pool import NOT_RUN, Interrupted, run_jobs
+
+# The ADOC runs name their device in a folder `StorageMaterial.<name>`.
+DEVICE_BY_MATERIAL = {"PM": "pm", "NVMeSSD": "nvme", "SATASSD": "sata-ssd", "SATAHDD": "hdd"}
+# Without such a folder (local-2core's fast virtual disk) runs use this preset.
+DEFAULT_DEVICE = "nvme"
+DEVICE_WIDTH = 11  # the report's device column
+HOST_WIDTH = 7
+HOST_COLUMN = ("host = the profile's CPU costs scaled to the job CPU measured in the LOGs of the "
+               "runs of this run's host session (its folder's runs; '-': too little to tell; "
+               "--host-speed profile: unscaled)")
+HOST_COLUMN_OFF = "host: every run on the profile as it is (--host-speed profile)"
+_REPEAT = re.compile(r"_r\d+$")
+
+
+def infer_device(folder: Path) -> str | None:
+    """The device preset a run folder's path names (StorageMaterial.<name>), if any."""
+    for part in reversed(Path(folder).resolve().parts):
+        if part.startswith("StorageMaterial."):
+            material = part.split(".", 1)[1]
+            if material not in DEVICE_BY_MATERIAL:
+                raise TraceError(f"{folder}: unknown StorageMaterial.{material}; known: "
+                                 f"{', '.join(DEVICE_BY_MATERIAL)} (or pass --device)")
+            return DEVICE_BY_MATERIAL[material]
+    return None
+
+
+def host_session(folder: Path) -> Path:
+    """The folder that holds one host session's runs: the run folder's parent, or, in the
+    ADOC authors' layout (`<set>/StorageMaterial.<device>/1CPU/64MB`), the folder above the
+    devices, whose runs share one host."""
+    path = Path(folder).resolve()
+    for ancestor in path.parents:
+        if ancestor.name.startswith("StorageMaterial."):
+            return ancestor.parent
+    return path.parent
+
+
+def run_devices(folders: Sequence[Path], device: str | None,
+                device_dir: Path | None = None) -> list[str]:
+    """Each run's device: `device` if given, else the one its path names, else
+    DEFAULT_DEVICE; a preset name becomes `device_dir/<name>.toml` where that file exists
+    (devices fitted by `lsmsim calibrate --device-out`). Every name is checked here (a bad
+    one is an error naming the valid)."""
+    from lsmsim.device_models import load_device
+    if device_dir is not None and not Path(device_dir).is_dir():
+        raise TraceError(f"{device_dir}: no such folder of fitted device files (--device-dir)")
+    devices = [fitted_device(device or infer_device(f) or DEFAULT_DEVICE, device_dir)
+               for f in folders]
+    for name in sorted(set(devices)):
+        load_device(name)
+    return devices
+
+
+def fitted_device(name: str, device_dir: Path | None) -> str:
+    """`device_dir/<name>.toml` if it exists, else `name` (a preset kept unfitted); a
+    device file's name is its file name without `.toml`, as calibrate writes it."""
+    if device_dir is None:
+        return name
+    path = Path(device_dir) / f"{Path(name).stem if name.endswith('.toml') else name}.toml"
+    return str(path) if path.is_file() else name
+
+
+def configuration_key(folder: Path) -> str:
+    """Runs of one command share this key: the folder's path without its `_rN` suffix."""
+    folder = Path(folder).resolve()
+    return str(folder.parent / _REPEAT.sub("", folder.name))
+
+
+def short_labels(folders: Sequence[Path]) -> list[str]:
+    """Names for the folders: their paths without the parts all of them share at the
+    start and at the end (the folder name alone for a single run)."""
+    parts = [Path(f).resolve().parts for f in folders]
+    if len(parts) == 1:
+        return [parts[0][-1]]
+    head = 0
+    while all(len(p) > head + 1 and p[head] == parts[0][head] for p in parts):
+        head += 1
+    tail = 0
+    while all(len(p) > head + tail + 1 and p[-1 - tail] == parts[0][-1 - tail] for p in parts):
+        tail += 1
+    return ["/".join(p[head:len(p) - tail]) for p in parts]
+
+
+def check_run_folders(folders: Iterable[Path]) -> list[Path]:
+    """The folders, each checked to be a run folder with report.csv (else a TraceError)."""
+    checked = []
+    for folder in folders:
+        files = find_run_files(Path(folder))
+        if files.report is None or not Path(folder).is_dir():
+            raise TraceError(f"{folder}: no report.csv or report.csv_0_*: validation needs a "
+                             "run folder with db_bench's per-second throughput")
+        checked.append(Path(folder))
+    return checked
+
+
+def run_setup(folder: Path, max_seconds: float | None) -> tuple[Trace, DbBenchSetup]:
+    """A run's trace (its first `max_seconds` when given) and its command, set to simulate
+    exactly the trace's duration."""
+    real = import_trace(folder)
+    duration_s = float(real.summary["duration_s"])
+    if max_seconds is not None and max_seconds < duration_s:
+        real = window(real, max_seconds)
+        duration_s = float(real.summary["duration_s"])
+    setup = dataclasses.replace(setup_from_trace_dir(folder), duration_s=duration_s)
+    return real, setup
+
+
+def run_seeds(setup: DbBenchSetup, seed: int | None, seeds: int) -> list[int]:
+    """The seeds a run is simulated with: `seeds` of them from `seed`, or from the run's own
+    db_bench --seed when `seed` is None."""
+    first = setup.seed if seed is None else seed
+    return [first + k for k in range(seeds)]
+
+
+def _simulate_folder(job: tuple[Path, str, MachineProfile, float | None, tuple[str, ...],
+                                int | None, int]) -> tuple[Trace, list[Trace]]:
+    folder, device, machine, max_seconds, without, seed, seeds = job
+    real, setup = run_setup(folder, max_seconds)
+    sims = [dataclasses.replace(setup, seed=s).simulate(device=device, machine=machine,
+                                                        without=without)
+            for s in run_seeds(setup, seed, seeds)]
+    return real, sims
+
+
+def _measure_host(job: tuple[Path, MachineProfile, float | None]) -> HostSpeed:
+    folder, machine, max_seconds = job
+    real, _ = run_setup(folder, max_seconds)
+    return measure_host_speed(real, machine)
+
+
+def session_hosts(folders: Sequence[Path], machine: MachineProfile, max_seconds: float | None,
+                  workers: int) -> list[HostSpeed | None]:
+    """Each run's host speed, pooled over the runs of its host session (`host_session`:
+    runs captured together land in one folder); None for a run whose import fails (its
+    simulation reports the error). Ctrl-C raises `worker_pool.Interrupted`."""
+    speeds = run_jobs(_measure_host, [(f, machine, max_seconds) for f in folders], workers)
+    sessions: dict[Path, list[HostSpeed]] = {}
+    for folder, speed in zip(folders, speeds):
+        if isinstance(speed, HostSpeed):
+            sessions.setdefault(host_session(folder), []).append(speed)
+    session = {parent: pooled(members) for parent, members in sessions.items()}
+    return [session[host_session(f)] if isinstance(s, HostSpeed) else None
+            for f, s in zip(folders, speeds)]
+
+
+@dataclass
+class TraceResult:
+    """One run: its real and simulated traces and the errors of the simulation. Simulated
+    with several seeds, `sim` is the first seed's, `errors` each figure's median over the
+    seeds and `seed_spread` the seeds' own spread (`seed_spread`)."""
+
+    label: str
+    path: Path
+    device: str
+    real: Trace
+    sim: Trace
+    errors: dict[str, float]
+    noise: dict[str, float] | None = None  # this run against its repeat
+    host: HostSpeed | None = None  # the profile's CPU costs were scaled to this run's host
+    sims: list[Trace] = field(default_factory=list)  # one per seed, `sim` first
+    seed_spread: dict[str, float] | None = None  # simulations of other seeds vs the first
+
+
+def seed_errors(real: Trace, sims: Sequence[Trace]) -> dict[str, float]:
+    """Each figure's error (`compare`), the median over the simulations of several seeds
+    (signed; the error itself with one)."""
+    rows = [compare(real, sim) for sim in sims]
+    return {name: float(np.nanmedian([row[name] for row in rows]))
+            if any(row[name] == row[name] for row in rows) else math.nan for name in rows[0]}
+
+
+def seed_spread(sims: Sequence[Trace]) -> dict[str, float] | None:
+    """How far simulations of other seeds are from the first: each figure's median absolute
+    difference (`compare`, as the noise floor compares a repeat with a run); None with one."""
+    if len(sims) < 2:
+        return None
+    rows = [compare(sims[0], other) for other in sims[1:]]
+    return {name: median_abs([row[name] for row in rows]) for name in rows[0]}
+
+
+@dataclass
+class ValidationReport:
+    machine: str
+    results: list[TraceResult]
+    ranking: dict[str, Any] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # run label -> its error
+    mechanisms_off: list[str] = field(default_factory=list)
+    host_speed: bool = True  # runs simulated at their host's measured speed
+    seeds: int = 1  # simulations per run, seeds from the run's --seed (or validate's --seed)
+
+    def median_errors(self) -> dict[str, float]:
+        """Median absolute error of each figure over the runs (L0 correlation: median)."""
+        return _medians([r.errors for r in self.results])
+
+    def median_noise(self) -> dict[str, float]:
+        """Median absolute real run-to-run difference (repeats only)."""
+        return _medians([r.noise for r in self.results if r.noise is not None])
+
+    def median_seed_spread(self) -> dict[str, float]:
+        """Median absolute seed-to-seed difference of the simulations (several seeds only)."""
+        return _medians([r.seed_spread for r in self.results if r.seed_spread is not None])
+
+    def as_dict(self) -> dict[str, Any]:
+        def plain(values: dict[str, float] | None) -> dict[str, Any] | None:
+            return None if values is None else {k: as_plain(v) for k, v in values.items()}
+
+        figures = ("throughput_ops_per_s", "stall_fraction", "tail_throughput_p99_ops_per_s",
+                   "tail_throughput_p95_ops_per_s", "write_amplification", "flush_count", "compaction_count", "max_l0_files")
+        return {
+            "machine": self.machine,
+            "mechanisms_off": self.mechanisms_off,
+            "host_speed": "log" if self.host_speed else "profile",
+            "seeds": self.seeds,
+            "traces": [{"label": r.label, "path": str(r.path), "device": r.device,
+                        "host_cpu_scale": (r.host.cpu_scale if r.host and r.host.measured
+                                           else None),
+                        "real": {k: r.real.summary[k] for k in figures},
+                        "simulated": {k: r.sim.summary[k] for k in figures},
+                        "simulated_seeds": [int(s.config["seed"]) for s in r.sims],
+                        "errors": plain(r.errors), "noise_floor": plain(r.noise),
+                        "seed_spread": plain(r.seed_spread)}
+                       for r in self.results],
+            "median_abs_errors": plain(self.median_errors()),
+            "median_abs_noise_floor": plain(self.median_noise()),
+            "median_abs_seed_spread": plain(self.median_seed_spread()),
+            "ranking": {k: as_plain(v) for k, v in self.ranking.items()},
+            "failed": self.failed,
+        }
+
+
+def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
+    if not rows:
+        return {}
+    medians = {name: median_abs([row[name] for row in rows]) for name in error_names()}
+    correlations = [row["l0_correlation"] for row in rows if row["l0_correlation"] == row["l0_correlation"]]
+    medians["l0_correlation"] = float(np.median(correlations)) if correlations else math.nan
+    return medians
+
+
+def _on_host(machine: MachineProfile, host: HostSpeed | None) -> MachineProfile:
+    """The profile at the host's measured speed (as it is when not measured)."""
+    return with_cpu_scale(machine, host.cpu_scale) if host is not None and host.measured else machine
+
+
+def validate(folders: Sequence[Path], machine: MachineProfile, device: str | None = None,
+             max_seconds: float | None = None, workers: int = 2,
+             device_dir: Path | None = None, progress: str = "",
+             without: Sequence[str] = (), seed: int | None = None,
+             seeds: int = 1, host_speed: bool = True) -> ValidationReport:
+    """Re-simulate every run folder and compare (see the module docstring). `device`
+    overrides the device named by each folder's path (DEFAULT_DEVICE when none is);
+    `device_dir` holds fitted device files that replace presets of the same name; `without`
+    names resource-model mechanisms to switch off (`lsmsim.mechanisms`), to see what each
+    does to the errors. Each run is simulated `seeds` times, with seeds counted up from
+    `seed` (default: the run's own db_bench --seed), so the seeds' spread can be held
+    against the real repeats' (the model's run-to-run variability). `host_speed` False
+    simulates every run on `machine` as it is, instead of at its host session's measured
+    speed (`session_hosts`). A run that fails is in `failed`; on Ctrl-C or SIGTERM, raises
+    `worker_pool.Interrupted` carrying the report of the runs done (the others failed with
+    NOT_RUN)."""
+    folders = check_run_folders(folders)
+    devices = run_devices(folders, device, device_dir)
+    off = tuple(Mechanisms.without(without).switched_off())  # an unknown name fails here
+    stopped: Interrupted | None = None
+    try:
+        hosts = (session_hosts(folders, machine, max_seconds, workers) if host_speed
+                 else [None] * len(folders))
+    except Interrupted as stop:
+        raise stop.carrying(ValidationReport(machine.name, [], mechanisms_off=list(off),
+                                             host_speed=host_speed))
+    jobs = [(f, d, _on_host(machine, h), max_seconds, off, seed, seeds)
+            for f, d, h in zip(folders, devices, hosts)]
+    try:
+        pairs = run_jobs(_simulate_folder, jobs, workers, progress=progress)
+    except Interrupted as stop:
+        pairs, stopped = stop.results, stop
+    labels = short_labels(folders)
+    results = [TraceResult(label, folder, dev, pair[0], pair[1][0],
+                           seed_errors(pair[0], pair[1]), sims=pair[1],
+                           seed_spread=seed_spread(pair[1]), host=host)
+               for label, folder, dev, pair, host in zip(labels, folders, devices, pairs, hosts)
+               if isinstance(pair, tuple)]
+    failed = {label: NOT_RUN if pair is None else pair.error
+              for label, pair in zip(labels, pairs) if not isinstance(pair, tuple)}
+    groups: dict[str, list[TraceResult]] = {}
+    for result in results:
+        groups.setdefault(configuration_key(result.path) + "@" + result.device, []).append(result)
+    for members in groups.values():
+        if len(members) >= 2:
+            for member in members:
+                other = members[1] if member is members[0] else members[0]
+                member.noise = compare(other.real, member.real)
+    report = ValidationReport(machine.name, results, ranking_agreement(list(groups.values())),
+                              failed, list(off), seeds=seeds, host_speed=host_speed)
+    if stopped is not None:
+        raise stopped.carrying(report)
+    return report
+
+
+def ranking_agreement(groups: list[list[TraceResult]]) -> dict[str, Any]:
+    """Spearman's rho and Kendall's tau between the real and simulated mean throughput of
+    the configurations (repeats averaged), and the pairs the simulation orders the other
+    way round (with the real gap, to hold against the noise floor)."""
+    names = [g[0].label if len(g) == 1 else _REPEAT.sub("", g[0].label) for g in groups]
+    real = [float(np.mean([r.real.summary["throughput_ops_per_s"] for r in g])) for g in groups]
+    sim = [float(np.mean([r.sim.summary["throughput_ops_per_s"] for r in g])) for g in groups]
+    swapped = []
+    for i in range(len(groups)):
+        for j in range(i + 1, len(groups)):
+            if (real[i] - real[j]) * (sim[i] - sim[j]) < 0:
+                gap = abs(real[i] - real[j]) / max(real[i], real[j])
+                swapped.append(f"{names[i]} vs {names[j]} (real gap {100 * gap:.1f}%)")
+    enough = len(groups) >= 2 and len(set(real)) > 1 and len(set(sim)) > 1
+    from scipy.stats import kendalltau, spearmanr  # slow to import: only when validating
+
+    return {
+        "configurations": len(groups),
+        "spearman": float(spearmanr(real, sim)[0]) if enough else math.nan,
+        "kendall": float(kendalltau(real, sim)[0]) if enough else math.nan,
+        "swapped_pairs": swapped,
+        "preserved": not swapped,
+    }
+
+
+def format_report(report: ValidationReport) -> str:
+    """The per-run table, its noise-floor rows, the medians and the ranking."""
+    names = error_names()
+    short = {"throughput": "thr", "stall_fraction": "stall", "tail_throughput": "tail",
+             "tail_throughput_p95": "tail95", "write_amplification": "WA",
+             "flush_count": "flushes", "compaction_count": "compactions",
+             "throughput_w1": "W1/mean", "throughput_ks": "KS",
+             "l0_mean_abs_diff": "L0 |d|", "l0_correlation": "L0 r"}
+    width = max((len(r.label) for r in report.results), default=0) + 2
+    width = max(width, len("median |error|") + 2)
+    head = (f"{'run':<{width}}{'device':<{DEVICE_WIDTH}}{'host':>{HOST_WIDTH}}"
+            f"{'real ops/s':>11}{'sim ops/s':>11}"
+            + "".join(f"{short[n]:>{_cell_width(n)}}" for n in names))
+    off = f"; without {', '.join(report.mechanisms_off)}" if report.mechanisms_off else ""
+    seeds = (f"; {report.seeds} seeds per run (error: median over them; seeds = other seeds "
+             "vs the first)" if report.seeds > 1 else "")
+    lines = [f"machine: {report.machine}{off}; error = simulated vs real "
+             f"(noise = this run's repeat vs this run){seeds}", head]
+
+    def row(label: str, device: str, real: str, sim: str, values: dict[str, float],
+            signed: bool = True, host: str = "") -> str:
+        return (f"{label:<{width}}{device:<{DEVICE_WIDTH}}{host:>{HOST_WIDTH}}{real:>11}{sim:>11}"
+                + "".join(format_difference(n, values.get(n, math.nan), signed).rjust(
+                    _cell_width(n)) for n in names))
+
+    notes = [f"note: {r.label}: the simulation ended after its --num puts at "
+             f"{r.sim.summary['duration_s']:.0f} s, the real run at "
+             f"{r.real.summary['duration_s']:.0f} s"
+             for r in report.results
+             if r.sim.summary["duration_s"] < r.real.summary["duration_s"] - 1.0]
+    for r in report.results:
+        lines.append(row(r.label, device_label(r.device),
+                         f"{r.real.summary['throughput_ops_per_s']:,.0f}",
+                         f"{r.sim.summary['throughput_ops_per_s']:,.0f}", r.errors,
+                         host=_host_label(r.host)))
+        if r.noise is not None:
+            lines.append(row("  noise (repeat)", "", "", "", r.noise))
+        if r.seed_spread is not None:
+            lines.append(row("  seeds", "", "", "", r.seed_spread, signed=False))
+    lines.append(row("median |error|", "", "", "", report.median_errors(), signed=False))
+    if any(r.noise is not None for r in report.results):
+        lines.append(row("median |noise|", "", "", "", report.median_noise(), signed=False))
+        lines.append(noise_multiples(report.median_errors(), report.median_noise(), short))
+    if report.seeds > 1:
+        lines.append(row("median |seeds|", "", "", "", report.median_seed_spread(),
+                         signed=False))
+    ranking = report.ranking
+    if ranking["configurations"] >= 2:
+        lines.append(f"ranking of {ranking['configurations']} configurations by mean throughput:"
+                     f" Spearman {ranking['spearman']:.2f}, Kendall {ranking['kendall']:.2f}, "
+                     + ("preserved" if ranking["preserved"] else
+                        "swapped: " + "; ".join(ranking["swapped_pairs"])))
+    labels = error_labels()
+    lines += notes
+    lines.append("columns: " + ", ".join(
+        [HOST_COLUMN if report.host_speed else HOST_COLUMN_OFF]
+        + [f"{short[n]} = {labels[n]}" for n in names]))
+    files = sorted({r.device for r in report.results if r.device.endswith(".toml")})
+    if files:
+        lines.append("device files (name*): " + ", ".join(files))
+    lines += [f"FAILED {label}: {error}" for label, error in report.failed.items()]
+    return "\n".join(lines)
+
+
+def _host_label(host: HostSpeed | None) -> str:
+    """`x0.77`: the CPU-cost scale a run was simulated at; `-` where its LOG could not tell."""
+    if host is None:
+        return ""
+    return f"x{host.cpu_scale:.2f}" if host.measured else "-"
+
+
+def noise_multiples(errors: dict[str, float], noise: dict[str, float],
+                    short: dict[str, str]) -> str:
+    """The median errors as multiples of the noise floor, for the figures whose error is a
+    distance (the lower the better) and whose noise floor is not zero."""
+    cells = [f"{short[n]} {errors[n] / noise[n]:.1f}x" for n in error_names()
+             if n != "l0_correlation" and noise.get(n, 0.0) > 0 and errors.get(n) == errors.get(n)]
+    return "median |error| / median |noise|: " + ", ".join(cells)
+
+
+def device_label(device: str) -> str:
+    """A preset's name, or a device file's name marked `*` (fitted or user files)."""
+    return f"{Path(device).stem}*" if device.endswith(".toml") else device
+
+
+def _cell_width(name: str) -> int:
+    return 13 if name in ("compactions", "compaction_count") else 9

@@ -1,0 +1,1 @@
+"""Many runs: grids, sweeps, comparisons, claim reproduction, tuning, and the process pool and cache they share."""

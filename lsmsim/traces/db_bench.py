@@ -1,0 +1,184 @@
+"""A db_bench command line as a simulation setup (`lsmsim.traces.run_setup` reads a real run
+folder's own).
+
+Flags are read as db_bench 7.8.3 reads them (gflags: `--name=value`, `--name value`,
+`--name`/`--noname` for booleans), with db_bench's own defaults (tools/db_bench_tool.cc;
+`lsmsim.options.DB_BENCH_DEFAULTS` where they differ from the library's). A name that is
+not a db_bench 7.8.3 flag is an error with "did you mean"; a real flag lsmsim does not
+model is listed in `DbBenchSetup.unmodelled` so the caller can warn.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+
+from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
+from lsmsim.units import UnitError, parse_size_bytes
+from lsmsim.workload import WORKLOAD_RANGES, WRITE_ONLY, Workload, make_workload
+
+FLAGS_FILE = Path(__file__).parent / "data" / "db_bench_7.8.3_flags.txt"
+
+# db_bench flags that set an LsmOptions field of another name (the option's, in the LOG).
+RENAMED_OPTION_FLAGS = {"subcompactions": "max_subcompactions"}
+# db_bench flags that set an LsmOptions field.
+OPTION_FLAGS = frozenset(LsmOptions.names()) | frozenset(RENAMED_OPTION_FLAGS)
+# db_bench flags that set the workload or the run.
+WORKLOAD_FLAGS = frozenset({"benchmarks", "num", "writes", "key_size", "value_size", "threads",
+                            "duration", "benchmark_write_rate_limit", "seed",
+                            "compression_type"})
+# Flags that only change what db_bench reports or where it puts files: nothing to model.
+OBSERVATION_FLAGS = frozenset({
+    "db", "wal_dir", "report_interval_seconds", "report_file", "stats_interval",
+    "stats_interval_seconds", "stats_per_interval", "stats_dump_period_sec", "histogram",
+    "statistics", "perf_level", "progress_reports", "use_existing_db", "report_bg_io_stats",
+    "print_malloc_stats", "dump_malloc_stats", "confidence_interval_only"})
+# db_bench's flag defaults for the workload (DEFINE_* in tools/db_bench_tool.cc, 7.8.3).
+DB_BENCH_WORKLOAD_DEFAULTS = {"benchmarks": "fillseq,fillrandom,overwrite,readrandom,...",
+                              "num": 1_000_000, "writes": -1, "key_size": 16,
+                              "value_size": 100, "threads": 1, "duration": 0,
+                              "benchmark_write_rate_limit": 0, "seed": 0,
+                              "compression_type": "snappy"}
+
+
+class DbBenchError(ValueError):
+    """A db_bench flag that db_bench 7.8.3 does not have, or a value lsmsim cannot use."""
+
+
+@dataclass(frozen=True)
+class DbBenchSetup:
+    """What one db_bench run is, for the simulator: workload, options, when it ends."""
+
+    command: str
+    workload: Workload
+    options: LsmOptions
+    duration_s: float | None  # None: the run ends after workload.max_ops puts
+    seed: int
+    unmodelled: tuple[str, ...] = ()  # real db_bench flags lsmsim does not model
+    assumed: tuple[str, ...] = ()  # what was taken as a default for lack of a record, said why
+
+    def simulate(self, device: Any = "nvme", machine: Any = "server", **kwargs: Any):  # type: ignore[no-untyped-def]
+        """Run this command in the simulator (keyword arguments go to `simulate`)."""
+        from lsmsim.simulation import simulate
+        return simulate(self.workload, device=device, machine=machine,
+                        duration_s=self.duration_s, options=self.options, seed=self.seed,
+                        **kwargs)
+
+
+def db_bench_flag_names() -> frozenset[str]:
+    """Every flag of db_bench 7.8.3 (lsmsim/data/db_bench_7.8.3_flags.txt)."""
+    lines = FLAGS_FILE.read_text().splitlines()
+    return frozenset(n.strip() for n in lines if n.strip() and not n.startswith("#"))
+
+
+def parse_flags(argv: Sequence[str], source: str = "db_bench") -> dict[str, str]:
+    """`{flag: value}` from gflags-style arguments; unknown names get "did you mean"."""
+    known = db_bench_flag_names()
+    values: dict[str, str] = {}
+    items = list(argv)
+    index = 0
+    while index < len(items):
+        item = items[index]
+        index += 1
+        if item in ("db_bench", "/usr/bin/db_bench") or item.endswith("/db_bench"):
+            continue
+        if not item.startswith("-"):
+            raise DbBenchError(f"{source}: {item!r} is not a flag (expected --name=value)")
+        name, sep, value = item.lstrip("-").partition("=")
+        if not sep:
+            if name not in known and name.startswith("no") and name[2:] in known:
+                name, value = name[2:], "false"
+            elif index < len(items) and not items[index].startswith("-"):
+                value = items[index]
+                index += 1
+            else:
+                value = "true"
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=3)
+            hint = f" Did you mean {', '.join('--' + c for c in close)}?" if close else ""
+            raise DbBenchError(f"{source}: --{name} is not a db_bench 7.8.3 flag.{hint} "
+                               f"(The full list is in {FLAGS_FILE.name}.)")
+        values[name] = value
+    return values
+
+
+def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
+                     duration_s: float | None = None) -> DbBenchSetup:
+    """The simulation of a db_bench command line. `duration_s` overrides --duration (a run
+    stopped from outside after that long, as the local-2core traces were)."""
+    flags = parse_flags(argv, source)
+    get = {**DB_BENCH_WORKLOAD_DEFAULTS, **flags}
+    benchmarks = [b for b in str(get["benchmarks"]).split(",") if b]
+    if "benchmarks" not in flags or not benchmarks:
+        raise DbBenchError(f"{source}: give --benchmarks=NAME (lsmsim models "
+                           f"{', '.join(sorted(WRITE_ONLY))}); db_bench's default list runs reads")
+    unknown = [b for b in benchmarks if b not in WRITE_ONLY]
+    if unknown or len(benchmarks) > 1:
+        raise DbBenchError(f"{source}: --benchmarks={get['benchmarks']}: lsmsim simulates one "
+                           f"write benchmark, one of {', '.join(sorted(WRITE_ONLY))}")
+    try:
+        num = _integer(get["num"], "num", source)
+        # --num is the key space even when --duration ends the run: at least one key (0
+        # or less was taken as 1 key without a word).
+        problem = WORKLOAD_RANGES["num_keys"].problem(num)
+        if problem is not None:
+            raise DbBenchError(f"{source}: --num {problem} (the key space), got {get['num']!r}")
+        writes = _integer(get["writes"], "writes", source)
+        threads = _integer(get["threads"], "threads", source)
+        run_s = _number(get["duration"], "duration", source)
+        # db_bench's Duration counts ops only when max_seconds is 0: with --duration the
+        # run lasts that long, drawing keys from the --num key space (db_bench_tool.cc).
+        per_thread = 0 if run_s > 0 else writes if writes > 0 else num
+        rate = parse_size_bytes(get["benchmark_write_rate_limit"])
+        workload = make_workload(
+            benchmarks[0], num_keys=num, key_size=_integer(get["key_size"], "key_size", source),
+            value_size=_integer(get["value_size"], "value_size", source), threads=threads,
+            max_ops=threads * per_thread, write_rate_limit_bps=rate)
+        seed = _integer(get["seed"], "seed", source)
+        if seed < 0:
+            raise DbBenchError(f"{source}: --seed must be >= 0 (it seeds lsmsim's generator), "
+                               f"got {seed}")
+    except (UnitError, ValueError) as exc:
+        if isinstance(exc, DbBenchError):
+            raise
+        raise DbBenchError(f"{source}: {exc}") from None
+    option_values = {RENAMED_OPTION_FLAGS.get(name, name): value
+                     for name, value in flags.items() if name in OPTION_FLAGS}
+    try:
+        options = LsmOptions.from_mapping(DB_BENCH_DEFAULTS).updated(option_values, source=source)
+    except OptionError as exc:
+        raise DbBenchError(str(exc)) from None
+    unmodelled = sorted(set(flags) - OPTION_FLAGS - WORKLOAD_FLAGS - OBSERVATION_FLAGS)
+    if str(get["compression_type"]).lower() != "none":
+        unmodelled.append(f"compression_type={get['compression_type']} (lsmsim writes "
+                          "uncompressed; pass --compression_type=none)")
+    if duration_s is None:
+        duration_s = run_s if run_s > 0 else None
+    return DbBenchSetup(command=shlex.join(["db_bench", *argv]), workload=workload,
+                        options=options, duration_s=duration_s, seed=seed,
+                        unmodelled=tuple(unmodelled))
+
+
+def _integer(value: Any, name: str, source: str) -> int:
+    number = _number(value, name, source)
+    if number != int(number):
+        raise DbBenchError(f"{source}: --{name} must be an integer, got {value!r}")
+    return int(number)
+
+
+def _number(value: Any, name: str, source: str) -> float:
+    """A flag's finite number (gflags refuses `--num=abc` too)."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise DbBenchError(f"{source}: --{name} must be a number, got {value!r}")
+    return number
+
+

@@ -1,0 +1,191 @@
+"""The files of a real RocksDB run folder, found and read: which files it has (`RunFiles`),
+db_bench's report.csv (`ReportCsv`), and the options in force (OPTIONS file over the LOG
+header). Anything malformed is a `TraceError` naming the file and line."""
+
+from __future__ import annotations
+
+import configparser
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lsmsim.traces.rocksdb_log import EarlyEnd, RocksDBLog, TextLines, finite, parse_log
+
+
+REPORT_HEADER = "secs_elapsed,interval_qps"
+
+
+class TraceError(ValueError):
+    """A run folder that cannot be imported (missing or malformed files)."""
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The files of one run folder (None where absent)."""
+
+    folder: Path
+    log: Path | None
+    report: Path | None
+    options: Path | None
+    command: Path | None
+    stdout: Path | None
+
+
+@dataclass(frozen=True)
+class ReportCsv:
+    """db_bench's report.csv: each row's end (seconds since the benchmark started) and the
+    ops done in the row, since the row before. `ReporterAgent::SleepAndReport`
+    (tools/db_bench_tool.cc, RocksDB 5.x-8.x) writes `secs_elapsed` and
+    `total_ops_done - last_report_` every --report_interval_seconds: the second column,
+    named interval_qps, is a count, not a rate (a row 2 s after the one before holds two
+    seconds' ops)."""
+
+    path: Path
+    end_times_s: np.ndarray
+    ops: np.ndarray
+    skipped_lines: int
+    warnings: tuple[str, ...]
+    early_end: EarlyEnd | None = None  # its last row cut mid-line (left out)
+
+    @property
+    def end_s(self) -> float:
+        return float(self.end_times_s[-1]) if self.end_times_s.size else 0.0
+
+
+def find_run_files(path: Path) -> RunFiles:
+    """Locate a run's files; `path` may also be a LOG file on its own."""
+    if path.is_file():
+        return RunFiles(path.parent, path, None, None, None, None)
+    if not path.is_dir():
+        raise TraceError(f"{path}: no such file or folder")
+
+    def first(*patterns: str) -> Path | None:
+        for pattern in patterns:
+            found = sorted(p for p in path.glob(pattern) if p.is_file())
+            if found:
+                return found[-1]
+        return None
+
+    log = first("LOG", "LOG_*.gz", "LOG.gz")
+    if log is None:
+        raise TraceError(f"{path}: no LOG, LOG_*.gz or LOG.gz file: not a RocksDB run folder")
+    options = sorted(path.glob("OPTIONS-*"), key=lambda p: _trailing_number(p.name))
+    return RunFiles(path, log, first("report.csv", "report.csv_0_*"),
+                    options[-1] if options else None, first("command.txt"),
+                    first("stdout.txt", "stdout.txt_*"))
+
+
+def _trailing_number(name: str) -> int:
+    found = re.search(r"(\d+)$", name)
+    return int(found.group(1)) if found else -1
+
+
+def read_report_csv(path: Path) -> ReportCsv:
+    """`secs_elapsed,interval_qps` rows (see ReportCsv). A row whose ops cannot be read (not
+    a number, NaN, negative) is skipped: its interval's ops are not counted. Rows are kept
+    in time order by keeping the longest run of increasing times; a row left out of it (a
+    damaged time) has its ops counted in the next row kept. Each is named in a warning."""
+    lines = TextLines(path)
+    rows: list[tuple[int, float, float]] = []  # (line, end_s or NaN, ops)
+    warnings: list[str] = []
+    header_seen = False
+    for number, line in lines:
+        text = line.strip()
+        if not text:
+            continue
+        if not header_seen:
+            if text.replace(" ", "") != REPORT_HEADER:
+                raise TraceError(f"{path}:{number}: expected db_bench's header "
+                                 f"'{REPORT_HEADER}', got {text[:60]!r}")
+            header_seen = True
+            continue
+        cells = text.split(",")
+        ops = _number_or_nan(cells[1]) if len(cells) == 2 else math.nan
+        if not ops >= 0:
+            warnings.append(f"{path}:{number}: skipped unreadable row {text[:60]!r}: the "
+                            "ops of its interval are not counted")
+            continue
+        rows.append((number, _number_or_nan(cells[0]), ops))
+    if not header_seen and lines.early_end is None:
+        warnings.append(f"{path}: empty: no rows")
+    kept = _increasing(rows)
+    times: list[float] = []
+    ops_done: list[float] = []
+    carried = 0.0
+    for index, (number, at_s, ops) in enumerate(rows):
+        if index in kept:
+            times.append(at_s)
+            ops_done.append(ops + carried)
+            carried = 0.0
+            continue
+        carried += ops
+        problem = ("has an unreadable time" if math.isnan(at_s) else
+                   f"time {at_s:g} s is out of order with the rows around it")
+        warnings.append(f"{path}:{number}: row {problem}: its ops are counted in the next row")
+    if carried:
+        warnings.append(f"{path}: the last rows' {carried:,.0f} ops are not counted (no row "
+                        "with a readable time follows them)")
+    if lines.early_end is not None:
+        warnings.append(f"{path}:{lines.early_end.line_number}: skipped: {lines.early_end.why}")
+    return ReportCsv(path, np.asarray(times, dtype=float), np.asarray(ops_done, dtype=float),
+                     len(warnings), tuple(warnings), lines.early_end)
+
+
+def _number_or_nan(text: str) -> float:
+    try:
+        return finite(text)
+    except ValueError:
+        return math.nan
+
+
+def _increasing(rows: list[tuple[int, float, float]]) -> set[int]:
+    """Indices of the longest run of rows (not necessarily adjacent) whose times increase
+    from above 0: one damaged time drops its own row, never the rows after it (patience
+    sorting, O(n log n))."""
+    tails: list[float] = []    # tails[k]: the smallest last time of an increasing run of k+1
+    tail_index: list[int] = []
+    before: list[int] = []     # each row's predecessor in its best run
+    for index, (_, at_s, _) in enumerate(rows):
+        if not at_s > 0:  # NaN or not after the start
+            before.append(-1)
+            continue
+        k = int(np.searchsorted(tails, at_s, side="left"))
+        before.append(tail_index[k - 1] if k else -1)
+        if k == len(tails):
+            tails.append(at_s)
+            tail_index.append(index)
+        else:
+            tails[k] = at_s
+            tail_index[k] = index
+    kept: set[int] = set()
+    index = tail_index[-1] if tail_index else -1
+    while index >= 0:
+        kept.add(index)
+        index = before[index]
+    return kept
+
+
+def read_options_file(path: Path) -> dict[str, str]:
+    """A RocksDB OPTIONS-* file ([DBOptions] and the default [CFOptions]) as name -> text."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        parser.read_string(path.read_text(errors="replace"))
+    except configparser.Error as exc:
+        raise TraceError(f"{path}: not a RocksDB OPTIONS file: {exc}".splitlines()[0]) from None
+    values: dict[str, str] = {}
+    for section in parser.sections():
+        if section == "DBOptions" or section == 'CFOptions "default"':
+            values.update(parser[section])
+    return values
+
+
+def logged_options(files: RunFiles, log: RocksDBLog | None = None) -> dict[str, str]:
+    """The options in force: the LOG header, overridden by the OPTIONS file if present."""
+    values = dict((log or parse_log(files.log)).options) if files.log else {}  # type: ignore[arg-type]
+    if files.options is not None:
+        values.update(read_options_file(files.options))
+    return values
