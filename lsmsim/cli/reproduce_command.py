@@ -11,6 +11,7 @@ from typing import Any
 
 from lsmsim.cli.arguments import non_negative_int, positive_number
 from lsmsim.output_path import output_folder
+from lsmsim.sweeps.paper_scale import estimated_wall_s, scale_lines
 from lsmsim.sweeps.reproduce import (ExperimentError, experiment_names, format_claims,
                                      load_experiment, run_experiments, write_outputs)
 
@@ -26,8 +27,11 @@ def register(commands: Any) -> None:
     parser.add_argument("--list", action="store_true", help="list the experiments")
     parser.add_argument("--out", type=Path, default=Path("reproduce-out"),
                         help="folder for each experiment's CSV and PNG (reproduce-out)")
-    parser.add_argument("--duration-scale", type=positive_number, default=1.0,
+    parser.add_argument("--duration-scale", type=positive_number,
                         help="multiply every run's simulated duration")
+    parser.add_argument("--paper-scale", action="store_true",
+                        help="run each experiment at its paper's data size, duration and "
+                             "memory (with --list: show each experiment's scales)")
     parser.add_argument("--seed", type=non_negative_int,
                         help="seed of every run (default: each run's own, 0 unless it says)")
     add_execution_flags(parser)
@@ -36,9 +40,15 @@ def register(commands: Any) -> None:
 
 def _reproduce(args: argparse.Namespace) -> int:
     names = experiment_names() if args.all or args.list else args.names
+    if args.paper_scale and args.duration_scale is not None:
+        raise ExperimentError("--paper-scale runs every experiment at its paper's duration; "
+                              "leave out --duration-scale")
     if args.list:
         for name in names:
-            print(f"{name:24} {load_experiment(name).title}")
+            experiment = load_experiment(name)
+            print(f"{name:24} {experiment.title}")
+            if args.paper_scale:
+                print("\n".join(f"{'':24} {line}" for line in scale_lines(experiment)))
         return 0
     if not names:
         raise ExperimentError("name experiments or give --all; valid experiments: "
@@ -49,11 +59,11 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     out = output_folder(args.out)
     execution = execution_from_args(args)
-    experiments = [load_experiment(name) for name in names]
+    experiments = [load_experiment(name, paper_scale=args.paper_scale) for name in names]
     started = time.perf_counter()
     stopped: Interrupted | None = None
     try:
-        results, rows = run_experiments(experiments, args.duration_scale, seed=args.seed,
+        results, rows = run_experiments(experiments, args.duration_scale or 1.0, seed=args.seed,
                                         execution=execution)
     except Interrupted as stop:
         (results, rows), stopped = stop.results, stop
@@ -64,9 +74,12 @@ def _reproduce(args: argparse.Namespace) -> int:
                       [r for r in rows if r.experiment == experiment.name], out,
                       figures=stopped is None)
     print(format_claims(rows))
+    print("\nscales:" + "".join(f"\n{experiment.name}: " + "\n    ".join(scale_lines(
+        experiment, args.duration_scale)) for experiment in experiments))
     simulated = {id(c): c for cells in results.values() for c in cells.values()}  # shared once
-    cpu_s = sum(c.cpu_s for c in simulated.values())
-    print(f"{len(experiments)} experiments in {wall_s:.0f} s wall ({cpu_s:.0f} s CPU in runs, "
+    cpu_s = [c.cpu_s for c in simulated.values()]
+    print(f"{len(experiments)} experiments in {wall_s:.0f} s wall ({sum(cpu_s):.0f} s CPU in runs, "
+          f"{estimated_wall_s(cpu_s) / 60:.1f} min on 2 workers at that CPU time; "
           f"{describe_execution(execution)}); " + ("CSV (no figures)" if stopped else "CSV and PNG")
           + f" in {out}/")
     if stopped is not None:

@@ -22,6 +22,7 @@ import numpy as np
 from lsmsim.sweeps.compare import Cell, run_cells
 from lsmsim.data_file import DataFileError
 from lsmsim.named_data import NamedData
+from lsmsim.sweeps.paper_scale import PaperScale, Scale
 from lsmsim.scenarios import experiments as experiments_package
 
 if TYPE_CHECKING:
@@ -48,10 +49,17 @@ class Run:
     machine: str = "server"
     seed: int = 0
     series: tuple[str, ...] = ()
+    page_cache_GiB: float | None = None  # the machine's page cache; None: its profile's
 
     def spec(self, duration_scale: float, seed: int | None = None) -> tuple[Any, ...]:
         """The `compare.run_cell` arguments of this run (with `seed` instead of its own)."""
-        kwargs = {"options": dict(self.options), "machine": self.machine,
+        machine: Any = self.machine
+        if self.page_cache_GiB is not None:  # a machine with the paper's memory
+            from lsmsim.machine import load_machine, with_costs
+            profile = with_costs(load_machine(machine), {"page_cache_GiB": self.page_cache_GiB})
+            machine = dataclasses.replace(
+                profile, name=f"{profile.name}:page_cache_GiB={self.page_cache_GiB:g}")
+        kwargs = {"options": dict(self.options), "machine": machine,
                   "seed": self.seed if seed is None else seed,
                   **self.workload_fields}
         return (self.policy, self.device, self.workload, self.duration_s * duration_scale,
@@ -104,7 +112,9 @@ class Claim:
 class Experiment:
     """A seed figure's analogue: its runs, the metrics drawn (a bar per run), the claims
     checked, and `series`: timeseries columns kept by the runs (a `Run.series` name or a
-    policy's `policy_*` column) drawn over time, a line per run that has them."""
+    policy's `policy_*` column) drawn over time, a line per run that has them. `scales`
+    declares its default and paper scales (`lsmsim.sweeps.paper_scale`), `scale` the one its runs
+    are at (an experiment file builds them in `build(scale)`)."""
 
     name: str
     title: str
@@ -113,6 +123,8 @@ class Experiment:
     metrics: tuple[str, ...]
     note: str = ""
     series: tuple[str, ...] = ()
+    scales: PaperScale | None = None
+    scale: Scale | None = None
 
 
 # -- claim helpers --------------------------------------------------------------------------
@@ -271,9 +283,11 @@ def experiment_names(directory: Path | None = None) -> list[str]:
     return _experiments(directory).names()
 
 
-def load_experiment(name: str, directory: Path | None = None) -> Experiment:
-    """The `EXPERIMENT` of the experiment file `name` names; an unknown name says what was
-    meant and lists the valid ones."""
+def load_experiment(name: str, directory: Path | None = None,
+                    paper_scale: bool = False) -> Experiment:
+    """The `EXPERIMENT` of the experiment file `name` names, or with `paper_scale` the
+    file's `build(scale)` at its paper scale (`PaperScale.run`); an unknown name says what
+    was meant and lists the valid ones."""
     try:
         path = _experiments(directory).find(name)
     except DataFileError as exc:
@@ -293,6 +307,12 @@ def load_experiment(name: str, directory: Path | None = None) -> Experiment:
     experiment = getattr(module, "EXPERIMENT", None)
     if not isinstance(experiment, Experiment):
         raise ExperimentError(f"{path}: defines no EXPERIMENT = Experiment(...)")
+    if paper_scale:
+        build = getattr(module, "build", None)
+        if experiment.scales is None or not callable(build):
+            raise ExperimentError(f"{path}: declares no paper scale (Experiment(scales="
+                                  "PaperScale(...)) and a build(scale) function)")
+        experiment = build(experiment.scales.run)
     labels = [run.label for run in experiment.runs]
     if len(set(labels)) != len(labels):
         raise ExperimentError(f"{path}: run labels repeat: {labels}")
@@ -482,5 +502,3 @@ def write_series(experiment: Experiment, cells: Mapping[str, Cell], out: Path,
     axes[-1, 0].set_xlabel("simulated time (s)", fontsize=8)
     drawing.tight_layout()
     save_figure(drawing, out / f"{experiment.name}_series.png")
-
-

@@ -1,14 +1,16 @@
 """ADOC (FAST 2023) §3.2 and §4.2, Fig. 7: how often each kind of background job runs
 (flush, L0-L1 compaction, deep level compaction) and its average processing rate (bytes
 written / job seconds) as the number of threads grows, over adoc_threads' runs (PM, NVMe
-SSD, HDD at 2-20 threads, 64 MB batches, 900 simulated s; the paper's are one hour)."""
+SSD, HDD at 2-20 threads, 64 MB batches, 900 simulated s; the paper's are one hour:
+`--paper-scale`)."""
 
 from typing import Callable
 
+from lsmsim.sweeps.paper_scale import Scale
 from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, load_experiment,
                               metric_of, trend_claim)
 
-THREADS_SWEEP = load_experiment("adoc_threads")
+SCALES = load_experiment("adoc_threads").scales  # its runs, so its scales
 THREADS = (2, 4, 6, 12, 20)
 DEVICES = (("pm", "PM"), ("nvme", "NVMe SSD"), ("hdd", "HDD"))
 KINDS = ("flush", "l0_compaction", "deep_compaction")
@@ -50,25 +52,33 @@ TRENDS = (
      "throughput falls (PM beyond 6 threads) fewer jobs run at once and its share grows back"),
 )
 
-EXPERIMENT = Experiment(
-    name="adoc_jobs",
-    title="ADOC Fig. 7 analogue: background jobs and their processing rate vs threads",
-    runs=THREADS_SWEEP.runs,
-    metrics=("flush_count", "l0_compaction_jobs", "deep_compaction_jobs", "flush_rate_MBps",
-             "l0_compaction_rate_MBps", "deep_compaction_rate_MBps"),
-    claims=(
-        *(trend_claim("ADOC", source, f"{statement} ({name})", metric, _labels(device),
-                      falls=falls, paper_value=paper_value, reason=reason, monotonic=monotonic,
-                      gap=MODEL_GAP)
-          for source, statement, metric, falls, monotonic, paper_value, reason in TRENDS
-          for device, name in DEVICES),
-        *(Claim("ADOC", "§4.2, Fig. 7(b)", f"flush jobs are allocated the least bandwidth "
-                f"among the background jobs ({name})", "flush rate lowest of the three kinds",
-                _flush_slowest(device),
-                gap=MODEL_GAP,
-                reason="the simulated flush is slowest only with few threads; with many, "
-                       "the deep compactions, which read as well as write, get the smallest "
-                       "share")
-          for device, name in DEVICES),
-    ),
-)
+
+def build(scale: Scale) -> Experiment:
+    """The experiment on adoc_threads' runs at `scale`."""
+    runs = load_experiment("adoc_threads", paper_scale=scale.paper).runs
+    return Experiment(
+        name="adoc_jobs",
+        title="ADOC Fig. 7 analogue: background jobs and their processing rate vs threads",
+        runs=runs,
+        metrics=("flush_count", "l0_compaction_jobs", "deep_compaction_jobs", "flush_rate_MBps",
+                 "l0_compaction_rate_MBps", "deep_compaction_rate_MBps"),
+        claims=(
+            *(trend_claim("ADOC", source, f"{statement} ({name})", metric, _labels(device),
+                          falls=falls, paper_value=paper_value, reason=reason, monotonic=monotonic,
+                          gap=MODEL_GAP)
+              for source, statement, metric, falls, monotonic, paper_value, reason in TRENDS
+              for device, name in DEVICES),
+            *(Claim("ADOC", "§4.2, Fig. 7(b)", f"flush jobs are allocated the least bandwidth "
+                    f"among the background jobs ({name})", "flush rate lowest of the three kinds",
+                    _flush_slowest(device),
+                    gap=MODEL_GAP,
+                    reason="the simulated flush is slowest only with few threads; with many, "
+                           "the deep compactions, which read as well as write, get the smallest "
+                           "share")
+              for device, name in DEVICES),
+        ),
+        scales=SCALES, scale=scale,
+    )
+
+
+EXPERIMENT = build(SCALES.default)

@@ -2,17 +2,20 @@
 background threads, and the device bandwidth used against the device's limit, over the
 threads sweep (adoc_threads: PM, NVMe SSD, HDD at 2-20 threads, 64 MB batches) and the batch
 sweep (adoc_batch: NVMe and SATA SSD at 64 MB and 512 MB). The runs are those experiments'
-own (identical runs are simulated once), 900 simulated s each (the paper's are 3600 s)."""
+own (identical runs are simulated once), 900 simulated s each (the paper's are 3600 s:
+`--paper-scale`)."""
 
 from typing import Callable
 
+from lsmsim.sweeps.paper_scale import Scale
 from lsmsim.sweeps.reproduce import (MODEL_GAP, TREND_RULE, Claim, Experiment, Finding, Results,
                               load_experiment, metric_of, trend_direction_holds)
 
 THREADS_SWEEP = load_experiment("adoc_threads")
 BATCH_SWEEP = load_experiment("adoc_batch")
-RUNS = THREADS_SWEEP.runs + BATCH_SWEEP.runs
-THREADS = {run.label: run.options.get("max_background_jobs", 2) for run in RUNS}
+THREADS = {run.label: run.options.get("max_background_jobs", 2)
+           for run in THREADS_SWEEP.runs + BATCH_SWEEP.runs}
+SCALES = THREADS_SWEEP.scales  # its runs and adoc_batch's, at the same scales
 FROM_FOUR = ("t4", "t6", "t12", "t20")
 REACHES, GAP = 0.9, 0.5   # "reaches the limit": peak >= 90% of it; "large gap": peak <= 50%
 
@@ -67,46 +70,56 @@ FLUID_DEVICE = ("the simulated device is shared as a fluid among concurrent jobs
                 "per-request software overhead, so enough concurrent flushes and compactions "
                 "use all of its bandwidth")
 
-EXPERIMENT = Experiment(
-    name="adoc_resources",
-    title="ADOC Fig. 4/5 analogue: CPU per thread and device bandwidth vs threads and batch",
-    runs=RUNS,
-    metrics=("mean_cpu_cores_busy", "peak_device_MBps", "mean_device_MBps", "stall_time_s"),
-    claims=(
-        *(Claim("ADOC", "§3.2, Fig. 4 (Table 2 [L1])", f"beyond four threads the CPU "
-                f"utilization normalized to the number of threads decreases ({name})",
-                "falls from 4 to 20 threads", _cpu_falls_beyond_four(device),
-                gap=MODEL_GAP,
-                reason="the simulated writer's CPU is a fixed share; background CPU per thread "
-                       "stays as high while jobs remain CPU-bound",
-                rule=TREND_RULE)
-          for device, name in (("pm", "PM"), ("nvme", "NVMe SSD"))),
-        *(Claim("ADOC", "§3.2, Fig. 4 (Table 2 [L2])", f"when the batch size is increased from "
-                f"64MB to 512MB, CPU utilization does not show significant changes ({name}; "
-                "taken as within +-10% per thread: the paper gives no band, the +-10% is this "
-                "checker's own)", "no significant change",
-                _cpu_flat_over_batch(device),
-                gap=MODEL_GAP,
-                reason="the larger batch raises the simulated write throughput (fewer "
-                       "stalls), and the busy CPU grows with the bytes written")
-          for device, name in (("nvme", "NVMe SSD"), ("sata-ssd", "SATA SSD"))),
-        Claim("ADOC", "§3.2, Fig. 5 (Table 2 [L3])", "for the HDD the peak bandwidth used "
-              "reaches the theoretical bandwidth limit (taken as >= 90% of it)",
-              "reaches the limit", _peak_bandwidth(_threads_labels("hdd"), reaches=True),
-              gap=MODEL_GAP,
-              reason="the simulated HDD's mixed read/write bandwidth stays below its "
-                     "write-only limit"),
-        Claim("ADOC", "§3.2, Fig. 5 (Table 2 [L3])", "for the SATA SSD the peak bandwidth used "
-              "reaches the theoretical bandwidth limit (taken as >= 90% of it)",
-              "reaches the limit", _peak_bandwidth(_batch_labels("sata-ssd"), reaches=True),
-              gap=MODEL_GAP,
-              reason="the simulated SATA SSD's mixed read/write bandwidth stays below its "
-                     "write-only limit"),
-        *(Claim("ADOC", "§3.2, Fig. 5 (Table 2 [L3])", f"for the {name} a large idle bandwidth "
-                "gap remains: write stalls occur with bandwidth to spare (taken as a peak "
-                "<= 50% of the limit)", "large gap below the limit",
-                _peak_bandwidth(_threads_labels(device), reaches=False), reason=FLUID_DEVICE,
-                gap=MODEL_GAP)
-          for device, name in (("nvme", "NVMe SSD"), ("pm", "PM"))),
-    ),
-)
+
+def build(scale: Scale) -> Experiment:
+    """The experiment on adoc_threads' and adoc_batch's runs at `scale`."""
+    paper = scale.paper
+    runs = (load_experiment("adoc_threads", paper_scale=paper).runs
+            + load_experiment("adoc_batch", paper_scale=paper).runs)
+    return Experiment(
+        name="adoc_resources",
+        title="ADOC Fig. 4/5 analogue: CPU per thread and device bandwidth vs threads and batch",
+        runs=runs,
+        metrics=("mean_cpu_cores_busy", "peak_device_MBps", "mean_device_MBps", "stall_time_s"),
+        claims=(
+            *(Claim("ADOC", "§3.2, Fig. 4 (Table 2 [L1])", f"beyond four threads the CPU "
+                    f"utilization normalized to the number of threads decreases ({name})",
+                    "falls from 4 to 20 threads", _cpu_falls_beyond_four(device),
+                    gap=MODEL_GAP,
+                    reason="the simulated writer's CPU is a fixed share; background CPU per thread "
+                           "stays as high while jobs remain CPU-bound",
+                    rule=TREND_RULE)
+              for device, name in (("pm", "PM"), ("nvme", "NVMe SSD"))),
+            *(Claim("ADOC", "§3.2, Fig. 4 (Table 2 [L2])", f"when the batch size is increased "
+                    f"from 64MB to 512MB, CPU utilization does not show significant changes "
+                    f"({name}; taken as within +-10% per thread: the paper gives no band, the "
+                    "+-10% is this checker's own)", "no significant change",
+                    _cpu_flat_over_batch(device),
+                    gap=MODEL_GAP,
+                    reason="the larger batch raises the simulated write throughput (fewer "
+                           "stalls), and the busy CPU grows with the bytes written")
+              for device, name in (("nvme", "NVMe SSD"), ("sata-ssd", "SATA SSD"))),
+            Claim("ADOC", "§3.2, Fig. 5 (Table 2 [L3])", "for the HDD the peak bandwidth used "
+                  "reaches the theoretical bandwidth limit (taken as >= 90% of it)",
+                  "reaches the limit", _peak_bandwidth(_threads_labels("hdd"), reaches=True),
+                  gap=MODEL_GAP,
+                  reason="the simulated HDD's mixed read/write bandwidth stays below its "
+                         "write-only limit"),
+            Claim("ADOC", "§3.2, Fig. 5 (Table 2 [L3])", "for the SATA SSD the peak bandwidth "
+                  "used reaches the theoretical bandwidth limit (taken as >= 90% of it)",
+                  "reaches the limit", _peak_bandwidth(_batch_labels("sata-ssd"), reaches=True),
+                  gap=MODEL_GAP,
+                  reason="the simulated SATA SSD's mixed read/write bandwidth stays below its "
+                         "write-only limit"),
+            *(Claim("ADOC", "§3.2, Fig. 5 (Table 2 [L3])", f"for the {name} a large idle "
+                    "bandwidth gap remains: write stalls occur with bandwidth to spare (taken as "
+                    "a peak <= 50% of the limit)", "large gap below the limit",
+                    _peak_bandwidth(_threads_labels(device), reaches=False), reason=FLUID_DEVICE,
+                    gap=MODEL_GAP)
+              for device, name in (("nvme", "NVMe SSD"), ("pm", "PM"))),
+        ),
+        scales=SCALES, scale=scale,
+    )
+
+
+EXPERIMENT = build(SCALES.default)

@@ -1,38 +1,49 @@
 """ADOC (FAST 2023) §6.2, Fig. 16: 99th percentile write latency of SILK-O and ADOC under
 fillrandom on the four devices, over adoc_schemes' runs (900 simulated s; the paper's are
-3600 s). The simulated latency is the writer's per-operation latency including stall waits.
-Each claim also prints its verdict with SILK-O at TOTAL x0.5 and x2 (`_silk_total`)."""
+3600 s: `--paper-scale`). The simulated latency is the writer's per-operation latency
+including stall waits. Each claim also prints its verdict with SILK-O at TOTAL x0.5 and x2
+(`_silk_total`)."""
 
+from lsmsim.sweeps.paper_scale import Scale
 from lsmsim.sweeps.reproduce import MODEL_GAP, Experiment, load_experiment, ratio_claim, with_variants
 from lsmsim.scenarios.experiments._silk_total import total_variants
 
 SCHEMES = load_experiment("adoc_schemes")
+SCALES = SCHEMES.scales  # its runs, so its scales
 SILK_TOTAL = total_variants([run.label for run in SCHEMES.runs
                              if run.policy == "silk-o"])
 ABOVE_SILK_O = (("nvme", "NVMe SSD", 0.701), ("sata-ssd", "SATA SSD", 1.312),
                 ("hdd", "SATA HDD", 2.429))
 
-EXPERIMENT = Experiment(
-    name="adoc_tail_latency",
-    title="ADOC Fig. 16 analogue: p99 latency under fillrandom, schemes x devices",
-    runs=SCHEMES.runs,
-    metrics=("latency_p99_us", "latency_p999_us", "throughput_ops_per_s"),
-    claims=tuple(with_variants(claim, SILK_TOTAL) for claim in (
-        ratio_claim("ADOC", "§6.2, Fig. 16", "compared to SILK-O, ADOC does better in 99th "
-                    "tail latency for PM", "latency_p99_us", "pm-silk-o", "pm-adoc",
-                    paper_value="ADOC lower than SILK-O",
-                    gap=MODEL_GAP,
-                    reason="the simulated p99 write latency is the per-write time at "
-                           "RocksDB's delayed_write_rate (16 MB/s: about 63 us per 1 KB "
-                           "write) once over 1% of writes are delayed, as with both schemes "
-                           "on PM"),
-        *(ratio_claim("ADOC", "§6.2, Fig. 16", f"ADOC's 99th tail latency is higher than "
-                      f"SILK-O's by {more:.1%} for {name}", "latency_p99_us",
-                      f"{device}-adoc", f"{device}-silk-o", paper_ratio=1 + more,
-                      gap=MODEL_GAP,
-                      reason="the paper attributes it to edge cases of ADOC's higher request "
-                             "rate (foreground GC, half-duplex I/O conflicts) that the "
-                             "simulated device does not model")
-          for device, name, more in ABOVE_SILK_O),
-    )),
-)
+
+def build(scale: Scale) -> Experiment:
+    """The experiment on adoc_schemes' runs at `scale`."""
+    runs = load_experiment("adoc_schemes", paper_scale=scale.paper).runs
+    return Experiment(
+        name="adoc_tail_latency",
+        title="ADOC Fig. 16 analogue: p99 latency under fillrandom, schemes x devices",
+        runs=runs,
+        metrics=("latency_p99_us", "latency_p999_us", "throughput_ops_per_s"),
+        claims=tuple(with_variants(claim, SILK_TOTAL) for claim in (
+            ratio_claim("ADOC", "§6.2, Fig. 16", "compared to SILK-O, ADOC does better in 99th "
+                        "tail latency for PM", "latency_p99_us", "pm-silk-o", "pm-adoc",
+                        paper_value="ADOC lower than SILK-O",
+                        gap=MODEL_GAP,
+                        reason="the simulated p99 write latency is the per-write time at "
+                               "RocksDB's delayed_write_rate (16 MB/s: about 63 us per 1 KB "
+                               "write) once over 1% of writes are delayed, as with both schemes "
+                               "on PM"),
+            *(ratio_claim("ADOC", "§6.2, Fig. 16", f"ADOC's 99th tail latency is higher than "
+                          f"SILK-O's by {more:.1%} for {name}", "latency_p99_us",
+                          f"{device}-adoc", f"{device}-silk-o", paper_ratio=1 + more,
+                          gap=MODEL_GAP,
+                          reason="the paper attributes it to edge cases of ADOC's higher request "
+                                 "rate (foreground GC, half-duplex I/O conflicts) that the "
+                                 "simulated device does not model")
+              for device, name, more in ABOVE_SILK_O),
+        )),
+        scales=SCALES, scale=scale,
+    )
+
+
+EXPERIMENT = build(SCALES.default)

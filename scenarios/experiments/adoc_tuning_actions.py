@@ -1,16 +1,17 @@
 """ADOC (FAST 2023) §6.4, Fig. 21: the thread count and batch size over time when ADOC-T
 tunes only threads, ADOC-B only the batch, and ADOC both, over adoc_single_knob's runs
-(fillrandom on PM and HDD, 900 simulated s; the paper's are one hour). Adjustments are
-counted as changes between consecutive 1 s samples of the policy's setting."""
+(fillrandom on PM and HDD, 900 simulated s; the paper's are one hour: `--paper-scale`).
+Adjustments are counted as changes between consecutive 1 s samples of the policy's setting."""
 
 from typing import Callable
 
 import numpy as np
 
+from lsmsim.sweeps.paper_scale import Scale
 from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, cell_of,
                               load_experiment)
 
-SINGLE_KNOB = load_experiment("adoc_single_knob")
+SCALES = load_experiment("adoc_single_knob").scales  # its runs, so its scales
 KNOBS = {"threads": ("policy_threads", "adoc-t"), "batch": ("policy_batch_MB", "adoc-b")}
 
 
@@ -34,21 +35,28 @@ def _steadier(device: str, knob: str) -> Callable[[Results], Finding]:
     return measure
 
 
-EXPERIMENT = Experiment(
-    name="adoc_tuning_actions",
-    title="ADOC Fig. 21 analogue: threads and batch size over time, ADOC vs ADOC-T/-B",
-    runs=SINGLE_KNOB.runs,
-    metrics=("throughput_ops_per_s", "stall_time_s"),
-    series=("policy_threads", "policy_batch_MB"),
-    claims=tuple(
-        Claim("ADOC", "§6.4, Fig. 21", f"tuning both parameters together reduces the "
-              f"frequency and fluctuations of the {knob} adjustments compared with "
-              f"{KNOBS[knob][1].upper()} ({name})", "fewer, smaller adjustments with ADOC",
-              _steadier(device, knob),
-              gap=MODEL_GAP,
-              reason="the simulated ADOC reacts to the same per-second overflow signals as "
-                     "the single-knob schemes; tuning the other knob does not calm the "
-                     "signal in a 900 s run (and a single-knob scheme that never adjusts "
-                     "cannot be out-steadied)")
-        for device, name in (("pm", "PM"), ("hdd", "HDD")) for knob in KNOBS),
-)
+def build(scale: Scale) -> Experiment:
+    """The experiment on adoc_single_knob's runs at `scale`."""
+    runs = load_experiment("adoc_single_knob", paper_scale=scale.paper).runs
+    return Experiment(
+        name="adoc_tuning_actions",
+        title="ADOC Fig. 21 analogue: threads and batch size over time, ADOC vs ADOC-T/-B",
+        runs=runs,
+        metrics=("throughput_ops_per_s", "stall_time_s"),
+        series=("policy_threads", "policy_batch_MB"),
+        claims=tuple(
+            Claim("ADOC", "§6.4, Fig. 21", f"tuning both parameters together reduces the "
+                  f"frequency and fluctuations of the {knob} adjustments compared with "
+                  f"{KNOBS[knob][1].upper()} ({name})", "fewer, smaller adjustments with ADOC",
+                  _steadier(device, knob),
+                  gap=MODEL_GAP,
+                  reason="the simulated ADOC reacts to the same per-second overflow signals as "
+                         "the single-knob schemes; tuning the other knob does not calm the "
+                         f"signal in a {scale.duration_s:,.0f} s run (and a single-knob scheme "
+                         "that never adjusts cannot be out-steadied)")
+            for device, name in (("pm", "PM"), ("hdd", "HDD")) for knob in KNOBS),
+        scales=SCALES, scale=scale,
+    )
+
+
+EXPERIMENT = build(SCALES.default)

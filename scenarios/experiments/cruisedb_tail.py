@@ -3,7 +3,8 @@ A-variant (50% insert, 50% get; 16 B keys, 1 KB values; 100 client threads) afte
 of 10 million pairs, as in §VIII-A; every store gets CruiseDB's memory buffer (12
 memtables, "for a fair comparison"). 700 simulated s on NVMe (the paper's PCIe SSD) and
 SATA SSD: the load takes the first 20-150 s, the A-variant the rest (the paper measures
-500 s).
+500 s). The default runs have the server's 96 GiB page cache; `--paper-scale` gives them the
+paper's 8 GB (`SCALES`).
 
 Tail throughput is the paper's: the 1st percentile of per-second client operations
 (inserts and gets) over the A-variant's seconds, not the summary's (puts only, load
@@ -21,12 +22,20 @@ from typing import Callable
 
 import numpy as np
 
+from lsmsim.sweeps.paper_scale import PaperScale, Scale
 from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, Run, cell_of,
                               metric_of)
 from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
 
 LOAD_PAIRS = 10_000_000
-FIELDS = {"num_keys": LOAD_PAIRS, "threads": 100}  # "YCSB was run in 100 threads"
+FIELDS = {"threads": 100}  # "YCSB was run in 100 threads"
+SCALES = PaperScale(
+    source="CruiseDB §VIII-A: \"10 million KV pairs were first inserted\", then \"500-second "
+           "YCSB workloads\" (§VIII-B); \"The memory for OS usage is limited to 8 GB\". The "
+           "A-variant runs the 550-680 s after the load (the paper's 500 s or more), so that "
+           "Fig. 16's 80 M operations are a prefix of the same run",
+    default=Scale(700.0, load_pairs=LOAD_PAIRS),
+    paper=Scale(700.0, load_pairs=LOAD_PAIRS, page_cache_GiB=8.0, paper=True))
 BUFFER = {"max_write_buffer_number": 12}
 DEVICES = ("nvme", "sata-ssd")
 STORES = (("rocksdb", "RocksDB"), ("rocksdb-at", "AT-RocksDB"), ("cruisedb", "CruiseDB"))
@@ -37,16 +46,6 @@ STOPS = ("CruiseDB's writes stop or slow down in more than 1% of the A-variant's
          "memtables full); a stopped second has no gets either (closed-loop clients)")
 
 
-def _run(label: str, device: str, policy: str) -> Run:
-    return Run(label, "cruisedb_a", device=device, policy=policy, duration_s=700.0,
-               options=BUFFER, workload_fields=FIELDS, series=SERIES)
-
-
-RUNS = (*(_run(f"{device}-{policy}", device, policy)
-          for device in DEVICES for policy, _ in STORES),
-        _run("nvme-cruisedb-noadmission", "nvme", "cruisedb:admission=0"),
-        *(_run(f"nvme-cruisedb-k{k1}-{k2}", "nvme", f"cruisedb:k1={k1},k2={k2}")
-          for k1, k2 in GAINS))
 
 
 def _mix(results: Results, label: str) -> np.ndarray:
@@ -199,89 +198,105 @@ def _scales_at_over_rocksdb(results: Results) -> Finding:
                    "holds if AT-RocksDB is above at 80 M and its lead does not shrink")
 
 
-EXPERIMENT = Experiment(
-    name="cruisedb_tail",
-    title="CruiseDB Fig. 3/10/12-16 analogue: tail throughput under the A-variant",
-    runs=RUNS,
-    metrics=("client_ops_per_s", "write_amplification", "stall_time_s", "stopped_time_s"),
-    note="tail throughput is computed from the A-variant's per-second client operations",
-    series=("ops_per_s", "read_ops_per_s", "stopped_s", "policy_admitted_limit_ops",
-            "policy_memory_watermark"),  # Fig. 12/13 over time
-    claims=(
-        Claim("CruiseDB", "§III-A, Fig. 3", "RocksDB's 99-percentile tail throughput is far "
-              "below its average (5,329.9 vs 41,241.6 ops/s, a 7.74x gap)", "x7.74",
-              _rocksdb_gap, gap=MODEL_GAP,
-              reason="simulated RocksDB slows writes smoothly (the delayed "
-                                   "write rate) rather than in near-stops"),
-        *(Claim("CruiseDB", "§VIII-B, Fig. 10", f"CruiseDB promotes the 99-percentile tail "
-                f"throughput over RocksDB ({device}; 2.08x on average over all compared "
-                "stores)", "x2.08", _tail_ratio(f"{device}-cruisedb", f"{device}-rocksdb",
-                                                "x2.08"),
-                gap=MODEL_GAP,
-                reason=STOPS)
-          for device in DEVICES),
-        Claim("CruiseDB", "§VIII-B, Fig. 10", "AT-RDB can usually promote the tail throughput "
-              "compared with original RDB", "higher",
-              _tail_ratio("nvme-rocksdb-at", "nvme-rocksdb", "'higher'"),
-              gap=MODEL_GAP,
-              reason="the simulated auto-tuned limiter slows compaction, so L0 slowdowns "
-                     "last as long"),
-        Claim("CruiseDB", "§VIII-C, Fig. 12", "the tail throughput of CruiseDB is the highest "
-              "of all, 2.12 ~ 6.06 times higher than the others (NVMe)", "x2.12-x6.06",
-              _highest_tail, gap=MODEL_GAP, reason=STOPS),
-        Claim("CruiseDB", "§VIII-C, Fig. 12", "CruiseDB's average throughput is higher than "
-              "RDB's and only a bit lower than AT-RDB's", "RDB < CruiseDB <= AT-RDB", _average,
-              gap=MODEL_GAP,
-              reason="the simulated AT-RocksDB's limiter slows compaction: it stalls longer "
-                     "than RocksDB and falls below CruiseDB, whose admission holds it a "
-                     "little below RocksDB"),
-        Claim("CruiseDB", "§VIII-C, Fig. 12", "RDB and AT-RDB show serious throughput "
-              "fluctuations; CruiseDB's throughput is much more stable", "smaller spread",
-              _stability, gap=MODEL_GAP,
-              reason="the simulated stores' per-second throughput is smoothed by "
-                                 "the delayed write rate"),
-        Claim("CruiseDB", "§VIII-D, Fig. 13 (§V-A)", "the memory buffer watermark has always "
-              "been maintained around 50%, the adjustment target", "50%", _watermark,
-              gap=MODEL_GAP,
-              reason="CruiseDB's estimator (RateEstimater::Estimate, seed-algorithms.md §4.3) "
-                     "steers L0 files / 12 to 50%; its fallback above 12 files, LimitedSpeed, "
-                     "does not bind when DISK_RATE (a parameter the authors left blank; here "
-                     "the device's peak write bandwidth) over the compaction bytes per request "
-                     "exceeds what the store sustains"),
-        Claim("CruiseDB", "§VIII-D, Fig. 13", "the throughput limit and the watermark have a "
-              "strong correlation: the limit is increased when the watermark is low and "
-              "decreased when it is high", "strong correlation", _limit_follows_watermark,
-              gap=MODEL_GAP,
-              reason="the estimator steps on L0 files / 12 at each re-estimate (about one a "
-                     "second here), while the check reads the per-second sample before the "
-                     "step: L0 on the RAM disk empties in under a second, so the sample is "
-                     "not what the step saw; the step also follows the rise of the largest "
-                     "level score (K2) and falls back to LimitedSpeed/ColdBegin"),
-        Claim("CruiseDB", "§VIII-E, Fig. 14", "the writing amount of the SP-LSM-tree is "
-              "significantly reduced compared with the P-LSM-tree (18.7% after 20 million "
-              "operations)", "-18.7%", _sp_lsm_writes,
-              gap=MODEL_GAP,
-              reason="the RAM-disk L0 saves the flushes' device writes, but always-parallel "
-                     "L0->L1 compactions of fewer files rewrite L1 more often"),
-        Claim("CruiseDB", "§VIII-F, Fig. 15", "when K1 and K2 are both under 0.6 the tail "
-              "throughput stays high; when K1 or K2 is larger than 0.6 it decreases "
-              "obviously", "28,575.9 ops/s (both < 0.6), lower above", _gains,
-              gap=MODEL_GAP,
-              reason="every setting's tail is set by its slowest seconds: with the default "
-                     "gains L0 passes 12 files during the load, where LimitedSpeed does not "
-                     "bind (DISK_RATE, left blank by the authors, is the device's peak write "
-                     "bandwidth here), and the A-variant starts under L0 slowdowns; larger "
-                     "gains cut the rate before; " + STOPS),
-        Claim("CruiseDB", "§VIII-G, Fig. 16", "CruiseDB keeps the tail throughput at a very "
-              "high level under different data scales (20-80 M operations), above the "
-              "others", "highest at every scale", _scales_highest,
-              gap=MODEL_GAP,
-              reason=STOPS),
-        Claim("CruiseDB", "§VIII-G, Fig. 16", "AT-RocksDB achieves a tail throughput better "
-              "than RocksDB without admission, especially under the larger data scales",
-              "AT-RocksDB above, more so at larger scales", _scales_at_over_rocksdb,
-              gap=MODEL_GAP,
-              reason="the simulated auto-tuned limiter slows compaction, so L0 slowdowns "
-                     "last as long"),
-    ),
-)
+def build(scale: Scale) -> Experiment:
+    """The experiment with runs at `scale`."""
+    def run(label: str, device: str, policy: str) -> Run:
+        return Run(label, "cruisedb_a", device=device, policy=policy, duration_s=scale.duration_s,
+                   options=BUFFER, workload_fields={**FIELDS, "num_keys": scale.load_pairs},
+                   series=SERIES, page_cache_GiB=scale.page_cache_GiB)
+
+    runs = (*(run(f"{device}-{policy}", device, policy)
+              for device in DEVICES for policy, _ in STORES),
+            run("nvme-cruisedb-noadmission", "nvme", "cruisedb:admission=0"),
+            *(run(f"nvme-cruisedb-k{k1}-{k2}", "nvme", f"cruisedb:k1={k1},k2={k2}")
+              for k1, k2 in GAINS))
+    return Experiment(
+        name="cruisedb_tail",
+        title="CruiseDB Fig. 3/10/12-16 analogue: tail throughput under the A-variant",
+        runs=runs,
+        metrics=("client_ops_per_s", "write_amplification", "stall_time_s", "stopped_time_s"),
+        note="tail throughput is computed from the A-variant's per-second client operations",
+        series=("ops_per_s", "read_ops_per_s", "stopped_s", "policy_admitted_limit_ops",
+                "policy_memory_watermark"),  # Fig. 12/13 over time
+        claims=(
+            Claim("CruiseDB", "§III-A, Fig. 3", "RocksDB's 99-percentile tail throughput is far "
+                  "below its average (5,329.9 vs 41,241.6 ops/s, a 7.74x gap)", "x7.74",
+                  _rocksdb_gap, gap=MODEL_GAP,
+                  reason="simulated RocksDB slows writes smoothly (the delayed "
+                                       "write rate) rather than in near-stops"),
+            *(Claim("CruiseDB", "§VIII-B, Fig. 10", f"CruiseDB promotes the 99-percentile tail "
+                    f"throughput over RocksDB ({device}; 2.08x on average over all compared "
+                    "stores)", "x2.08", _tail_ratio(f"{device}-cruisedb", f"{device}-rocksdb",
+                                                    "x2.08"),
+                    gap=MODEL_GAP,
+                    reason=STOPS)
+              for device in DEVICES),
+            Claim("CruiseDB", "§VIII-B, Fig. 10", "AT-RDB can usually promote the tail throughput "
+                  "compared with original RDB", "higher",
+                  _tail_ratio("nvme-rocksdb-at", "nvme-rocksdb", "'higher'"),
+                  gap=MODEL_GAP,
+                  reason="the simulated auto-tuned limiter slows compaction, so L0 slowdowns "
+                         "last as long"),
+            Claim("CruiseDB", "§VIII-C, Fig. 12", "the tail throughput of CruiseDB is the highest "
+                  "of all, 2.12 ~ 6.06 times higher than the others (NVMe)", "x2.12-x6.06",
+                  _highest_tail, gap=MODEL_GAP, reason=STOPS),
+            Claim("CruiseDB", "§VIII-C, Fig. 12", "CruiseDB's average throughput is higher than "
+                  "RDB's and only a bit lower than AT-RDB's", "RDB < CruiseDB <= AT-RDB", _average,
+                  gap=MODEL_GAP,
+                  reason="the simulated AT-RocksDB's limiter slows compaction: it stalls longer "
+                         "than RocksDB and falls below CruiseDB, whose admission holds it a "
+                         "little below RocksDB"),
+            Claim("CruiseDB", "§VIII-C, Fig. 12", "RDB and AT-RDB show serious throughput "
+                  "fluctuations; CruiseDB's throughput is much more stable", "smaller spread",
+                  _stability, gap=MODEL_GAP,
+                  reason="the simulated stores' per-second throughput is smoothed by "
+                                     "the delayed write rate"),
+            Claim("CruiseDB", "§VIII-D, Fig. 13 (§V-A)", "the memory buffer watermark has always "
+                  "been maintained around 50%, the adjustment target", "50%", _watermark,
+                  gap=MODEL_GAP,
+                  reason="CruiseDB's estimator (RateEstimater::Estimate, seed-algorithms.md §4.3) "
+                         "steers L0 files / 12 to 50%; its fallback above 12 files, LimitedSpeed, "
+                         "does not bind when DISK_RATE (a parameter the authors left blank; here "
+                         "the device's peak write bandwidth) over the compaction bytes per request "
+                         "exceeds what the store sustains"),
+            Claim("CruiseDB", "§VIII-D, Fig. 13", "the throughput limit and the watermark have a "
+                  "strong correlation: the limit is increased when the watermark is low and "
+                  "decreased when it is high", "strong correlation", _limit_follows_watermark,
+                  gap=MODEL_GAP,
+                  reason="the estimator steps on L0 files / 12 at each re-estimate (about one a "
+                         "second here), while the check reads the per-second sample before the "
+                         "step: L0 on the RAM disk empties in under a second, so the sample is "
+                         "not what the step saw; the step also follows the rise of the largest "
+                         "level score (K2) and falls back to LimitedSpeed/ColdBegin"),
+            Claim("CruiseDB", "§VIII-E, Fig. 14", "the writing amount of the SP-LSM-tree is "
+                  "significantly reduced compared with the P-LSM-tree (18.7% after 20 million "
+                  "operations)", "-18.7%", _sp_lsm_writes,
+                  gap=MODEL_GAP,
+                  reason="the RAM-disk L0 saves the flushes' device writes, but always-parallel "
+                         "L0->L1 compactions of fewer files rewrite L1 more often"),
+            Claim("CruiseDB", "§VIII-F, Fig. 15", "when K1 and K2 are both under 0.6 the tail "
+                  "throughput stays high; when K1 or K2 is larger than 0.6 it decreases "
+                  "obviously", "28,575.9 ops/s (both < 0.6), lower above", _gains,
+                  gap=MODEL_GAP,
+                  reason="every setting's tail is set by its slowest seconds: with the default "
+                         "gains L0 passes 12 files during the load, where LimitedSpeed does not "
+                         "bind (DISK_RATE, left blank by the authors, is the device's peak write "
+                         "bandwidth here), and the A-variant starts under L0 slowdowns; larger "
+                         "gains cut the rate before; " + STOPS),
+            Claim("CruiseDB", "§VIII-G, Fig. 16", "CruiseDB keeps the tail throughput at a very "
+                  "high level under different data scales (20-80 M operations), above the "
+                  "others", "highest at every scale", _scales_highest,
+                  gap=MODEL_GAP,
+                  reason=STOPS),
+            Claim("CruiseDB", "§VIII-G, Fig. 16", "AT-RocksDB achieves a tail throughput better "
+                  "than RocksDB without admission, especially under the larger data scales",
+                  "AT-RocksDB above, more so at larger scales", _scales_at_over_rocksdb,
+                  gap=MODEL_GAP,
+                  reason="the simulated auto-tuned limiter slows compaction, so L0 slowdowns "
+                         "last as long"),
+        ),
+        scales=SCALES, scale=scale,
+    )
+
+
+EXPERIMENT = build(SCALES.default)
