@@ -109,7 +109,7 @@ def che_hit_rates(blocks: np.ndarray, access: np.ndarray, capacity_blocks: float
             lo = x
         with np.errstate(invalid="ignore", over="ignore"):
             slope = float(np.dot(blocks, scaled * kept))  # nan when T overflows: bisect
-        step = x - excess / slope if slope > 0 else (lo + hi) / 2
+            step = x - excess / slope if slope > 0 else (lo + hi) / 2  # +-inf: bisect too
         x = step if lo < step < hi else (lo + hi) / 2
     return -np.expm1(-rate * math.exp(x)), x
 
