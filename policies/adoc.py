@@ -173,19 +173,18 @@ class Adoc(Policy):
     def observe(self, view: DBView) -> Observation:
         """The window since the previous tick: flush bandwidth, ratios, stalls."""
         opts = view.options
-        level = view.base_level if self.params["l0_metric"] == "base_level" else 0
         counters = view.stall_counts
         began = {name: counters[name] > self._stall_counts.get(name, 0) for name in counters}
         self._stall_counts = dict(counters)
         return Observation(
             immutables=view.immutable_memtables,
             flush_MBps=self._flush_bandwidth_MBps(view.new_events()),
-            l0_ratio=len(view.level_files(level)) / opts.level0_slowdown_writes_trigger,
+            l0_ratio=self._l0_ratio(view),
             pending_ratio=(view.pending_compaction_bytes
                            / opts.soft_pending_compaction_bytes_limit
                            if opts.soft_pending_compaction_bytes_limit else 0.0),
             memtable_stalled=any(began[name] for name in MEMTABLE_STALLS),
-            l0_stalled=level == 0 and any(began[name] for name in L0_STALLS),
+            l0_stalled=self._l0_level(view) == 0 and any(began[name] for name in L0_STALLS),
             pending_stalled=any(began[name] for name in PENDING_STALLS))
 
     def score(self, view: DBView) -> Score:
@@ -209,7 +208,6 @@ class Adoc(Policy):
         memtable_MBps = int((total - self._memtable_watermark) / self.params["tuning_gap_s"]
                             // 1e6)
         self._memtable_watermark = total
-        level = view.base_level if self.params["l0_metric"] == "base_level" else 0
         # compaction_idle_time; flush_idle_time feeds only the rule left out (§2.10).
         waits_s = view.thread_wait_s("low")
         idle_s, self._compaction_waits_s = waits_s - self._compaction_waits_s, waits_s
@@ -218,11 +216,20 @@ class Adoc(Policy):
             memtable_MBps=memtable_MBps,
             flush_MBps=self._flush_bandwidth_MBps(events),
             immutables=view.immutable_memtables,
-            l0_ratio=(0.0 if l0_compaction_done else
-                      len(view.level_files(level)) / opts.level0_slowdown_writes_trigger),
+            l0_ratio=0.0 if l0_compaction_done else self._l0_ratio(view),
             pending_ratio=(view.pending_compaction_bytes / soft
                            if compaction_done and soft else 0.0),
             compaction_idle=idle_s / (0.75 * opts.max_background_jobs))
+
+    def _l0_level(self, view: DBView) -> int:
+        """The level ADOC counts as "L0": L0 (the paper), or the base level as the shipped
+        code counts it (`l0_metric=base_level`, §2.3)."""
+        return view.base_level if self.params["l0_metric"] == "base_level" else 0
+
+    def _l0_ratio(self, view: DBView) -> float:
+        """"L0" files over level0_slowdown_writes_trigger."""
+        return (len(view.level_files(self._l0_level(view)))
+                / view.options.level0_slowdown_writes_trigger)
 
     def _flush_bandwidth_MBps(self, events: list[dict[str, Any]]) -> float:
         """Mean of bytes written / flush time over flushes finished in the window, in
