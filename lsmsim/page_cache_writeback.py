@@ -24,8 +24,8 @@ with its CPU, as before); the rest is written back while it computes. The thread
 cannot run ahead of the device for long: at close it waits for everything, and past
 `vm.dirty_ratio` `balance_dirty_pages` pauses a writer until writeback catches up, so a
 thread takes at least its own I/O time per unit. A thread's time per unit is therefore
-`max(cpu + read + synced * write, read + write)`, and it has I/O in flight for
-`read + write` of it (its share as a device stream).
+`max(cpu + read + synced * write, read + write)`, and its I/O is in flight for
+`read + write` of it, the flusher's part included (see below).
 
 Who issues the writeback I/O, which is what the device's concurrency curve counts
 (`lsmsim.fluid_share.io_streams`):
