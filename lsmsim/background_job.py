@@ -21,7 +21,8 @@ from lsmsim.compaction_picker import Compaction
 from lsmsim.keyspace import SMALL_VECTOR, merge_distinct
 from lsmsim.memtable import Memtable
 from lsmsim.options import LsmOptions
-from lsmsim.page_cache_writeback import KernelWriteback, synced_fraction, thread_seconds
+from lsmsim.page_cache_writeback import (KernelWriteback, flusher_write_s, not_range_synced,
+                                         synced_fraction, thread_seconds)
 from lsmsim.sst_file import SstFile
 from lsmsim.wakeup_wait import WakeupModel, job_wakeups
 
@@ -33,7 +34,8 @@ class ThreadWork:
 
     A thread computes, reads its inputs with blocking reads and waits for the part of its
     output it Syncs (`lsmsim.page_cache_writeback`): `blocked_s` of each unit it is not
-    runnable, and for `io_s` of it it has I/O in flight (a device stream). `cap` is the
+    runnable, and for `io_s` of it its I/O is in flight, `flusher_s` of which the kernel's
+    flusher thread issues (a stream shared with every job's pages). `cap` is the
     job's progress-rate cap, `threads / (cpu_s + blocked_s)`. Under CPU contention
     `lsmsim.fluid_share.runnable_fractions` keeps CPU and blocked time serial too."""
 
@@ -41,10 +43,12 @@ class ThreadWork:
     read_s: float     # device seconds of its reads at one stream's bandwidth
     write_s: float    # device seconds of its writes at one stream's bandwidth
     synced: float     # fraction of its writes it waits for at Sync (1: all)
+    range_tail: float  # fraction its range syncs leave dirty until the close (1: all)
     dirty_bytes: float  # mean dirty page-cache bytes it holds while it writes
     wakeups: float    # times it blocks and is woken (`lsmsim.wakeup_wait.job_wakeups`)
     blocked_s: float
     io_s: float
+    flusher_s: float  # of `io_s`: the flusher's writeback of its pages
     cap: float
 
 
@@ -82,10 +86,11 @@ class BackgroundJob:
         if self._thread_work is None:
             read_s = self.read_bytes / read_bps
             write_s = self.write_bytes / write_bps
-            synced, dirty_bytes = 1.0, 0.0
+            synced, dirty_bytes, range_tail = 1.0, 0.0, 1.0
             bytes_per_sync = options.bytes_per_sync
             if writeback is not None and self.write_bytes > 0:
                 file_bytes = self.write_bytes / max(1, len(self.outputs))
+                range_tail = not_range_synced(bytes_per_sync, file_bytes)
                 first = synced_fraction(bytes_per_sync, file_bytes, 0.0, writeback.expire_s)
                 blocked_s, _ = thread_seconds(self.cpu_s, read_s, write_s, first)
                 file_write_s = file_bytes * (self.cpu_s + blocked_s) / self.write_bytes
@@ -96,7 +101,8 @@ class BackgroundJob:
                 wakeups, len(self.outputs), synced * self.write_bytes, self.read_bytes,
                 options.compaction_readahead_size)
             self._thread_work = self.with_synced(ThreadWork(
-                self.cpu_s, read_s, write_s, synced, dirty_bytes, woken, 0.0, 0.0, 0.0), synced)
+                self.cpu_s, read_s, write_s, synced, range_tail, dirty_bytes, woken, 0.0, 0.0,
+                0.0, 0.0), synced)
         return self._thread_work
 
     def with_synced(self, work: ThreadWork, synced: float, wait_s: float = 0.0) -> ThreadWork:
@@ -106,8 +112,10 @@ class BackgroundJob:
         blocked_s += wait_s
         seconds = work.cpu_s + blocked_s
         cap = self.threads / seconds if seconds > 0 else float("inf")
-        return ThreadWork(work.cpu_s, work.read_s, work.write_s, synced, work.dirty_bytes,
-                          work.wakeups, blocked_s, io_s, cap)  # not dataclasses.replace: hot
+        flusher_s = flusher_write_s(work.write_s, work.range_tail, synced)
+        return ThreadWork(work.cpu_s, work.read_s, work.write_s, synced, work.range_tail,
+                          work.dirty_bytes, work.wakeups, blocked_s, io_s, flusher_s,
+                          cap)  # not dataclasses.replace: hot
 
 
 @dataclass(eq=False)

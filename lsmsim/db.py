@@ -375,11 +375,13 @@ class DB:
                                 for job, w in zip(jobs, thread_works)]
         work: list[tuple[float, float]] = []
         io_s: list[float] = []
+        flusher_s: list[float] = []
         threads: list[float] = []
         reading = writing = False
         for job, thread in zip(jobs, thread_works):  # one loop: most events have one or two jobs
             work.append((thread.cpu_s, thread.blocked_s))
             io_s.append(thread.io_s)
+            flusher_s.append(thread.flusher_s)
             threads.append(job.threads)
             if job.read_bytes > 0:
                 reading = True
@@ -387,7 +389,8 @@ class DB:
                 writing = True
         wal = self.writer.wal_synced
         if self.mechanisms.io_streams:
-            streams: float = io_streams(work, threads, io_s)
+            streams: float = io_streams(work, threads, io_s,
+                                        flusher_s if self.mechanisms.flusher_stream else None)
         else:
             streams = len(jobs)
         if wal:

@@ -83,18 +83,32 @@ def runnable_fractions(cores: float, foreground: float, work: list[tuple[float, 
 
 
 def io_streams(work: list[tuple[float, float]], threads: list[float],
-               io_s: list[float] | None = None) -> float:
+               io_s: list[float] | None = None, flusher_s: list[float] | None = None) -> float:
     """Threads issuing I/O at a moment, on average: each job's threads times the fraction of
-    their time with I/O in flight, `io / (cpu + wait)` (`work` as for `runnable_fractions`;
-    `io_s` each job's seconds of I/O per unit, by default its `wait`: every write waited
-    for). A thread computing while the kernel writes its pages back still has I/O in flight;
-    one computing with none is not a stream to the device. Simplified: the fraction is a
-    thread's uncontended one; on an oversubscribed CPU a thread also waits for a core, so
-    somewhat fewer are in I/O at once than counted."""
+    their time with I/O of their own in flight, `(io - flusher) / (cpu + wait)` (`work` as
+    for `runnable_fractions`; `io_s` each job's seconds of I/O per unit, by default its
+    `wait`: every write waited for), plus the kernel's flusher thread while it writes back
+    their pages. A thread computing while its range syncs' pages are written still has I/O
+    in flight; one computing with none is not a stream to the device.
+
+    `flusher_s` (each job's seconds per unit of one stream's writes the flusher issues,
+    `lsmsim.page_cache_writeback.flusher_write_s`): the flusher is one thread per device
+    (`wb_workfn`, fs/fs-writeback.c) writing back every job's expired and over-threshold
+    pages in turn, so together they are the fraction of time it is busy, at most one
+    stream. None: each job's flusher writeback counts as its own threads' I/O (the rule
+    without `flusher_stream`). Simplified: the fractions are a thread's uncontended ones;
+    on an oversubscribed CPU a thread also waits for a core, so somewhat fewer are in I/O
+    at once than counted."""
     if io_s is None:
         io_s = [wait for _, wait in work]
-    return sum([t * io / (cpu + wait) if io > 0.0 else 0.0
-                for (cpu, wait), io, t in zip(work, io_s, threads)])
+    if not flusher_s or not any(flusher_s):
+        return sum([t * io / (cpu + wait) if io > 0.0 else 0.0
+                    for (cpu, wait), io, t in zip(work, io_s, threads)])
+    own = sum([t * (io - flushed) / (cpu + wait) if io > flushed else 0.0
+               for (cpu, wait), io, flushed, t in zip(work, io_s, flusher_s, threads)])
+    flusher = sum([t * flushed / (cpu + wait) if flushed > 0.0 else 0.0
+                   for (cpu, wait), flushed, t in zip(work, flusher_s, threads)])
+    return own + min(1.0, flusher)
 
 
 def allocate(capacities: list[float | None], demands: list[Demand]) -> list[float]:

@@ -31,6 +31,12 @@ class Mechanisms:
     # `dirty_expire_centisecs` (`lsmsim.page_cache_writeback`), so a job computes while its
     # pages are written. Off: a job waits for every byte it writes at its files' Syncs.
     page_cache_writeback: bool = True
+    # The kernel's writeback of the jobs' expired and over-`dirty_background_ratio` pages is
+    # one flusher thread per device (`wb_workfn`, fs/fs-writeback.c), so it is one device
+    # stream at most, shared by every job; range syncs and Syncs stay the job thread's own
+    # (`lsmsim.page_cache_writeback`). Applies with `io_streams`. Off: each job's flusher
+    # writeback counts in its own threads' streams.
+    flusher_stream: bool = True
     # A job thread woken (per output file, per MiB it Syncs, per device read, as measured)
     # while every core is busy waits `wakeup_wait_s` for one (`lsmsim.wakeup_wait`). Off:
     # CPU is shared only by CFS's fair share.

@@ -24,8 +24,24 @@ with its CPU, as before); the rest is written back while it computes. The thread
 cannot run ahead of the device for long: at close it waits for everything, and past
 `vm.dirty_ratio` `balance_dirty_pages` pauses a writer until writeback catches up, so a
 thread takes at least its own I/O time per unit. A thread's time per unit is therefore
-`max(cpu + read + synced * write, read + write)`, and it has I/O in flight for
-`read + write` of it (its share as a device stream).
+`max(cpu + read + synced * write, read + write)`, and its I/O is in flight for
+`read + write` of it, the flusher's part included (see below).
+
+Who issues the writeback I/O, which is what the device's concurrency curve counts
+(`lsmsim.fluid_share.io_streams`):
+
+- a range sync and a Sync are the job's own thread's: `sync_file_range` (fs/sync.c,
+  `ksys_sync_file_range`) and `fdatasync` (`file_write_and_wait_range`, mm/filemap.c) call
+  `__filemap_fdatawrite_range`, which walks the file's dirty pages and submits their bios
+  from the calling thread (`do_writepages`);
+- expired pages and the excess over the background threshold are the flusher's: one
+  writeback work item per block device (per cgroup), `struct bdi_writeback`, whose
+  `wb_workfn` runs `wb_do_writeback` -> `wb_check_old_data_flush` / `wb_check_background_flush`
+  -> `wb_writeback` (fs/fs-writeback.c) over every dirty inode of the device in turn, in
+  chunks of `writeback_chunk_size`. However many jobs left pages dirty, it is one thread
+  issuing I/O: at most one stream (`flusher_write_s`);
+- a writer over `vm.dirty_ratio` issues none: since Linux 3.2 `balance_dirty_pages`
+  (mm/page-writeback.c) wakes the flusher and sleeps ("IO-less dirty throttling").
 
 Simplified: a file's write time for the expiry rule is taken at the thread's uncontended
 pace; the dirty bytes are a mean field (each writing thread holds half of the part of its
@@ -65,12 +81,26 @@ def synced_fraction(bytes_per_sync: float, file_bytes: float, file_write_s: floa
     (`file_write_s`: how long writing one file takes the thread)."""
     if file_bytes <= 0.0:
         return 1.0
-    synced = 1.0
-    if bytes_per_sync > 0:
-        synced = min(1.0, (NOT_SYNCED_TAIL_BYTES + bytes_per_sync) / file_bytes)
+    synced = not_range_synced(bytes_per_sync, file_bytes)
     if file_write_s > expire_s:  # the pages written more than expire_s before the close
         synced = min(synced, expire_s / file_write_s)
     return synced
+
+
+def not_range_synced(bytes_per_sync: float, file_bytes: float) -> float:
+    """Fraction of a file its thread's range syncs leave dirty until the close: all of it
+    without `bytes_per_sync`, else the last 1 MiB and at most one range."""
+    if bytes_per_sync <= 0 or file_bytes <= 0.0:
+        return 1.0
+    return min(1.0, (NOT_SYNCED_TAIL_BYTES + bytes_per_sync) / file_bytes)
+
+
+def flusher_write_s(write_s: float, not_range_synced_part: float, synced: float) -> float:
+    """Seconds (at one stream's bandwidth) of a thread's writes per unit that the kernel's
+    flusher issues: what neither its range syncs (`not_range_synced_part` is what they
+    leave) nor its Syncs (`synced`) write, i.e. pages that expired or went over the
+    background threshold first."""
+    return (not_range_synced_part - synced) * write_s
 
 
 def background_share(dirty_bytes: float, background_bytes: float) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -21,6 +22,7 @@ def validation_script(name: str) -> ModuleType:
     path = Path(__file__).resolve().parents[1] / "validation" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # where dataclasses look a class's module up
     spec.loader.exec_module(module)
     return module
 

@@ -13,8 +13,10 @@ from conftest import run_small
 from lsmsim.data_file import DataFileError
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.machine import load_machine, machine_toml
+from lsmsim.fluid_share import io_streams
 from lsmsim.page_cache_writeback import (NOT_SYNCED_TAIL_BYTES, background_share,
-                                         synced_fraction, thread_seconds)
+                                         flusher_write_s, not_range_synced, synced_fraction,
+                                         thread_seconds)
 
 MIB = 1 << 20
 
@@ -91,6 +93,75 @@ def test_with_little_memory_the_flusher_writes_back_before_the_sync():
     on, off = rates[256]
     assert on > 1.1 * off
     assert rates[4096][0] == rates[4096][1]
+
+
+def test_range_syncs_and_syncs_are_the_threads_expired_pages_the_flushers():
+    """Of a thread's writes the flusher issues what neither its range syncs nor its Syncs
+    write: nothing with range syncs that keep up, the expired part without them."""
+    write_s = 2.0
+    ranged_tail = not_range_synced(MIB, 64 * MIB)
+    synced = synced_fraction(MIB, 64 * MIB, file_write_s=2.0, expire_s=30.0)
+    assert flusher_write_s(write_s, ranged_tail, synced) == 0.0
+    expired = synced_fraction(0, 64 * MIB, file_write_s=60.0, expire_s=30.0)
+    assert flusher_write_s(write_s, not_range_synced(0, 64 * MIB), expired) == pytest.approx(1.0)
+    # Range syncs lagging more than the expiry (a 32 MiB range, 60 s per file): the flusher
+    # writes the expired part of what they leave.
+    tail = not_range_synced(32 * MIB, 64 * MIB)
+    late = synced_fraction(32 * MIB, 64 * MIB, file_write_s=120.0, expire_s=30.0)
+    assert flusher_write_s(write_s, tail, late) == pytest.approx((tail - 0.25) * write_s)
+
+
+def test_the_flusher_is_one_stream_however_many_jobs_leave_it_pages():
+    """Ten jobs whose writes the flusher issues (all of a second's I/O per unit): one stream
+    for all of them, plus each job's own reads; counted per job (None) they are ten."""
+    work = [(1.0, 0.5)] * 10
+    threads = [1.0] * 10
+    io_s, flusher_s = [1.0] * 10, [0.5] * 10
+    assert io_streams(work, threads, io_s, flusher_s) == pytest.approx(10 * 0.5 / 1.5 + 1.0)
+    assert io_streams(work, threads, io_s, None) == pytest.approx(10 * 1.0 / 1.5)
+    lone = io_streams([(1.0, 0.5)], [1.0], [1.0], [0.5])  # a flusher busy a third of the time
+    assert lone == pytest.approx(io_streams([(1.0, 0.5)], [1.0], [1.0], None))
+
+
+job_work = st.tuples(st.floats(0.01, 10.0), st.floats(0.01, 10.0), st.floats(0.0, 10.0),
+                     st.floats(0.0, 1.0), st.floats(1.0, 20.0))
+
+
+@given(st.lists(job_work, max_size=12))
+def test_counting_the_flusher_once_never_adds_streams_nor_takes_the_threads_own(jobs):
+    """With the flusher one thread the stream count is at most the per-job count, at least
+    the threads' own I/O, and exceeds that by one stream at most."""
+    work = [(cpu, wait) for cpu, wait, _, _, _ in jobs]
+    io_s = [io for _, _, io, _, _ in jobs]
+    flusher_s = [io * part for _, _, io, part, _ in jobs]
+    threads = [t for *_, t in jobs]
+    shared = io_streams(work, threads, io_s, flusher_s)
+    own = io_streams(work, threads, [io - f for io, f in zip(io_s, flusher_s)], None)
+    assert shared <= io_streams(work, threads, io_s, None) * (1 + 1e-12) + 1e-12
+    assert own * (1 - 1e-12) - 1e-12 <= shared <= own + 1.0 + 1e-12
+
+
+def test_one_flusher_stream_spares_a_disk_the_seeks_between_jobs():
+    """The little-memory machine above on the HDD, whose total write bandwidth falls with
+    the streams (a seek per stream per sweep of its queue): the flusher writing back eight
+    jobs' excess pages is one stream, not part of eight, so background work and writes go
+    faster than with each job's share counted as its own. With 4 GiB the flusher writes
+    nothing and the switch changes nothing."""
+    options = {**BIG_FILES, "max_background_jobs": 8, "max_subcompactions": 4}
+    runs = {}
+    for memory_mib in (256, 4096):
+        machine = dataclasses.replace(load_machine("server"), page_cache_bytes=memory_mib * MIB)
+        runs[memory_mib] = [run_small(duration_s=30, device="hdd", machine=machine,
+                                      options=options, without=without)
+                            for without in ([], ["flusher_stream"])]
+    shared, per_job = runs[256]
+    assert per_job.config["mechanisms_off"] == ["flusher_stream"]
+    assert (shared.summary["background_rate_MBps"]
+            > 1.05 * per_job.summary["background_rate_MBps"])
+    assert (shared.summary["throughput_ops_per_s"]
+            > 1.05 * per_job.summary["throughput_ops_per_s"])
+    roomy, roomy_off = (run.summary for run in runs[4096])
+    assert roomy == roomy_off
 
 
 def test_db_bench_bytes_per_sync_is_modelled():

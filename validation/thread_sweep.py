@@ -20,6 +20,11 @@ describes, checked here (the simulator is not tuned to it):
 - at 20 jobs memtable stalls take more time than L0 stalls (§4: "frequent write stalls
   here are due to MT stalls, and L0O hardly occurs").
 
+Beside them each cell's write amplification and the device's busy fraction are printed and
+drawn: once the device is busy all the time, throughput is its bandwidth at the streams in
+I/O over the write amplification, so where the write amplification stands when the puts
+end moves the throughput checks.
+
 Writes `thread_sweep.csv` and `thread_sweep.png` to `--out`; exits 1 when a check fails.
 """
 
@@ -54,6 +59,8 @@ class Cell:
     throughput_ops_per_s: float
     stall_s: dict[str, float]  # by overflow: MT, L0, PS
     flush_rate_MBps: float
+    write_amplification: float
+    device_util: float  # the device's mean busy fraction
 
 
 def command(jobs: int, puts: int) -> list[str]:
@@ -73,7 +80,8 @@ def run_cell(spec: tuple[str, str, int, int, tuple[str, ...]]) -> Cell:
     stall_s = {name: sum(by_cause.get(c, 0.0) for c in causes)
                for name, causes in (("MT", MT), ("L0", L0), ("PS", PS))}
     return Cell(device, jobs, summary["throughput_ops_per_s"], stall_s,
-                summary["flush_rate_MBps"])
+                summary["flush_rate_MBps"], summary["write_amplification"],
+                summary["mean_device_util"])
 
 
 def checks(cells: list[Cell]) -> list[tuple[str, bool, str]]:
@@ -113,7 +121,7 @@ def draw(cells: list[Cell], path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
 
     devices = sorted({c.device for c in cells}, key=DEVICES.index)
-    fig, axes = plt.subplots(3, len(devices), figsize=(3.4 * len(devices), 8.4),
+    fig, axes = plt.subplots(4, len(devices), figsize=(3.4 * len(devices), 11.0),
                              sharex=True, squeeze=False)
     for col, device in enumerate(devices):
         row = sorted((c for c in cells if c.device == device), key=lambda c: c.jobs)
@@ -127,7 +135,11 @@ def draw(cells: list[Cell], path: Path, title: str) -> None:
             bottom = bottom + values
         axes[1][col].set_ylim(0, max(float(bottom.max()), 1.0) * 1.08)
         axes[2][col].plot(jobs, [c.flush_rate_MBps for c in row], "o-", color="tab:green")
-        axes[2][col].set_xlabel("max_background_jobs")
+        axes[3][col].plot(jobs, [c.write_amplification for c in row], "o-", color="tab:brown",
+                          label="write amp.")
+        axes[3][col].plot(jobs, [10 * c.device_util for c in row], "s--", color="tab:gray",
+                          label="device busy x10")
+        axes[3][col].set_xlabel("max_background_jobs")
         for ax in axes[:, col]:
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
@@ -135,6 +147,8 @@ def draw(cells: list[Cell], path: Path, title: str) -> None:
     axes[1][0].set_ylabel("stall time (s)")
     axes[1][0].legend(title="overflow", fontsize=8)
     axes[2][0].set_ylabel("flush rate (MB/s)")
+    axes[3][0].set_ylabel("write amp.; device busy x10")
+    axes[3][0].legend(fontsize=8)
     fig.suptitle(title, fontsize=10 if len(devices) > 2 else 8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -174,21 +188,22 @@ def main() -> int:
     with open(args.out / "thread_sweep.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["device", "jobs", "throughput_ops_per_s", "stall_MT_s", "stall_L0_s",
-                         "stall_PS_s", "flush_rate_MBps"])
+                         "stall_PS_s", "flush_rate_MBps", "write_amplification", "device_util"])
         for c in cells:
             writer.writerow([c.device, c.jobs, round(c.throughput_ops_per_s, 1),
                              *(round(c.stall_s[k], 1) for k in ("MT", "L0", "PS")),
-                             round(c.flush_rate_MBps, 1)])
+                             round(c.flush_rate_MBps, 1), round(c.write_amplification, 3),
+                             round(c.device_util, 3)])
     off = f", without {', '.join(args.without)}" if args.without else ""
     draw(cells, args.out / "thread_sweep.png",
          f"fillrandom, {args.puts / 1e6:g} M puts of 1000 B, 64 MB memtables, "
          f"subcompactions 20, server machine{off}")
     print(f"{'device':9} {'jobs':>4} {'kops/s':>7} {'MT s':>6} {'L0 s':>6} {'PS s':>6} "
-          f"{'flush MB/s':>10}")
+          f"{'flush MB/s':>10} {'WA':>5} {'busy':>5}")
     for c in cells:
         print(f"{c.device:9} {c.jobs:4d} {c.throughput_ops_per_s / 1e3:7.1f} "
               f"{c.stall_s['MT']:6.0f} {c.stall_s['L0']:6.0f} {c.stall_s['PS']:6.0f} "
-              f"{c.flush_rate_MBps:10.1f}")
+              f"{c.flush_rate_MBps:10.1f} {c.write_amplification:5.2f} {c.device_util:5.3f}")
     found = checks(cells)
     print()
     for statement, holds, simulated in found:

@@ -1,0 +1,46 @@
+"""validation/thread_sweep.py: the ADOC thread sweep's checks, and what it writes."""
+
+from __future__ import annotations
+
+import csv
+import sys
+
+import pytest
+
+from conftest import validation_script
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    return validation_script("thread_sweep")
+
+
+def cells(sweep, device: str, kops: list[float]):
+    return [sweep.Cell(device, jobs, 1e3 * k, {"MT": 10.0, "L0": 1.0, "PS": 0.0},
+                       100.0 - jobs, 5.0, 1.0) for jobs, k in zip(sweep.JOBS, kops)]
+
+
+def test_a_device_that_falls_less_than_the_tolerance_after_its_peak_fails(sweep):
+    falls = {s: h for s, h, _ in sweep.checks(cells(sweep, "hdd",
+                                                    [30, 36, 38, 37, 36, 35, 35]))}
+    flat = {s: h for s, h, _ in sweep.checks(cells(sweep, "hdd",
+                                                   [30, 36, 38, 37, 37, 37, 36.5]))}
+    name = "hdd: peaks at 4-8 jobs and falls after"
+    assert falls[name] and not flat[name]
+    assert all(falls.values())
+
+
+def test_the_sweep_writes_write_amplification_and_device_busy(sweep, tmp_path, monkeypatch):
+    """Each cell's write amplification and device busy fraction, which explain its
+    throughput once the device is saturated, reach the CSV and the figure."""
+    monkeypatch.setattr(sys, "argv", ["thread_sweep.py", "--devices", "sata-ssd", "--jobs",
+                                      "2,4", "--puts", "400000", "--workers", "1",
+                                      "--out", str(tmp_path)])
+    sweep.main()
+    with open(tmp_path / "thread_sweep.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(r["jobs"]) for r in rows] == [2, 4]
+    for row in rows:
+        assert float(row["write_amplification"]) >= 1.0
+        assert 0.0 < float(row["device_util"]) <= 1.0
+    assert (tmp_path / "thread_sweep.png").stat().st_size > 0
