@@ -39,6 +39,7 @@ from lsmsim.options import LsmOptions, OptionError
 from lsmsim.page_cache_writeback import background_share
 from lsmsim.policy import Policy, PolicyError, Weights
 from lsmsim.rate_limiter import GenericRateLimiter
+from lsmsim.run_queue_idle import cpu_capacity
 from lsmsim.sst_file import SstFile
 from lsmsim.stall_tracker import StallTracker, cause_name
 from lsmsim.storage_device import StorageDevice
@@ -134,6 +135,9 @@ class DB:
         # A shared core's cost on a job's CPU per unit (0: none), and the factor now.
         self._core_sharing_slope = machine.core_sharing_slope if mechanisms.core_sharing else 0.0
         self._core_sharing = 1.0
+        # Share of core time left idle while runnable threads queue (0: none).
+        self._run_queue_idle_share = (machine.run_queue_idle_share if mechanisms.run_queue_idle
+                                      else 0.0)
         # CPU of each read and write request of a job (0: per-byte costs alone).
         self._io_request_cpu_s = machine.io_request_cpu_s if mechanisms.io_request_cost else 0.0
         self.workload = workload
@@ -446,7 +450,12 @@ class DB:
             demands.append(Demand(per_unit, cap, (cpu_weight * fraction * job.threads,
                                                   device_weight * job.threads,
                                                   limiter_weight)))
-        capacities = [cores, 1.0, float(limiter_bps) if limiter_bps else None]
+        cpu_cores = cores
+        if self._run_queue_idle_share:  # core time idle while threads queue
+            cpu_cores = cpu_capacity(cores, foreground + sum([f * t for f, t in
+                                                              zip(runnable, threads)]),
+                                     self._run_queue_idle_share)
+        capacities = [cpu_cores, 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
         self._client_rates = rates[:clients]
         if self.clients is None:

@@ -67,6 +67,10 @@ class MachineProfile:
     # How a job's CPU per unit grows on a shared core (`lsmsim.core_sharing`): 0 unless a
     # profile sets it (the measured figure is `core_sharing.CORE_SHARING_SLOPE`).
     core_sharing_slope: float = 0.0
+    # Share of core time left idle while runnable threads wait on a run queue
+    # (`lsmsim.run_queue_idle`): 0 unless a profile sets it (the measured figure is
+    # `run_queue_idle.RUN_QUEUE_IDLE_SHARE`).
+    run_queue_idle_share: float = 0.0
     # Equally likely multipliers of a flush's or compaction's CPU cost, mean 1, one drawn
     # per job (`lsmsim.job_cost_spread`); measured from real runs' compactions. Empty: every
     # job costs the mean.
@@ -147,7 +151,8 @@ KERNEL_FIELDS = {"dirty_background_ratio": ("dirty_background_ratio", 1.0),
                  "wakeup_wait_us": ("wakeup_wait_s", 1e-6),
                  "wakeups_per_output_file": ("wakeups_per_output_file", 1.0),
                  "wakeups_per_dirty_mib": ("wakeups_per_dirty_mib", 1.0),
-                 "core_sharing_slope": ("core_sharing_slope", 1.0)}
+                 "core_sharing_slope": ("core_sharing_slope", 1.0),
+                 "run_queue_idle_share": ("run_queue_idle_share", 1.0)}
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
@@ -162,7 +167,9 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            "dirty_background_ratio": Range(0.0, 100.0),
            "dirty_expire_centisecs": Range(0, INT32_MAX, integer=True),
            "wakeup_wait_us": Range(0.0, 1e6), "wakeups_per_output_file": Range(0.0, 1e6),
-           "wakeups_per_dirty_mib": Range(0.0, 1e6), "core_sharing_slope": Range(0.0, 10.0)}
+           "wakeups_per_dirty_mib": Range(0.0, 1e6), "core_sharing_slope": Range(0.0, 10.0),
+           # A share of the cores' time: 1 would leave no core to run on.
+           "run_queue_idle_share": Range(0.0, 1.0, high_open=True)}
 # At most this many multipliers in `job_cpu_spread`, each within this range.
 MAX_SPREAD_POINTS = 1000
 _SPREAD_RANGE = Range(1e-3, 1e3)

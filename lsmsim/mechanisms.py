@@ -54,6 +54,11 @@ class Mechanisms:
     # its time others use its core (`lsmsim.core_sharing`). Off: the same CPU however
     # many threads share the cores.
     core_sharing: bool = True
+    # Core time is left idle while runnable threads wait on another core's run queue (Linux
+    # keeps one per CPU and skips newly-idle balancing between short idle periods):
+    # capacity `cores * (1 - run_queue_idle_share * P(threads queue))`
+    # (`lsmsim.run_queue_idle`). Off: every core busy while threads outnumber them.
+    run_queue_idle: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

@@ -62,6 +62,7 @@ from lsmsim.traces.thread_schedstat import group_totals
 from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_validation import check_run_folders, run_devices, run_setup
 from lsmsim.page_cache_writeback import synced_fraction
+from lsmsim.fidelity.run_queue_idle_fit import estimate_idle_share
 from lsmsim.fidelity.wakeup_wait_fit import estimate_wakeup_counts, estimate_wakeup_wait
 from lsmsim.sweeps.progress import Progress
 from lsmsim.sweeps.worker_pool import Interrupted, JobFailed, run_jobs
@@ -175,7 +176,9 @@ def measured_costs(traces: Sequence[Trace], base: MachineProfile
 def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: Sequence[Trace],
                           profile: MachineProfile) -> tuple[dict[str, float], list[str]]:
     """The wake-up figures of `lsmsim.wakeup_wait` (`wakeup_wait_us`,
-    `wakeups_per_output_file`, `wakeups_per_dirty_mib`) from the runs' `threads.csv`
+    `wakeups_per_output_file`, `wakeups_per_dirty_mib`) and the idle share of
+    `lsmsim.run_queue_idle` (`run_queue_idle_share`, where some seconds had a runnable
+    thread more than the cores) from the runs' `threads.csv`
     (trace capture's per-thread schedstat) beside their LOGs' jobs. Runs without the file
     (captured before lsmsim recorded it) measure none. The writer thread's CPU per put is
     not taken for `write_ns_per_op`: the model's put cost is the writer's time per put while
@@ -213,6 +216,15 @@ def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: 
                  f"{basis['wakeups_per_cpu_s']} wake-ups and "
                  f"{basis['excess_wait_per_cpu_s']} s of wait beyond the fair share per "
                  "CPU second of the job threads")
+    share, idle_basis = estimate_idle_share([path for path, _, _ in with_threads], profile.cores)
+    if idle_basis["oversubscribed_seconds"]:
+        measured["run_queue_idle_share"] = round(share, 3)
+        notes.append(f"run_queue_idle_share measured from {idle_basis['oversubscribed_seconds']} "
+                     f"seconds of {idle_basis['runs']} threads.csv with a runnable thread more "
+                     f"than the cores, {idle_basis['busy_cores']} cores busy")
+    else:
+        notes.append("run_queue_idle_share not measured: no second had a runnable thread "
+                     "more than the cores")
     return measured, notes
 
 
