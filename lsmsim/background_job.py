@@ -149,7 +149,8 @@ class CompactionJob(BackgroundJob):
 
 
 def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
-                          at_s: float, write_position_bytes: float) -> SstFile | None:
+                          at_s: float, write_position_bytes: float,
+                          largest_seqno: int) -> SstFile | None:
     """An SST holding `keys` (full key-space vector), trimmed to its non-empty range; it
     keeps a view of `keys` (no copy): pass a vector built for it alone."""
     if keys[0] > 0 and keys[-1] > 0:  # the usual flush of random keys: nothing to trim
@@ -160,7 +161,8 @@ def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
         if not held[lo]:
             return None
         hi = len(keys) - int(held[::-1].argmax())
-    return SstFile(number, lo, hi, keys[lo:hi], entry_bytes, at_s, write_position_bytes)
+    return SstFile(number, lo, hi, keys[lo:hi], entry_bytes, at_s, write_position_bytes,
+                   largest_seqno)
 
 
 def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int) -> np.ndarray:
@@ -179,7 +181,8 @@ def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int
 def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
                  first_number: int, at_s: float, write_position_bytes: float,
                  cuts: tuple[int, ...] = (),
-                 grandparent_bounds: list[int] | None = None) -> list[SstFile]:
+                 grandparent_bounds: list[int] | None = None,
+                 largest_seqno: int = 0) -> list[SstFile]:
     """Cut merged output into files of about `target_file_bytes`, at bucket edges, and at
     every edge in `cuts` (absolute bucket indices, as an SstPartitioner would).
 
@@ -194,20 +197,22 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
     grandparents_.empty() || !level_compaction_dynamic_file_size ? target : 2 * target`;
     ShouldStopBefore cuts on size at that maximum only). Simplified: the "skippable
     grandparent file" and max_compaction_bytes cuts are left out (random keys rarely
-    trigger them).
+    trigger them). Every file takes `largest_seqno`, the newest input's (random keys put
+    the newest write in every output file).
 
     The files hold views of `merged` (no copies): pass a vector built for them alone."""
     n = len(merged)
     inner = [c - lo for c in cuts if 0 < c - lo < n]
     if not inner:  # the usual compaction: no partitioner cuts, one run
         return _split_run(merged, lo, entry_bytes, target_file_bytes, first_number, at_s,
-                          write_position_bytes, grandparent_bounds)
+                          write_position_bytes, grandparent_bounds, largest_seqno)
     bounds = sorted({0, n, *inner})
     files: list[SstFile] = []
     position = write_position_bytes
     for a, b in zip(bounds, bounds[1:]):
         part = _split_run(merged[a:b], lo + a, entry_bytes, target_file_bytes,
-                          first_number + len(files), at_s, position, grandparent_bounds)
+                          first_number + len(files), at_s, position, grandparent_bounds,
+                          largest_seqno)
         position += sum(f.size_bytes for f in part)
         files += part
     return files
@@ -215,7 +220,8 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
 
 def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
                first_number: int, at_s: float, write_position_bytes: float,
-               grandparent_bounds: list[int] | None = None) -> list[SstFile]:
+               grandparent_bounds: list[int] | None = None,
+               largest_seqno: int = 0) -> list[SstFile]:
     """CompactionOutputs::ShouldStopBefore closes a file once it reaches the compaction's
     max_output_file_size (the target, or twice it with grandparent bounds); here a file
     closes at the first bucket edge where it reaches it (or, with grandparent bounds, at
@@ -254,7 +260,7 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
             b -= 1
         if b > a:
             sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b],
-                          entry_bytes, at_s, position)
+                          entry_bytes, at_s, position, largest_seqno)
             position += sst.size_bytes
             files.append(sst)
         base = float(cumulative[end - 1])

@@ -679,8 +679,9 @@ class DB:
         memtables = [m for m in self.memtables.immutables if not m.being_flushed]
         keys = memtable_keys(self.distribution, self.keyspace,
                              [(m.first_op, m.ops) for m in memtables])
+        largest_seqno = max(m.first_op + round(m.ops) for m in memtables)  # one seqno a put
         output = file_from_bucket_keys(self._next_file_number, keys, self.entry.sst_bytes,
-                                       self.env.now, self._sst_bytes_written)
+                                       self.env.now, self._sst_bytes_written, largest_seqno)
         memtable_bytes = sum(m.size_bytes for m in memtables)
         below: list[SstFile] = []
         cpu_s = self.machine.flush_cpu_s(memtable_bytes, sum(m.ops for m in memtables))
@@ -695,7 +696,8 @@ class DB:
             merged = merge_inputs(self._bucket_keys, [output, *below], lo, hi)
             outputs = split_output(merged, lo, self.entry.sst_bytes,
                                    self.options.max_file_size_for_level(level),
-                                   self._next_file_number, self.env.now, self._sst_bytes_written)
+                                   self._next_file_number, self.env.now, self._sst_bytes_written,
+                                   largest_seqno=largest_seqno)
             self.version.set_being_compacted(level, below, True)
             below_bytes = sum(f.size_bytes for f in below)
             cpu_s += self.machine.compaction_cpu_s(below_bytes, below_bytes / self.entry.sst_bytes,
@@ -796,7 +798,8 @@ class DB:
         outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
                                self.env.now, self._sst_bytes_written,
                                compaction.output_cuts + plan.boundaries,
-                               self._grandparent_bounds(compaction.output_level, lo, hi))
+                               self._grandparent_bounds(compaction.output_level, lo, hi),
+                               max([f.largest_seqno for f in inputs]))
         self._next_file_number += max(1, len(outputs))
         if compaction.key_range is None:  # input_bytes_of: whole files, their size_bytes
             read = [f.size_bytes for f in inputs]

@@ -13,6 +13,8 @@ class SstFile:
 
     File boundaries fall on bucket edges, so two files overlap exactly when their bucket
     ranges intersect (FileMetaData smallest/largest keys, simplified to bucket resolution).
+    `largest_seqno` is FileMetaData's fd.largest_seqno: the sequence number (the count of
+    writes, one per put) of the newest key it holds. It orders L0 (`VersionStorage.add_file`).
     """
 
     number: int
@@ -22,6 +24,7 @@ class SstFile:
     entry_bytes: int
     created_at_s: float = 0.0
     write_position_bytes: float = 0.0  # SST bytes written before this file: its page-cache age
+    largest_seqno: int = 0
     being_compacted: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -51,4 +54,5 @@ class SstFile:
             return None
         first, last = int(nonzero[0]), int(nonzero[-1]) + 1
         return SstFile(self.number, self.lo + first, self.lo + last, keys[first:last],
-                       self.entry_bytes, self.created_at_s, self.write_position_bytes)
+                       self.entry_bytes, self.created_at_s, self.write_position_bytes,
+                       self.largest_seqno)

@@ -179,12 +179,22 @@ class VersionStorage:
 
     # -- edits --------------------------------------------------------------------------------
     def add_file(self, level: int, sst: SstFile) -> None:
+        """Add `sst` to `level`. L0 stays newest first by largest sequence number, as
+        VersionBuilder sorts it (NewestFirstBySeqNo, db/version_builder.cc): a flush lands
+        first, but an intra-L0 compaction's output, whose newest key is its newest input's,
+        lands behind the files flushed while it ran (so FindIntraL0Compaction, which starts
+        from the newest file, picks those first). Ties (seqno unset) count the new file
+        newest."""
         self._generation += 1
         self._files_generation += 1
         self._edits[level] += 1
         self._level_bytes[level] += sst.size_bytes
         if level == 0:
-            self.levels[0].insert(0, sst)
+            files = self.levels[0]
+            position = 0
+            while position < len(files) and files[position].largest_seqno > sst.largest_seqno:
+                position += 1
+            files.insert(position, sst)
             return
         position = bisect.bisect_left(self._lo_index[level], sst.lo)
         unchanged = self._unchanged[level]
@@ -233,8 +243,9 @@ class VersionStorage:
         position = self.levels[level].index(old)
         self.remove_file(level, old)
         self.add_file(level, new)
-        if level == 0:  # keep L0's newest-first order
-            self.levels[0].insert(position, self.levels[0].pop(0))
+        if level == 0:  # exactly where `old` was, ties included
+            files = self.levels[0]
+            files.insert(position, files.pop(files.index(new)))
 
     def _level_arrays(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(table, prefix sums of size) of a sorted level; table rows are lo, hi and size (as

@@ -14,6 +14,8 @@ from lsmsim.options import LsmOptions
 from lsmsim.sst_file import SstFile
 from lsmsim.version_storage import VersionStorage
 
+from conftest import open_db
+
 
 @settings(max_examples=50, deadline=None)
 @given(a=st.floats(0, 1e6), b=st.floats(0, 1e6))
@@ -131,6 +133,46 @@ def test_l0_compaction_takes_every_overlapping_l0_file_and_min_overlap_file_belo
     picked = picker.pick(version, scores, small_base)
     assert picked.start_level == 1 and picked.inputs[0].lo >= 50  # trivial move: no overlap
     assert picked.trivial_move
+
+
+def test_intra_l0_output_lands_behind_newer_flushes_and_is_not_picked_again():
+    """NewestFirstBySeqNo: an intra-L0 output (its newest input's seqno) that finishes after
+    five newer flushes sits behind them, so FindIntraL0Compaction, which starts from the
+    newest file, takes the five flushes and stops at the output (its per-file work rises)."""
+    opts = LsmOptions.from_mapping({"max_bytes_for_level_base": "64MB"})
+    version = VersionStorage(4)
+    below = _file(1, 0, 100)
+    version.add_file(1, below)
+    version.set_being_compacted(1, [below], True)  # L0 -> L1 cannot be picked
+    for seqno in range(5, 10):  # flushed while the intra-L0 compaction ran
+        version.add_file(0, SstFile(seqno, 0, 100, np.full(100, 1.0), 1000, largest_seqno=seqno))
+    output = SstFile(20, 0, 100, np.full(100, 4.0), 1000, largest_seqno=4)
+    version.add_file(0, output)
+    assert [f.largest_seqno for f in version.levels[0]] == [9, 8, 7, 6, 5, 4]
+    picked = LevelCompactionPicker().pick(version, version.compute_compaction_score(opts), opts)
+    assert picked.output_level == 0
+    assert [f.largest_seqno for f in picked.inputs] == [9, 8, 7, 6, 5]
+
+
+@settings(max_examples=50, deadline=None)
+@given(seqnos=st.lists(st.integers(0, 10**9), min_size=1, max_size=12, unique=True))
+def test_l0_stays_newest_first_by_largest_seqno_in_any_add_order(seqnos):
+    version = VersionStorage(2)
+    for number, seqno in enumerate(seqnos):
+        version.add_file(0, SstFile(number, 0, 1, np.ones(1), 100, largest_seqno=seqno))
+    assert [f.largest_seqno for f in version.levels[0]] == sorted(seqnos, reverse=True)
+
+
+def test_simulated_l0_is_newest_first_by_seqno_through_intra_l0_compactions():
+    """Flushes stamp their memtables' newest seqno and compactions their newest input's, so
+    through a run with many intra-L0 compactions L0 is always strictly newest first."""
+    env, db = open_db({"max_background_jobs": 4})
+    for step in range(1, 101):
+        env.run(until=step * 0.2)
+        seqnos = [f.largest_seqno for f in db.version.levels[0]]
+        assert all(newer > older > 0 for newer, older in zip(seqnos, seqnos[1:]))
+    assert any(e.get("event") == "compaction_finished" and e.get("output_level") == 0
+               for e in db.events.events)
 
 
 def test_pending_bytes_estimate_matches_rocksdb_formula():

