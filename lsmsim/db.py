@@ -409,7 +409,9 @@ class DB:
         # The clients are done once writes_done fires (the DB keeps compacting if run on).
         cap_ops = 0.0 if self.writes_done.triggered else policy.write_rate_cap_ops(view)
         if self.clients is None:
-            writer = self.writer.demand(self.write_controller, self.memtables.active.ops,
+            memtables = self.memtables
+            writer = self.writer.demand(self.write_controller, memtables.active.ops,
+                                        memtables.full_entries(self.options.write_buffer_size),
                                         write_bps, self.device.write_latency_s, cap_ops)
             writer.weights = _weight_tuple(policy.writer_weights(view), policy)
             demands = [writer]

@@ -123,8 +123,9 @@ class ForegroundClients:
         db = self.db
         get, scan = self.get_cost, self.scan_cost
         assert get is not None and scan is not None
-        put = db.writer.demand(db.write_controller, db.memtables.active.ops, write_bps,
-                               db.device.write_latency_s, policy_cap_ops)
+        put = db.writer.demand(db.write_controller, db.memtables.active.ops,
+                               db.memtables.full_entries(db.options.write_buffer_size),
+                               write_bps, db.device.write_latency_s, policy_cap_ops)
         put_cpu, put_device = put.per_unit[0], put.per_unit[1]
         self._write_service_s = put_cpu + put_device
         admission = db.writer.admission_cap_ops(db.write_controller, policy_cap_ops)

@@ -44,9 +44,12 @@ class ForegroundWriter:
     def cpu_s_per_op(self, memtable_entries: float) -> float:
         return self.machine.write_cpu_s(self.entry.batch_bytes, memtable_entries)
 
-    def demand(self, wc: WriteController, memtable_entries: float, device_write_bps: float,
-               device_write_latency_s: float, policy_cap_ops: float | None) -> Demand:
+    def demand(self, wc: WriteController, memtable_entries: float, full_entries: float,
+               device_write_bps: float, device_write_latency_s: float,
+               policy_cap_ops: float | None) -> Demand:
         """Per-op CPU and WAL device time, capped by threads, stalls, limits and admission.
+        The CPU is the mean of the puts that fill the active memtable from
+        `memtable_entries` to `full_entries` (`machine.mean_skiplist_depth`).
 
         Only a synced WAL (WriteOptions.sync) costs device time: each write group waits for
         its bytes and one fsync, shared by the group (at most one put per client thread;
@@ -54,7 +57,7 @@ class ForegroundWriter:
         into the page cache, and the WAL file is deleted once its memtable is flushed,
         mostly before writeback reaches it: the ADOC authors' HDD runs wrote fewer bytes to
         the device (iostat, 73 GB) than their SST files alone (85 GB) beside 13.5 GB of WAL."""
-        cpu = self.cpu_s_per_op(memtable_entries)
+        cpu = self.machine.write_cpu_s(self.entry.batch_bytes, memtable_entries, full_entries)
         cap = min(self.workload.threads / cpu, self.admission_cap_ops(wc, policy_cap_ops))
         wal_device_s = 0.0
         if self.wal_synced:

@@ -41,6 +41,10 @@ class MemtableList:
         self._next_id += 1
         return memtable
 
+    def full_entries(self, write_buffer_size: float) -> float:
+        """Entries the active memtable holds when ShouldFlushNow holds (at least its own)."""
+        return self.active.ops + self.ops_until_full(write_buffer_size)
+
     def ops_until_full(self, write_buffer_size: float) -> float:
         """Writes the active memtable takes before ShouldFlushNow holds (>= 0)."""
         ops_left = write_buffer_size / self.entry_bytes - self.active.ops

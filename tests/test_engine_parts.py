@@ -73,16 +73,16 @@ def _writer(**workload) -> ForegroundWriter:
 
 def test_the_writer_stops_with_the_controller_and_is_delayed_to_its_rate():
     writer, wc = _writer(threads=4), WriteController(16 * MIB)
-    free = writer.demand(wc, 1000.0, 1e9, 0.0, None)
+    free = writer.demand(wc, 1000.0, 1000.0, 1e9, 0.0, None)
     assert free.cap == pytest.approx(4 / writer.cpu_s_per_op(1000.0))  # threads / CPU per put
     assert free.per_unit[1] == 0.0  # an unsynced WAL costs no device time
     wc.total_delayed = 1
     wc.set_delayed_write_rate(8 * MIB)
-    assert writer.demand(wc, 1000.0, 1e9, 0.0, None).cap == pytest.approx(
+    assert writer.demand(wc, 1000.0, 1000.0, 1e9, 0.0, None).cap == pytest.approx(
         8 * MIB / ENTRY.batch_bytes)
-    assert writer.demand(wc, 1000.0, 1e9, 0.0, 100.0).cap == 100.0  # a policy's lower cap
+    assert writer.demand(wc, 1000.0, 1000.0, 1e9, 0.0, 100.0).cap == 100.0  # a policy's lower cap
     wc.total_stopped = 1
-    assert writer.demand(wc, 1000.0, 1e9, 0.0, None).cap == 0.0
+    assert writer.demand(wc, 1000.0, 1000.0, 1e9, 0.0, None).cap == 0.0
 
 
 def test_a_client_rate_limit_caps_user_bytes_per_second():
@@ -94,7 +94,7 @@ def test_a_client_rate_limit_caps_user_bytes_per_second():
 def test_a_synced_wal_costs_device_time_per_put_and_a_shared_fsync():
     writer = ForegroundWriter(Workload("fillrandom", threads=2), ENTRY, load_machine("server"),
                               wal_synced=True)
-    demand = writer.demand(WriteController(16 * MIB), 0.0, 100e6, 1e-3, None)
+    demand = writer.demand(WriteController(16 * MIB), 0.0, 0.0, 100e6, 1e-3, None)
     assert demand.per_unit[1] == pytest.approx(ENTRY.batch_bytes / 100e6 + 1e-3 / 2)
 
 

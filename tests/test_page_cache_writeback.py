@@ -82,7 +82,9 @@ def test_with_little_memory_the_flusher_writes_back_before_the_sync():
     pages than its 10% background threshold, and the kernel writes back part of what they
     would otherwise wait for; with 4 GiB the threshold is never reached and the mechanism
     changes nothing. (Two jobs, so that the gain is the threads' waits: with eight jobs and
-    subcompactions the SATA SSD is saturated and the throughput gain is under 1%.)"""
+    subcompactions the SATA SSD is saturated and the throughput gain is under 1%.) How much
+    it gains depends on the writer's cost (+16% at 2 jobs before the writer's CPU was averaged
+    over the memtable's fill, +6% after), so the test asks for the direction."""
     options = {**BIG_FILES, "max_background_jobs": 2}
     rates = {}
     for memory_mib in (64, 4096):
@@ -92,7 +94,7 @@ def test_with_little_memory_the_flusher_writes_back_before_the_sync():
                       without=without).summary["throughput_ops_per_s"]
             for without in ([], ["page_cache_writeback"])]
     on, off = rates[64]
-    assert on > 1.1 * off
+    assert on > off
     assert rates[4096][0] == rates[4096][1]
 
 
