@@ -48,6 +48,11 @@ class Mechanisms:
     # its time others use its core (`lsmsim.core_sharing`). Off: the same CPU however
     # many threads share the cores.
     core_sharing: bool = True
+    # A deleted SST file's pages leave the page cache at once (unlink, then
+    # truncate_inode_pages_final), so only live files age out of it, oldest written first
+    # (`lsmsim.page_cache_residency`). Off: a file is read from the device once
+    # `page_cache_bytes` of SST bytes were written after it, deleted files' included.
+    unlink_frees_page_cache: bool = True
 
     @classmethod
     def names(cls) -> list[str]:
