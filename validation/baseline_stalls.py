@@ -127,6 +127,8 @@ AUTHORS_OPTIONS = {**DB_BENCH_DEFAULTS, "max_background_jobs": 1}
 # an hour of fillrandom overwrites a key space of ~49 GB, not lsmsim's default 100 M keys.
 AUTHORS_NUM_KEYS = NUM_KEYS
 TYPES = ("MO", "LO", "RO")
+# Issue 14's bar: ADOC's stall-time reduction within this many percentage points of theirs.
+REDUCTION_BAR_PP = 15.0
 # Counter and stall-cause names grouped as the authors' script groups them (substring).
 TYPE_KEYS = {"MO": "memtable", "LO": "level0", "RO": "pending_compaction_bytes"}
 
@@ -196,6 +198,28 @@ def reduction(default_s: float, tuned_s: float) -> float:
     return 100.0 * (1.0 - tuned_s / default_s) if default_s > 0 else 0.0
 
 
+def _yes(ok: bool) -> str:
+    return "yes" if ok else "no"
+
+
+def dominant_verdict(sim: dict[str, object], paper_counts: dict[str, float]) -> str:
+    """Issue 14's second half for one device: the default's dominant stall type by count
+    (Stalls(count) sums, as FEAT_analysis counts them) against theirs, and by simulated
+    seconds (theirs are not split by type, so only counts decide)."""
+    by_count, by_seconds, theirs = (dominant(sim["counts"]), dominant(sim["seconds"]),
+                                    dominant(paper_counts))
+    return (f"dominant type by count sim {by_count} / paper {theirs}: "
+            f"{_yes(by_count == theirs)} (by sim seconds {by_seconds}: "
+            f"{_yes(by_seconds == theirs)})")
+
+
+def reduction_verdict(sim_pct: float, paper_pct: float) -> str:
+    """Issue 14's first half for one device: ADOC's reduction within REDUCTION_BAR_PP."""
+    gap_pp = sim_pct - paper_pct
+    return (f"reduction sim {sim_pct:.1f}% / paper {paper_pct:.1f}% ({gap_pp:+.1f} pp), "
+            f"within {REDUCTION_BAR_PP:.0f} pp: {_yes(abs(gap_pp) <= REDUCTION_BAR_PP)}")
+
+
 def _row(label: str, kind: str, stall_s: float, seconds: dict[str, float] | None,
          counts: dict[str, float], extra: str) -> str:
     cells = (" ".join(f"{seconds[t]:6.0f}" for t in TYPES) if seconds is not None
@@ -224,6 +248,7 @@ def table(devices: list[str], duration_s: float, device_dir: Path | None = DEVIC
         real = authors.get(device)
         if real is not None:
             lines.append(_row("", "paper", real["stall_s"], None, real, ""))
+            lines.append(f"  verdict: {dominant_verdict(sim, real)}")
         if not tuner:
             continue
         adoc = simulate_baseline(device, duration_s, policy="adoc", device_dir=device_dir,
@@ -243,9 +268,11 @@ def section6_table(devices: list[str], duration_s: float, adoc: str = "adoc",
     """Default RocksDB (two jobs) and `adoc` per device beside the paper's §6 means: mean
     throughput, stall seconds, and ADOC's stall-time reduction over the default."""
     default, tuned = section6_figures("default"), section6_figures("FEAT")
+    counts = authors_figures()
     lines = [f"fillrandom 1000 B values, {duration_s:.0f} s, machine server, "
              f"{SECTION6_JOBS} background jobs; ADOC = lsmsim {adoc}; paper = §6 runs "
-             "(mean of 3, +- their std)",
+             "(mean of 3, +- their std); verdict: issue 14's bar (dominant type: the "
+             "default's counts beside adoc_stall_duration.csv's)",
              f"{'device':9} {'':11} {'kops/s':>14} {'stall s':>12} {'reduction':>10}"]
     for device in devices:
         runs = {name: simulate_baseline(device, duration_s, policy=policy,
@@ -262,6 +289,11 @@ def section6_table(devices: list[str], duration_s: float, adoc: str = "adoc",
             lines.append(f"{'':9} {name + ' paper':11} "
                          f"{paper['ops_per_s'] / 1e3:7.1f} +-{paper['ops_per_s_std'] / 1e3:5.1f} "
                          f"{paper['stall_s']:5.0f} +-{paper['stall_s_std']:4.0f} {paper_red:>10}")
+        verdict = reduction_verdict(
+            reduction(runs["default"]["stall_s"], runs["adoc"]["stall_s"]),
+            reduction(default[device]["stall_s"], tuned[device]["stall_s"]))
+        lines.append(f"{'':9} verdict: {verdict}; "
+                     f"{dominant_verdict(runs['default'], counts[device])}")
     return "\n".join(lines)
 
 
