@@ -79,14 +79,17 @@ def test_with_little_memory_the_flusher_writes_back_before_the_sync():
     """A machine whose page cache holds 256 MiB: eight jobs writing 16 MB files hold more
     dirty pages than its 10% background threshold, and the kernel writes back part of what
     they would otherwise wait for; with 4 GiB the threshold is never reached and the
-    mechanism changes nothing."""
+    mechanism changes nothing. Compactions read their inputs from the device here (files
+    age out of the small cache by all SST bytes written, without unlink_frees_page_cache):
+    with deleted files' pages freed, fewer reads load the device and writeback gains 3%."""
     options = {**BIG_FILES, "max_background_jobs": 8, "max_subcompactions": 4}
     rates = {}
     for memory_mib in (256, 4096):
         machine = dataclasses.replace(load_machine("server"), page_cache_bytes=memory_mib * MIB)
         rates[memory_mib] = [
             run_small(duration_s=30, device="sata-ssd", machine=machine, options=options,
-                      without=without).summary["throughput_ops_per_s"]
+                      without=["unlink_frees_page_cache", *without]
+                      ).summary["throughput_ops_per_s"]
             for without in ([], ["page_cache_writeback"])]
     on, off = rates[256]
     assert on > 1.1 * off
