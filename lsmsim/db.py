@@ -877,7 +877,8 @@ class DB:
         self._install_super_version()
 
     def _file_deleted(self, sst: SstFile) -> None:
-        """A compaction's input file is deleted (PurgeObsoleteFiles): its cached pages go."""
+        """An input file of a finished flush or compaction is deleted (PurgeObsoleteFiles):
+        its cached pages go."""
         if self._cached_files is not None:
             self._cached_files.deleted(sst)
 
