@@ -36,6 +36,7 @@ from lsmsim.mechanisms import Mechanisms
 from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
+from lsmsim.page_cache_residency import PageCacheResidency
 from lsmsim.page_cache_writeback import background_share
 from lsmsim.policy import Policy, PolicyError, Weights
 from lsmsim.rate_limiter import GenericRateLimiter
@@ -140,6 +141,9 @@ class DB:
                                       else 0.0)
         # CPU of each read and write request of a job (0: per-byte costs alone).
         self._io_request_cpu_s = machine.io_request_cpu_s if mechanisms.io_request_cost else 0.0
+        # The live SST files in the page cache (None: aged out by all SST bytes written).
+        self._cached_files = (PageCacheResidency(machine.page_cache_bytes)
+                              if mechanisms.unlink_frees_page_cache else None)
         self.workload = workload
         self.policy = policy
         # What the policy's hooks see of the DB, and how it acts on it (`Policy.start`).
@@ -735,9 +739,14 @@ class DB:
 
     def _device_read_bytes(self, parts: list[tuple[SstFile, float]]) -> float:
         """Bytes of (file, bytes read) parts that come from the device, not the page cache
-        (files written more than page_cache_bytes of SST bytes ago) nor a memory path."""
-        cache = self.machine.page_cache_bytes
+        (`lsmsim.page_cache_residency`; without it, files written more than
+        page_cache_bytes of SST bytes ago) nor a memory path."""
         memory = self.memory_path_files
+        residency = self._cached_files
+        if residency is not None:
+            return sum(size for f, size in parts
+                       if not residency.is_cached(f) and f.number not in memory)
+        cache = self.machine.page_cache_bytes
         return sum(size for f, size in parts
                    if self._sst_bytes_written - f.write_position_bytes >= cache
                    and f.number not in memory)
@@ -748,6 +757,8 @@ class DB:
         written = sum([f.size_bytes for f in outputs])
         if self.policy.output_on_device(self.policy_view, kind):
             self._sst_bytes_written += written
+            if self._cached_files is not None:
+                self._cached_files.written(outputs)
             return written
         self.memory_path_files.update(f.number for f in outputs)
         return 0.0
@@ -766,6 +777,7 @@ class DB:
             self.memtables.install_flushed()
             for sst in done.level_inputs:
                 self.version.remove_file(done.output_level, sst)
+                self._file_deleted(sst)
             for sst in done.outputs:
                 self.version.add_file(done.output_level, sst)
                 self._table_file_creation(done.job_id, sst, done.output_level)
@@ -849,10 +861,14 @@ class DB:
             rest = sst.without(compaction.lo, compaction.hi) if compaction.key_range else None
             if rest is None:
                 version.remove_file(compaction.start_level, sst)
+                self._file_deleted(sst)
             else:  # only the range was compacted; the rest of the file stays
                 version.replace_file(compaction.start_level, sst, rest)
+                if self._cached_files is not None:
+                    self._cached_files.resized(rest)
         for sst in compaction.output_level_inputs:
             version.remove_file(output_level, sst)
+            self._file_deleted(sst)
         for sst in job.outputs:
             version.add_file(output_level, sst)
             self._table_file_creation(job.job_id, sst, output_level)
@@ -876,6 +892,12 @@ class DB:
                              round(sum([f.num_entries for f in job.outputs])),
                              job.subcompactions, "NoCompression", version.file_counts())
         self._install_super_version()
+
+    def _file_deleted(self, sst: SstFile) -> None:
+        """An input file of a finished flush or compaction is deleted (PurgeObsoleteFiles):
+        its cached pages go."""
+        if self._cached_files is not None:
+            self._cached_files.deleted(sst)
 
     def _trivial_move(self, compaction: Compaction) -> None:
         """A metadata-only move (Compaction::IsTrivialMove), applied at once."""

@@ -59,6 +59,11 @@ class Mechanisms:
     # capacity `cores * (1 - run_queue_idle_share * P(threads queue))`
     # (`lsmsim.run_queue_idle`). Off: every core busy while threads outnumber them.
     run_queue_idle: bool = True
+    # A deleted SST file's pages leave the page cache at once (unlink, then
+    # truncate_inode_pages_final), so only live files age out of it, oldest written first
+    # (`lsmsim.page_cache_residency`). Off: a file is read from the device once
+    # `page_cache_bytes` of SST bytes were written after it, deleted files' included.
+    unlink_frees_page_cache: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

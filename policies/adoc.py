@@ -189,6 +189,7 @@ class Adoc(Policy):
 
     def score(self, view: DBView) -> Score:
         """DOTA_Tuner::ScoreTheSystem of DOTA_Rocksdb 9ea25c28, once per tick."""
+        view.advance_to_now()
         opts = view.options
         events = view.new_events()
         l0_compaction_done = False

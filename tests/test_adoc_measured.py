@@ -97,6 +97,21 @@ def test_memtable_speed_is_growth_modulo_the_write_buffer():
     assert 0 <= adoc.score(view).memtable_MBps < (64 << 20) / 1e6
 
 
+def test_memtable_speed_reads_the_memtables_at_the_tick_not_at_the_last_event():
+    """rocksdb.size-all-mem-tables is current whenever the tuner asks. lsmsim's writer is a
+    fluid that moves only at events, so the score brings it to the tick first: 0.05 s of
+    writes into a 512 MiB memtable (no switch, no other event) read as growth, not 0."""
+    env, db = open_db(device="nvme", options={"write_buffer_size": 512 << 20})
+    adoc = Adoc(rules="measured")
+    view = db.policy_view
+    env.run(until=5.0)
+    adoc.score(view)
+    before = view.memtable_bytes
+    env.run(until=5.05)
+    grown = adoc.score(view).memtable_MBps
+    assert grown == int((view.memtable_bytes - before) // 1e6) > 0
+
+
 def test_thread_pool_waits_are_recorded_when_a_waiting_thread_takes_a_job():
     options = LsmOptions(max_background_jobs=4)          # 1 flush, 3 compaction threads
     waits = ThreadPoolWaits(options, 0.0)

@@ -90,4 +90,23 @@ def test_section6_table_runs_two_jobs_and_prints_both_schemes():
     assert "2 background jobs" in text
     rows = text.splitlines()[2:]
     assert rows[0].split()[:3] == ["hdd", "default", "sim"] and rows[2].split()[:2] == ["adoc", "sim"]
-    assert sum(" paper " in r for r in rows) == 2 and rows[-1].endswith("6.1%")
+    assert sum(" paper " in r and "verdict" not in r for r in rows) == 2
+    assert rows[-2].endswith("6.1%")
+    assert rows[-1].split()[0] == "verdict:" and "paper 6.1%" in rows[-1]
+
+
+def test_verdicts_say_whether_each_half_of_issue_14s_bar_is_met():
+    """Reduction within 15 pp of theirs; the default's dominant type by count as theirs."""
+    module = _module()
+    assert module.reduction_verdict(49.7, 83.7).endswith("(-34.0 pp), within 15 pp: no")
+    assert module.reduction_verdict(86.5, 83.7).endswith("(+2.8 pp), within 15 pp: yes")
+    assert module.reduction_verdict(99.0, 83.7).endswith("within 15 pp: no")
+    sim = {"counts": {"MO": 0, "LO": 2590, "RO": 2899},
+           "seconds": {"MO": 0, "LO": 1656, "RO": 1121}}
+    assert module.dominant_verdict(sim, module.authors_figures()["pm"]) == (
+        "dominant type by count sim RO / paper LO: no (by sim seconds LO: yes)")
+    sim["counts"]["LO"] = 3000
+    assert module.dominant_verdict(sim, module.authors_figures()["pm"]).startswith(
+        "dominant type by count sim LO / paper LO: yes")
+    text = module.table(["hdd"], 20.0, tuner=False)
+    assert "verdict: dominant type by count sim" in text

@@ -15,22 +15,24 @@ What it showed at 3600 s (the commit of this text):
 
     run            512 at s  at 512 batch ch  thr ch mean thr  threads 2-4  5-8 9-12 13-16 17-20
     pm theirs           159    0.96        7      38      7.0       0.26 0.49 0.13  0.05  0.07
-    pm measured       never    0.00        0       5      2.0       1.00 0    0     0     0
-    pm code              24    0.68      155     286      9.5       0.20 0.32 0.24  0.09  0.15
-    pm paper            643    0.04      136     352      8.4       0.54 0.13 0.05  0.02  0.26
+    pm measured       never    0.00        2      29      2.2       0.97 0.01 0     0.01  0
+    pm code              24    0.79      138     252     10.5       0.11 0.30 0.28  0.14  0.17
+    pm paper          never    0.00       56     141      6.6       0.11 0.76 0.03  0.01  0.09
     nvme theirs         560    0.70       43     232      8.5       0.17 0.36 0.36  0.09  0.03
-    nvme measured       166    0.09       73      28      2.1       1.00 0    0     0     0
-    nvme code            44    0.36      137     328     17.3       0.05 0.07 0.07  0.05  0.76
-    nvme paper           14    0.55      119     434     10.7       0.47 0.04 0.04  0.02  0.44
+    nvme measured      1853    0.23       42      82      2.6       0.92 0.08 0     0     0
+    nvme code            44    0.42      140     402     16.2       0.06 0.09 0.10  0.09  0.66
+    nvme paper           14    0.55      126     479     10.8       0.44 0.05 0.05  0.03  0.44
 
-`rules=measured` keeps two threads: most ticks its gate lets through (52 of 68 on PM, 108
-of 127 on NVMe in the first 1200 s) show no memtable growth at all, and TuneByTEA halves
-on a zero memtable speed. In RocksDB the growth modulo the buffer is seldom exactly 0 when
-a flush frees a memtable (a full memtable's arena is not exactly write_buffer_size), which
-would explain why the authors' tuner took its default +2 at such ticks (inferred); lsmsim's
-memtables hold exactly their entry bytes. On PM the simulated
-stalls are L0 slowdowns with at most one immutable memtable (theirs: memtable stops with
-two, where FEA's `immutables > 1` adds to the batch), so the batch never grows.
+`rules=measured` used to read the memtables as of the DB's last event, so its memtable
+speed was 0 or exactly one buffer (67 MB/s) at most ticks on PM, and TuneByTEA halved on
+the zeros. It now reads them at the tick, and
+the speed is the growth modulo the buffer, as in RocksDB. On PM its gate then lets ticks
+through (the aliased speed dips below half its mean while a flush runs) and TEA moves the
+threads, but FEA grows the batch only on input above half the flush bandwidth (the speed,
+modulo 64 MiB, stays under ~130 MB/s beside 429 MB/s flushes; their 30 MB/s run's LOG:
+431 MB/s), two immutables (a memtable stop) or L0O/RDO at a gated tick, and on PM none
+holds: the flush keeps up. Their run grew the batch at 6, 13, 18 and 25 s; which condition
+held there cannot be read from the data kept (no LOG of the §6 runs).
 """
 
 from __future__ import annotations
