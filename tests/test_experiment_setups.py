@@ -40,6 +40,13 @@ def test_the_3d_xpoint_study_runs_on_its_own_devices_with_its_memory_to_data_rat
     assert devices == {"intel-530", "intel-750", "optane-900p"}
 
 
+@pytest.mark.parametrize("paper_scale", [False, True])
+def test_cruisedb_runs_with_the_papers_8_gb_of_memory(paper_scale):
+    """§VIII-A: "The memory for OS usage is limited to 8 GB" (the same data at both scales)."""
+    runs = load_experiment("cruisedb_tail", paper_scale=paper_scale).runs
+    assert {run.page_cache_GiB for run in runs} == {8.0}
+
+
 def test_adoc_t_and_adoc_b_differ_from_adoc_only_in_the_knob_they_leave_alone():
     """§6.4: "two versions of ADOC ... the former that only tunes the number of threads and
     the latter that only tunes the batch size": the same rules as ADOC in every pair of runs
