@@ -66,7 +66,9 @@
 `admission=0` keeps the tree, buffer and I/O classes but admits every request (an
 ablation). `policy_admitted_limit_ops` is the bucket's rate in admitted requests per
 second (puts and gets; puts with admit=writes), `policy_memory_watermark` the watermark the
-estimator reads: L0 files / 12 (code) or the memtables' fill (paper).
+estimator reads: L0 files / 12 (code) or the memtables' fill (paper), at the sample, and
+`policy_estimated_watermark` the one the last re-estimate read (NaN before the first): the
+watermark a change of the limit followed (Fig. 13).
 """
 
 from __future__ import annotations
@@ -282,6 +284,7 @@ class CruiseDb(Policy):
         self._gets = self._puts = 0.0
         self._latency_s = 0.0               # summed recorded latency (ColdBegin)
         self._block_bytes = self._value_bytes = 0.0   # BLOCK_CACHE_BYTES_WRITE, BYTES_READ
+        self._estimated_watermark = float("nan")      # what the last re-estimate read
 
     def start(self, view: "DBView", control: "DBControl") -> None:
         if view.options.max_write_buffer_number < self.params["max_write_buffer_number"]:
@@ -388,7 +391,7 @@ class CruiseDb(Policy):
             if ops - last_ops < self.params["tune_ops"]:
                 continue
             admitted = (ops - last_ops) / (view.now_s - last_s)
-            watermark = self.memory_watermark(view)
+            watermark = self._estimated_watermark = self.memory_watermark(view)
             if view.admission_limit_ops is None:  # TbBegin: the rate measured without it
                 control.limit_admission(admitted)
             else:
@@ -423,6 +426,7 @@ class CruiseDb(Policy):
                               [view.level_bytes(level) for level in range(view.num_levels)],
                               view.level_targets_bytes)
         first = not self.estimater.started
+        self._estimated_watermark = self.memory_watermark(view)
         rate = self.estimater.estimate(view.now_s, measured_ops, scores,
                                        lambda: self.limited_speed_ops(view),
                                        lambda: self.cold_begin_ops(view))
@@ -493,4 +497,5 @@ class CruiseDb(Policy):
     def interval_samples(self, view: "DBView") -> dict[str, float]:
         limit_ops = view.admission_limit_ops
         return {"admitted_limit_ops": limit_ops if limit_ops is not None else float("nan"),
-                "memory_watermark": self.memory_watermark(view)}
+                "memory_watermark": self.memory_watermark(view),
+                "estimated_watermark": self._estimated_watermark}

@@ -61,6 +61,19 @@ def test_cruisedb_controller_moves_the_l0_watermark_toward_half():
     assert with_admission < 0.35 < 1.0 < without
 
 
+def test_cruisedb_records_the_watermark_each_limit_change_followed():
+    """Fig. 13's correlation needs the watermark a re-estimate read, not the per-second
+    sample: a change of the limit is read against `policy_estimated_watermark`, which the
+    code's estimator takes as L0 files / 12."""
+    result = run_small(60, device="hdd", policy="cruisedb:admit=writes,tune_ops=20000")
+    limit = result.timeseries["policy_admitted_limit_ops"]
+    seen = result.timeseries["policy_estimated_watermark"]
+    changed = np.flatnonzero(np.isfinite(limit[:-1]) & (limit[1:] != limit[:-1])) + 1
+    assert changed.size >= 3 and np.isfinite(seen[changed]).all()
+    assert np.allclose(seen[changed] * 12, np.round(seen[changed] * 12))
+    assert np.isnan(seen[: np.flatnonzero(np.isfinite(seen))[0]]).all()
+
+
 def test_cruisedb_admits_nothing_from_db_bench_and_puts_and_gets_from_ycsb():
     """cds-ruc/CruiseDB admits DB::Put and Get (1 KiB tokens), not DB::Write(batch), which
     db_bench's fillrandom uses, and db_bench never calls TbBegin (seed-algorithms.md §4.1)."""

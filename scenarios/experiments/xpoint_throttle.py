@@ -1,6 +1,7 @@
 """3D XPoint study (Jia & Chen, ISPASS 2020) §V-A, Fig. 18: two-stage throttling against
 RocksDB's under the periodic write-burst workload (1:1 reads:writes with a 1:9 burst 25 s
-every minute) on PM, 600 simulated s over 5 million keys (a short fill first). Throughput
+every minute) on the Optane 900P (`_xpoint_setup.DEVICE`), 600 simulated s over 5 million
+keys (a short fill first, with the paper's memory-to-data ratio). Throughput
 counts gets and puts after the fill. `--paper-scale` fills the paper's ~100 GB with 8 GB of
 memory and runs the bursts for the paper's 300 s after the fill (`_xpoint_setup.SCALES`: five
 cycles of the minute, `paper_scale.mix_ending`). Equation 2 is checked where the paper
@@ -11,7 +12,7 @@ from typing import Callable
 from lsmsim.sweeps.paper_scale import Scale, mix_ending
 from lsmsim.sweeps.reproduce import MODEL_GAP, Claim, Experiment, Finding, Results, Run
 from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
-from lsmsim.scenarios.experiments._xpoint_setup import SCALES
+from lsmsim.scenarios.experiments._xpoint_setup import DEVICE, SCALES
 
 
 def _two_stage(keys: int) -> Callable[[Results], Finding]:
@@ -20,7 +21,7 @@ def _two_stage(keys: int) -> Callable[[Results], Finding]:
     def measure(results: Results) -> Finding:
         base, two = (tail_ops_per_s(client_ops_per_s(results, label)
                                     [after_load(results, label, keys)])
-                     for label in ("pm-rocksdb", "pm-two-stage"))
+                     for label in ("xpoint-rocksdb", "xpoint-two-stage"))
         return Finding(f"p99 tail throughput RocksDB {base:,.0f} vs two-stage {two:,.0f} ops/s",
                        two > base, f"x{two / base:.2f}" if base else "RocksDB tail 0")
     return measure
@@ -28,7 +29,7 @@ def _two_stage(keys: int) -> Callable[[Results], Finding]:
 
 def build(scale: Scale) -> Experiment:
     """The experiment with runs at `scale`."""
-    runs = tuple(Run(f"pm-{policy}", "write_bursts", device="pm", policy=policy,
+    runs = tuple(Run(f"xpoint-{policy}", "write_bursts", device=DEVICE["xpoint"], policy=policy,
                      duration_s=scale.duration_s, page_cache_GiB=scale.page_cache_GiB,
                      workload_fields=mix_ending("write_bursts", {"num_keys": scale.load_pairs},
                                             scale), series=SERIES)
