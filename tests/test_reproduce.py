@@ -214,3 +214,15 @@ def test_series_figure_and_csv_follow_the_policy_over_time(tmp_path):
     assert len(table) == len(threads) == 20
     assert [float(r["policy_threads"]) for r in table] == threads
     assert (tmp_path / "knobs_series.png").stat().st_size > 0
+
+
+def test_a_store_with_zero_tail_throughput_compares_below_any_other(monkeypatch):
+    """CruiseDB's Fig. 12 claim (tail over each other store's) with another store's tail 0:
+    a verdict, not a ZeroDivisionError that leaves the claim NOT RUN."""
+    assert reproduce.times(5.0, 0.0) == float("inf") and reproduce.times(0.0, 0.0) == 1.0
+    claim = next(c for c in load_experiment("cruisedb_tail").claims
+                 if c.source == "§VIII-C, Fig. 12" and "tail" in c.statement)
+    tails = {"nvme-cruisedb": 60_000.0, "nvme-rocksdb": 4_000.0, "nvme-rocksdb-at": 0.0}
+    monkeypatch.setitem(claim.measure.__globals__, "_tail", lambda results, label: tails[label])
+    finding = claim.measure({})
+    assert finding.holds and "xinf" in finding.magnitude

@@ -145,6 +145,12 @@ def _fmt(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
+def times(a: float, b: float) -> float:
+    """How many times `b` is `a`: infinite over a zero `b` (1 when both are zero), so a
+    store whose tail throughput is 0 compares as far below any other."""
+    return a / b if b else float("inf") if a else 1.0
+
+
 def ratio_claim(paper: str, source: str, statement: str, metric: str, higher: str, lower: str,
                 paper_ratio: float | None = None, paper_value: str = "",
                 reason: str = "", gap: str = "") -> Claim:
@@ -152,7 +158,7 @@ def ratio_claim(paper: str, source: str, statement: str, metric: str, higher: st
 
     def measure(results: Results) -> Finding:
         a, b = metric_of(results, higher, metric), metric_of(results, lower, metric)
-        ratio = a / b if b else float("inf") if a else 1.0
+        ratio = times(a, b)
         simulated = f"{metric} {higher} {_fmt(a)} vs {lower} {_fmt(b)} (x{ratio:.2f})"
         magnitude = (f"x{ratio:.2f} vs paper x{paper_ratio:.2f}" if paper_ratio
                      else "direction only")

@@ -29,7 +29,7 @@ import numpy as np
 
 from lsmsim.sweeps.paper_scale import PaperScale, Scale
 from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, Run, cell_of,
-                              metric_of)
+                              metric_of, times)
 from lsmsim.workload import make_workload
 from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
 
@@ -109,7 +109,7 @@ def _highest_in_every_case(results: Results) -> Finding:
     for percent in GET_PERCENTS:
         cruise = _tail(results, _get_label("cruisedb", percent))
         best = max(_tail(results, _get_label(policy, percent)) for policy, _ in STORES[:2])
-        over.append(cruise / best if best else float("inf"))
+        over.append(times(cruise, best))
     return Finding("CruiseDB's p99 tail over the second highest: " + ", ".join(
         f"{p}% gets x{r:.2f}" for p, r in zip(GET_PERCENTS, over)), min(over) > 1,
         f"x{np.mean(over):.2f} on average vs paper x2.08")
@@ -119,7 +119,7 @@ def _tail_ratio(higher: str, lower: str, paper: str) -> Callable[[Results], Find
     def measure(results: Results) -> Finding:
         a, b = _tail(results, higher), _tail(results, lower)
         return Finding(f"p99 tail {higher} {a:,.0f} vs {lower} {b:,.0f} ops/s", a > b,
-                       f"x{a / b:.2f} vs paper {paper}" if b else "lower tail 0")
+                       f"x{times(a, b):.2f} vs paper {paper}")
     return measure
 
 
@@ -127,11 +127,11 @@ def _highest_tail(results: Results) -> Finding:
     """Fig. 12: CruiseDB's tail over each other store's (2.12-6.06x in the paper)."""
     cruise = _tail(results, "nvme-cruisedb")
     others = {name: _tail(results, f"nvme-{policy}") for policy, name in STORES[:2]}
-    ratios = ", ".join(f"{name} {v:,.0f} (x{cruise / v:.2f})" for name, v in others.items())
+    ratios = ", ".join(f"{name} {v:,.0f} (x{times(cruise, v):.2f})" for name, v in others.items())
+    least, most = times(cruise, max(others.values())), times(cruise, min(others.values()))
     return Finding(f"p99 tail CruiseDB {cruise:,.0f} vs {ratios} ops/s",
                    all(cruise > v for v in others.values()),
-                   f"x{cruise / max(others.values()):.2f}-x{cruise / min(others.values()):.2f} "
-                   "vs paper x2.12-x6.06")
+                   f"x{least:.2f}-x{most:.2f} vs paper x2.12-x6.06")
 
 
 def _average(results: Results) -> Finding:
@@ -153,7 +153,7 @@ def _stability(results: Results) -> Finding:
     return Finding(f"per-second CoV CruiseDB {cruise:.2f}, "
                    + ", ".join(f"{n} {v:.2f}" for n, v in spread.items()),
                    all(cruise < v for v in spread.values()),
-                   f"CruiseDB's CoV x{cruise / min(spread.values()):.2f} of the steadiest other")
+                   f"CruiseDB's CoV x{times(cruise, min(spread.values())):.2f} of the steadiest other")
 
 
 def _watermark(results: Results) -> Finding:
