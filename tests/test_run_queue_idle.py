@@ -4,7 +4,6 @@ per-thread schedstat (threads.csv) measure of it."""
 from __future__ import annotations
 
 import csv
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -114,12 +113,3 @@ def test_on_two_cores_idle_cores_slow_an_oversubscribed_run_and_with_forty_cost_
              for without in ((), ("run_queue_idle",))]
     assert (forty[0].summary["throughput_ops_per_s"]
             == forty[1].summary["throughput_ops_per_s"])
-
-
-def test_a_machine_without_the_share_behaves_as_with_the_mechanism_off():
-    options = {"max_background_jobs": 4}
-    none = dataclasses.replace(load_machine("local-2core"), run_queue_idle_share=0.0)
-    zero = run_small(duration_s=20, machine=none, options=options)
-    off = run_small(duration_s=20, machine="local-2core", options=options,
-                    without=["run_queue_idle"])
-    assert zero.summary["throughput_ops_per_s"] == off.summary["throughput_ops_per_s"]

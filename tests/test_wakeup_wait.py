@@ -4,7 +4,6 @@ schedstat (threads.csv) measure of it."""
 from __future__ import annotations
 
 import csv
-import dataclasses
 import math
 from pathlib import Path
 
@@ -112,14 +111,6 @@ def test_on_two_cores_wake_ups_slow_the_jobs_and_with_forty_they_cost_nothing():
     assert forty[0].summary["throughput_ops_per_s"] == pytest.approx(
         forty[1].summary["throughput_ops_per_s"], rel=1e-3)
 
-
-def test_a_machine_without_wakeup_wait_behaves_as_with_the_mechanism_off():
-    options = {"max_background_jobs": 4}
-    none = dataclasses.replace(load_machine("local-2core"), wakeup_wait_s=0.0)
-    zero = run_small(duration_s=20, machine=none, options=options)
-    off = run_small(duration_s=20, machine="local-2core", options=options,
-                    without=["wakeup_wait"])
-    assert zero.summary["throughput_ops_per_s"] == off.summary["throughput_ops_per_s"]
 
 
 def test_calibration_measures_the_wakeup_wait_from_threads_csv(tmp_path):
