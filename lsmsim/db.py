@@ -429,19 +429,21 @@ class DB:
         cores = float(self.machine.cores)
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
         runnable = runnable_fractions(cores, foreground, work, threads)
+        # Runnable threads on average: read by the wake-up wait, core sharing and run-queue
+        # idling, computed once for each set of fractions.
+        running = foreground + sum([f * t for f, t in zip(runnable, threads)])
         wakeup_wait_s = wakeups.wait_s if wakeups is not None else 0.0
         if wakeup_wait_s and jobs:  # woken while every core is busy: a wait for a core
-            busy = busy_probability(
-                foreground + sum([f * t for f, t in zip(runnable, threads)]), cores)
+            busy = busy_probability(running, cores)
             if busy > 0.0:
                 thread_works = [job.with_synced(w, w.synced, w.wakeups * wakeup_wait_s * busy)
                                 for job, w in zip(jobs, thread_works)]
                 work = [(w.cpu_s, w.blocked_s) for w in thread_works]
                 runnable = runnable_fractions(cores, foreground, work, threads)
+                running = foreground + sum([f * t for f, t in zip(runnable, threads)])
         sharing = 1.0  # a job's CPU per unit on cores shared by more runnable threads
         if self._core_sharing_slope and jobs:
-            sharing = cost_factor(self._core_sharing_slope, cores,
-                                  foreground + sum([f * t for f, t in zip(runnable, threads)]))
+            sharing = cost_factor(self._core_sharing_slope, cores, running)
         self._core_sharing = sharing
         for job, thread, fraction in zip(jobs, thread_works, runnable):
             cpu_s, cap = job.cpu_s, thread.cap
@@ -458,9 +460,7 @@ class DB:
                                                   limiter_weight)))
         cpu_cores = cores
         if self._run_queue_idle_share:  # core time idle while threads queue
-            cpu_cores = cpu_capacity(cores, foreground + sum([f * t for f, t in
-                                                              zip(runnable, threads)]),
-                                     self._run_queue_idle_share)
+            cpu_cores = cpu_capacity(cores, running, self._run_queue_idle_share)
         capacities = [cpu_cores, 1.0, float(limiter_bps) if limiter_bps else None]
         rates = allocate(capacities, demands)
         self._client_rates = rates[:clients]
