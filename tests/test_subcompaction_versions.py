@@ -49,12 +49,17 @@ def test_rocksdb_6_anchors_random_key_l0_ranges_on_the_output_files():
 
 
 def test_rocksdb_6_forms_no_subcompactions_into_an_empty_output_level():
-    """6.11 ShouldFormSubcompactions requires !IsOutputLevelEmpty(); 7.8 does not."""
-    compaction = _random_key_compaction(8, [], 400)
-    compaction.output_level_inputs.clear()
+    """6.11 ShouldFormSubcompactions requires !IsOutputLevelEmpty(); 7.8 does not. Eight
+    L0 files of disjoint key ranges would give 6.x eight anchored ranges."""
+    inputs = [SstFile(n, 50 * n, 50 * (n + 1), np.full(50, 64 * MIB / 1000 / 50), 1000)
+              for n in range(8)]
+    into_empty = Compaction(0, 1, inputs, [], "LevelL0FilesNum", 1.0)
+    into_files = Compaction(0, 1, inputs, [SstFile(99, 0, 400, np.full(400, 1.0), 1000)],
+                            "LevelL0FilesNum", 1.0)
     options = LsmOptions.from_mapping({"max_subcompactions": 8})
-    assert plan_subcompactions(compaction, options, key_anchors=False).subcompactions == 1
-    assert plan_subcompactions(compaction, options).subcompactions > 1
+    assert plan_subcompactions(into_empty, options, key_anchors=False).subcompactions == 1
+    assert plan_subcompactions(into_files, options, key_anchors=False).subcompactions == 8
+    assert plan_subcompactions(into_empty, options).subcompactions == 8
 
 
 @settings(max_examples=60, deadline=None)
