@@ -808,7 +808,8 @@ class DB:
             target = float("inf")
         else:
             target = self.options.max_file_size_for_level(compaction.output_level)
-        plan = plan_subcompactions(compaction, self.options)
+        plan = plan_subcompactions(compaction, self.options,
+                                   self.mechanisms.subcompaction_key_anchors)
         outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
                                self.env.now, self._sst_bytes_written,
                                compaction.output_cuts + plan.boundaries,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -64,6 +65,11 @@ class Mechanisms:
     # (`lsmsim.page_cache_residency`). Off: a file is read from the device once
     # `page_cache_bytes` of SST bytes were written after it, deleted files' included.
     unlink_frees_page_cache: bool = True
+    # Subcompaction boundaries from key anchors sampled over the inputs' key distribution
+    # (RocksDB 7.6+, TableReader::ApproximateKeyAnchors; `lsmsim.subcompaction`). Off:
+    # RocksDB 6.x's GenSubcompactionBoundaries, anchored on file boundaries only, and no
+    # subcompactions into an empty output level; a 6.x run's setup switches it off.
+    subcompaction_key_anchors: bool = True
 
     @classmethod
     def names(cls) -> list[str]:
@@ -85,3 +91,22 @@ class Mechanisms:
 
     def switched_off(self) -> list[str]:
         return [f.name for f in dataclasses.fields(self) if not getattr(self, f.name)]
+
+
+# The RocksDB release that brought each RocksDB mechanism (HISTORY.md): a run of an older
+# release has it off.
+INTRODUCED_IN = {"subcompaction_key_anchors": (7, 6)}
+
+
+def release(version: str | None) -> tuple[int, ...]:
+    """(major, minor) of a RocksDB version string ("6.11.0"); () when it names none."""
+    return tuple(int(n) for n in re.findall(r"\d+", version or "")[:2])
+
+
+def absent_in_version(version: str | None) -> tuple[str, ...]:
+    """The mechanisms RocksDB `version` ("6.11.0", from a LOG header) did not have yet;
+    none for an unknown version (the 7.8 modelled)."""
+    numbers = release(version)
+    if not numbers:
+        return ()
+    return tuple(name for name, since in INTRODUCED_IN.items() if numbers < since)

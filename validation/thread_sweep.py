@@ -8,7 +8,8 @@ its shape.
 Each cell is `db_bench --benchmarks=fillrandom --num=20000000 --value_size=1000
 --write_buffer_size=64MB --max_write_buffer_number=2 --subcompactions=20
 --max_background_jobs=N` with db_bench's defaults, on the `server` machine (the ADOC
-authors') and each device preset (or `--device-dir`'s fitted devices). What the paper
+authors') and each device preset (or `--device-dir`'s fitted devices), as RocksDB 6.11
+(theirs; `--rocksdb-version` to change) forms subcompactions (`lsmsim.subcompaction`). What the paper
 describes, checked here (the simulator is not tuned to it):
 
 - throughput rises from 2 to 4 jobs on every device;
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +49,7 @@ FALLING_DEVICES = ("nvme", "sata-ssd", "hdd")
 JOBS = (2, 4, 6, 8, 12, 16, 20)
 PEAK_JOBS = (4, 6, 8)
 TOLERANCE = 0.05
+ADOC_ROCKSDB_VERSION = "6.11.0"  # the LOG headers of validation/traces/adoc-server-*
 MT = ("memtable_compaction", "memtable_slowdown")
 L0 = ("level0_slowdown", "level0_numfiles")
 PS = ("slowdown for pending_compaction_bytes", "stop for pending_compaction_bytes")
@@ -70,11 +73,12 @@ def command(jobs: int, puts: int) -> list[str]:
             f"--max_background_jobs={jobs}"]
 
 
-def run_cell(spec: tuple[str, str, int, int, tuple[str, ...]]) -> Cell:
-    """One cell: the device's name, the preset or file simulated, jobs, puts, mechanisms off."""
-    device, device_file, jobs, puts, without = spec
-    result = setup_from_flags(command(jobs, puts)).simulate(device=device_file, machine="server",
-                                                            without=without)
+def run_cell(spec: tuple[str, str, int, int, tuple[str, ...], str]) -> Cell:
+    """One cell: the device's name, the preset or file simulated, jobs, puts, mechanisms off,
+    the RocksDB version run."""
+    device, device_file, jobs, puts, without, version = spec
+    setup = dataclasses.replace(setup_from_flags(command(jobs, puts)), rocksdb_version=version)
+    result = setup.simulate(device=device_file, machine="server", without=without)
     summary = result.summary
     by_cause = summary["stall_duration_s_by_cause"]
     stall_s = {name: sum(by_cause.get(c, 0.0) for c in causes)
@@ -164,6 +168,9 @@ def main() -> int:
     parser.add_argument("--without", action="append", default=[], metavar="MECHANISM")
     parser.add_argument("--device-dir", type=Path,
                         help="simulate on DIR/<device>.toml where it exists (fitted devices)")
+    parser.add_argument("--rocksdb-version", default=ADOC_ROCKSDB_VERSION,
+                        help="RocksDB release whose subcompaction boundaries are modelled "
+                             f"(default {ADOC_ROCKSDB_VERSION}, the ADOC runs')")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     devices = args.devices.split(",")
@@ -175,7 +182,7 @@ def main() -> int:
         fitted = args.device_dir / f"{name}.toml" if args.device_dir else None
         return str(fitted) if fitted is not None and fitted.exists() else name
 
-    specs = [(d, device_file(d), j, args.puts, tuple(args.without))
+    specs = [(d, device_file(d), j, args.puts, tuple(args.without), args.rocksdb_version)
              for d in devices for j in jobs]
     results = run_jobs(run_cell, specs, args.workers, progress="runs")
     failed = [(spec, r) for spec, r in zip(specs, results) if isinstance(r, JobFailed)]
@@ -197,7 +204,7 @@ def main() -> int:
     off = f", without {', '.join(args.without)}" if args.without else ""
     draw(cells, args.out / "thread_sweep.png",
          f"fillrandom, {args.puts / 1e6:g} M puts of 1000 B, 64 MB memtables, "
-         f"subcompactions 20, server machine{off}")
+         f"subcompactions 20, RocksDB {args.rocksdb_version}, server machine{off}")
     print(f"{'device':9} {'jobs':>4} {'kops/s':>7} {'MT s':>6} {'L0 s':>6} {'PS s':>6} "
           f"{'flush MB/s':>10} {'WA':>5} {'busy':>5}")
     for c in cells:

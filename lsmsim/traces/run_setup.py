@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lsmsim.mechanisms import release
 from lsmsim.options import LsmOptions
 from lsmsim.traces.db_bench import (OPTION_FLAGS, DbBenchError, DbBenchSetup,
                                     setup_from_flags)
@@ -62,6 +63,8 @@ def setup_from_run_files(files: RunFiles, log: RocksDBLog | None = None,
     if files.command is not None:
         argv, stopped_s = read_command_file(files.command)
         setup = setup_from_flags(argv, source=str(files.command), duration_s=stopped_s)
+        if log is not None:
+            setup = dataclasses.replace(setup, rocksdb_version=log.version)
         if setup.duration_s is None and report is not None and report.ops.size:
             setup = dataclasses.replace(setup, duration_s=report.end_s)
         return setup
@@ -131,13 +134,14 @@ def setup_from_logged_options(files: RunFiles, log: "RocksDBLog",
     return DbBenchSetup(command=f"(from {log.path.name} options and db_bench stdout)",
                         workload=workload, options=options,
                         duration_s=report.end_s if has_rows else None,  # type: ignore[union-attr]
-                        seed=0, unmodelled=tuple(unmodelled), assumed=tuple(assumed))
+                        seed=0, unmodelled=tuple(unmodelled), assumed=tuple(assumed),
+                        rocksdb_version=log.version)
 
 
 def _version_defaults(version: str | None) -> LsmOptions:
     """Library defaults of the LOG's RocksDB version: before 7.8 there is no
     level_compaction_dynamic_file_size (outputs are cut at the target size only)."""
-    numbers = tuple(int(n) for n in re.findall(r"\d+", version or "")[:2])
+    numbers = release(version)
     if numbers and numbers < (7, 8):
         return LsmOptions(level_compaction_dynamic_file_size=False)
     return LsmOptions()
