@@ -431,7 +431,7 @@ class DB:
         runnable = runnable_fractions(cores, foreground, work, threads)
         # Runnable threads on average: read by the wake-up wait, core sharing and run-queue
         # idling, computed once for each set of fractions.
-        running = foreground + sum([f * t for f, t in zip(runnable, threads)])
+        running = _runnable_threads(foreground, runnable, threads)
         wakeup_wait_s = wakeups.wait_s if wakeups is not None else 0.0
         if wakeup_wait_s and jobs:  # woken while every core is busy: a wait for a core
             busy = busy_probability(running, cores)
@@ -440,7 +440,7 @@ class DB:
                                 for job, w in zip(jobs, thread_works)]
                 work = [(w.cpu_s, w.blocked_s) for w in thread_works]
                 runnable = runnable_fractions(cores, foreground, work, threads)
-                running = foreground + sum([f * t for f, t in zip(runnable, threads)])
+                running = _runnable_threads(foreground, runnable, threads)
         sharing = 1.0  # a job's CPU per unit on cores shared by more runnable threads
         if self._core_sharing_slope and jobs:
             sharing = cost_factor(self._core_sharing_slope, cores, running)
@@ -976,6 +976,12 @@ class DB:
 def _sooner(a_s: float, b_s: float) -> float:
     """min(a_s, b_s) without the builtin's call overhead (the event loop's hot path)."""
     return b_s if b_s < a_s else a_s
+
+
+def _runnable_threads(foreground: float, fractions: list[float], threads: list[float]) -> float:
+    """Threads runnable on average: the foreground's cores' worth plus each job's threads
+    times the fraction of its time it is runnable."""
+    return foreground + sum([f * t for f, t in zip(fractions, threads)])
 
 
 def _weight_tuple(weights: Weights | None, policy: Policy) -> tuple[float, float, float]:
