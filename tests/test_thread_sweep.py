@@ -56,3 +56,10 @@ def test_the_sweep_runs_the_rocksdb_version_it_is_given(sweep):
     cells = [sweep.run_cell(("sata-ssd", "sata-ssd", 2, 400_000, (), version))
              for version in ("6.11.0", "7.8.3")]
     assert cells[0].write_amplification < cells[1].write_amplification
+
+
+@pytest.mark.parametrize("text", ["abc", "6", ""])
+def test_a_malformed_rocksdb_version_is_an_error_not_the_default_model(sweep, text):
+    with pytest.raises(Exception, match="not a RocksDB release"):
+        sweep._version(text)
+    assert sweep._version("6.11.0") == "6.11.0"

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lsmsim.mechanisms import release
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.sweeps.reproduce import trend_direction_holds
 from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
@@ -159,6 +160,14 @@ def draw(cells: list[Cell], path: Path, title: str) -> None:
     plt.close(fig)
 
 
+def _version(text: str) -> str:
+    """A RocksDB release as a LOG header gives it ("6.11.0"); anything else is an error, not
+    silently the 7.8 modelled."""
+    if len(release(text)) < 2:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a RocksDB release such as 6.11.0")
+    return text
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("thread_sweep"))
@@ -168,7 +177,7 @@ def main() -> int:
     parser.add_argument("--without", action="append", default=[], metavar="MECHANISM")
     parser.add_argument("--device-dir", type=Path,
                         help="simulate on DIR/<device>.toml where it exists (fitted devices)")
-    parser.add_argument("--rocksdb-version", default=ADOC_ROCKSDB_VERSION,
+    parser.add_argument("--rocksdb-version", default=ADOC_ROCKSDB_VERSION, type=_version,
                         help="RocksDB release whose subcompaction boundaries are modelled "
                              f"(default {ADOC_ROCKSDB_VERSION}, the ADOC runs')")
     parser.add_argument("--workers", type=int, default=2)
