@@ -10,7 +10,8 @@ import pytest
 
 from lsmsim.sweeps import reproduce
 from lsmsim.cli.main import main
-from lsmsim.sweeps.paper_scale import PaperScale, Scale, estimated_wall_s, mix_ending, scale_lines
+from lsmsim.sweeps.paper_scale import (BUDGET_S, PaperScale, Scale, budget_note, estimated_wall_s,
+                                       mix_ending, scale_lines)
 from lsmsim.sweeps.reproduce import experiment_names, load_experiment
 
 GIB = float(1 << 30)
@@ -156,3 +157,8 @@ def test_bad_paper_scale_requests_are_one_line(tiny_folder, argv, message, capsy
 def test_an_experiment_without_scales_says_so(tiny_folder):
     assert scale_lines(load_experiment("unscaled")) == [
         "its own scale (it declares no paper scale)"]
+
+
+def test_budget_note_names_the_budget_only_when_over_it():
+    assert budget_note(BUDGET_S) == ""
+    assert "over the paper-scale budget of 20 min" in budget_note(BUDGET_S + 1)

@@ -11,7 +11,7 @@ from typing import Any
 
 from lsmsim.cli.arguments import non_negative_int, positive_number
 from lsmsim.output_path import output_folder
-from lsmsim.sweeps.paper_scale import estimated_wall_s, scale_lines
+from lsmsim.sweeps.paper_scale import BUDGET_CORES, budget_note, estimated_wall_s, scale_lines
 from lsmsim.sweeps.reproduce import (ExperimentError, experiment_names, format_claims,
                                      load_experiment, run_experiments, write_outputs)
 
@@ -78,8 +78,10 @@ def _reproduce(args: argparse.Namespace) -> int:
         experiment, args.duration_scale)) for experiment in experiments))
     simulated = {id(c): c for cells in results.values() for c in cells.values()}  # shared once
     cpu_s = [c.cpu_s for c in simulated.values()]
+    estimated_s = estimated_wall_s(cpu_s)
+    over = budget_note(estimated_s) if args.paper_scale else ""
     print(f"{len(experiments)} experiments in {wall_s:.0f} s wall ({sum(cpu_s):.0f} s CPU in runs, "
-          f"{estimated_wall_s(cpu_s) / 60:.1f} min on 2 workers at that CPU time; "
+          f"{estimated_s / 60:.1f} min on {BUDGET_CORES} workers at that CPU time{over}; "
           f"{describe_execution(execution)}); " + ("CSV (no figures)" if stopped else "CSV and PNG")
           + f" in {out}/")
     if stopped is not None:

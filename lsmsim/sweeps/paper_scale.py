@@ -162,6 +162,14 @@ def estimated_wall_s(cpu_s: Sequence[float], workers: int = BUDGET_CORES) -> flo
     return max(finish)
 
 
+def budget_note(estimated_s: float) -> str:
+    """What a paper-scale run's estimated wall time says against `BUDGET_S`: nothing within
+    it, else a clause naming the budget (printed after the estimate)."""
+    if estimated_s <= BUDGET_S:
+        return ""
+    return f", over the paper-scale budget of {BUDGET_S / 60:.0f} min on {BUDGET_CORES} cores"
+
+
 def _count(n: int) -> str:
     return f"{n / 1e6:.4g} M" if n >= 1_000_000 else f"{n:,}"
 
