@@ -2,13 +2,17 @@
 
 A flash die programming a page is busy for the whole program (tPROG, 0.45-1.35 ms on TLC
 and MLC flash) and a read of any page on that die waits until it ends; an erase likewise.
-SSD controllers queue reads ahead of writes for a die, but a program in progress is not
-preempted (no program suspend is modelled), so a read waits for the residual of the write
-in service: the non-preemptive priority queue (Cobham's formula for the top class, reads),
-`W = R / (1 - rho_reads)` with `R = sum_i lambda_i E[S_i^2] / 2`. Its write term, for a
-program of fixed length, is `rho_writes * tPROG / 2`: the read finds its die programming
-with the probability the dies are busy writing, and then waits half a program on average.
-The reads' own queueing (the rest of the formula) is already the fluid device sharing's.
+Linux leaves the order on the dies to the SSD: an NVMe drive gets no I/O scheduler
+(`elevator_get_default`, block/elevator.c), and a SATA SSD's mq-deadline prefers reads
+only in what it dispatches, while up to 32 NCQ commands wait in the drive. Taken here:
+reads served first by the SSD, but a program in progress not preempted, so a read waits
+for the residual of the write in service: the non-preemptive priority queue (Cobham's
+formula for the top class, reads), `W = R / (1 - rho_reads)` with
+`R = sum_i lambda_i E[S_i^2] / 2`. Its write term, for a program of fixed length, is
+`rho_writes * tPROG / 2`: the read finds its die programming with the probability the
+dies are busy writing, and then waits half a program on average. The reads' own queueing
+(the rest of the formula) is already the fluid device sharing's. A FIFO die queue would
+make reads wait for the queued writes as well (more); program suspend, for less.
 
 rho_writes is the share of device time the fluid gives writes (bytes written per second
 times 1/write_bandwidth): with writes bound by the dies' program throughput, the share of

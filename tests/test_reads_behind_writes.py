@@ -117,3 +117,9 @@ def test_a_write_only_run_is_unchanged():
     off = run_small(device="sata-ssd", without=["reads_behind_writes"])
     assert repr(on.summary) == repr(off.summary)
     assert np.array_equal(on.timeseries["ops_per_s"], off.timeseries["ops_per_s"])
+
+
+def test_the_iterated_wait_is_deterministic():
+    first, second = _mixed(), _mixed()
+    for name in ("ops_per_s", "read_latency_p99_us"):
+        assert first.timeseries[name].tobytes() == second.timeseries[name].tobytes()
