@@ -41,6 +41,7 @@ _REQUIRED = {"description": str, "read_MBps": Number, "write_MBps": Number,
              "read_latency_us": Number, "write_latency_us": Number}
 _OPTIONAL = {"read_scaling": list, "write_scaling": list, "mixed_efficiency": Number,
              "source": str, "name": str, "random_read_kiops": Number,
+             "program_latency_us": Number,
              "calibration": dict}  # how `lsmsim calibrate --device-out` fitted the file
 # Bandwidths up to 1 PB/s, latencies up to 1000 s and scaling fractions up to 1000x the
 # quoted peak: beyond any device, and larger values only overflow.
@@ -48,7 +49,7 @@ _BANDWIDTH = Range(0.0, 1e9, low_open=True)
 _LATENCY = Range(0.0, 1e9)
 _RANGES = {"read_MBps": _BANDWIDTH, "write_MBps": _BANDWIDTH, "read_latency_us": _LATENCY,
            "write_latency_us": _LATENCY, "mixed_efficiency": Range(0.0, 1.0, low_open=True),
-           "random_read_kiops": Range(0.0, 1e9)}
+           "random_read_kiops": Range(0.0, 1e9), "program_latency_us": _LATENCY}
 _SCALING_STREAMS = Range(1, 1 << 20, integer=True)
 _SCALING_FRACTION = Range(0.0, 1e3, low_open=True)
 
@@ -67,6 +68,7 @@ def parse_device_file(path: Path) -> DeviceModel:
         mixed_efficiency=float(data.get("mixed_efficiency", 1.0)),
         source=data.get("source", ""),
         random_read_iops=data.get("random_read_kiops", 0.0) * 1000.0,
+        program_latency_s=data.get("program_latency_us", 0.0) * 1e-6,
     )
 
 

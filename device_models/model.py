@@ -11,6 +11,9 @@ its peak. When reads and writes are served together, `mixed_efficiency` scales b
 `random_read_iops` (data sheet, small random reads at high queue depth) bounds how many
 point-lookup block reads the device serves per second (one read costs at least 1/iops
 device-seconds): what makes an HDD serve ~80 lookups/s whatever their size.
+`program_latency_s` is how long one write holds the medium a read needs (a flash die's
+page program, tPROG): a read issued while writes are in flight waits behind it
+(`lsmsim.reads_behind_writes`); 0 where reads never wait behind writes.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class DeviceModel:
     mixed_efficiency: float = 1.0
     source: str = ""
     random_read_iops: float = 0.0  # 0 = random reads cost only their bytes of bandwidth
+    program_latency_s: float = 0.0  # 0 = reads never wait behind a write in service
 
     def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
         """Computed at each call, not cached: the engine asks at every event with an average

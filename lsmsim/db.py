@@ -40,6 +40,7 @@ from lsmsim.page_cache_residency import PageCacheResidency
 from lsmsim.page_cache_writeback import background_share
 from lsmsim.policy import Policy, PolicyError, Weights
 from lsmsim.rate_limiter import GenericRateLimiter
+from lsmsim.reads_behind_writes import MAX_ITERATIONS, OCCUPANCY_TOLERANCE, read_wait_s
 from lsmsim.run_queue_idle import cpu_capacity
 from lsmsim.sst_file import SstFile
 from lsmsim.stall_tracker import StallTracker, cause_name
@@ -141,6 +142,11 @@ class DB:
                                       else 0.0)
         # CPU of each read and write request of a job (0: per-byte costs alone).
         self._io_request_cpu_s = machine.io_request_cpu_s if mechanisms.io_request_cost else 0.0
+        # How long one write holds what a device read needs (0: reads never wait behind
+        # writes), and the wait per device read the last allocation settled on.
+        self._program_latency_s = (getattr(device, "program_latency_s", 0.0)
+                                   if mechanisms.reads_behind_writes else 0.0)
+        self._read_wait_s = 0.0
         # The live SST files in the page cache (None: aged out by all SST bytes written).
         self._cached_files = (PageCacheResidency(machine.page_cache_bytes)
                               if mechanisms.unlink_frees_page_cache else None)
@@ -367,7 +373,26 @@ class DB:
         return [*self.flush_jobs, *self.compaction_jobs]
 
     def _allocate(self) -> None:
-        """Set every activity's rate from the shared CPU, device and rate limiter."""
+        """Set every activity's rate from the shared CPU, device and rate limiter.
+
+        With clients reading from a device whose writes hold its reads
+        (`lsmsim.reads_behind_writes`), the wait of a read behind writes and the allocation
+        it changes are iterated to a fixed point, from the last allocation's wait: the
+        wait slows the reads, which leaves the writes more of the device."""
+        program_s = self._program_latency_s if self.clients is not None else 0.0
+        wait_s = self._read_wait_s if program_s else 0.0
+        for attempt in range(MAX_ITERATIONS):
+            write_share = self._allocate_with(wait_s)
+            settled_s = read_wait_s(program_s, write_share)
+            if (abs(settled_s - wait_s) <= OCCUPANCY_TOLERANCE * program_s / 2
+                    or attempt == MAX_ITERATIONS - 1):
+                break
+            wait_s = settled_s
+        self._read_wait_s = wait_s
+
+    def _allocate_with(self, read_wait_s: float) -> float:
+        """One allocation with each client device read waiting `read_wait_s` behind writes;
+        returns the share of device time it gives writes."""
         jobs = self._jobs()
         one_read_bps, one_write_bps = self._one_stream_bps
         writeback = self._writeback
@@ -420,7 +445,7 @@ class DB:
             writer.weights = _weight_tuple(policy.writer_weights(view), policy)
             demands = [writer]
         else:
-            demands = self.clients.demands(read_bps, write_bps, cap_ops)
+            demands = self.clients.demands(read_bps, write_bps, cap_ops, read_wait_s)
         clients = len(demands)
         limiter = self.rate_limiter
         if jobs:
@@ -468,12 +493,14 @@ class DB:
             self.writer.rate = rates[0]
         else:
             self.clients.set_rates(self._client_rates)
-        limited_bps = 0.0
+        written_bps = 0.0  # the jobs' writes, all through the rate limiter
         for job, rate in zip(jobs, rates[clients:]):
             job.rate = rate
-            limited_bps += rate * job.write_bytes
-        self._limiter_saturated = bool(limiter_bps) and limited_bps >= limiter_bps * (1 - 1e-9)
+            written_bps += rate * job.write_bytes
+        self._limiter_saturated = bool(limiter_bps) and written_bps >= limiter_bps * (1 - 1e-9)
         self._demands = demands
+        wal_device_s = self.clients.put_device_s if self.clients is not None else 0.0
+        return written_bps / write_bps + self.writer.rate * wal_device_s
 
     def _advance(self, now: float) -> None:
         """Bring the fluid state to `now`. The segment since the last call is accounted to

@@ -243,10 +243,10 @@ class DBView:
 
     @property
     def get_cost(self) -> "ReadCost | None":
-        """The expected cost of one get on the current tree, or None (no gets yet, or a
-        write-only workload)."""
+        """The expected cost of one get on the current tree, its device reads' waits behind
+        writes included, or None (no gets yet, or a write-only workload)."""
         clients = self._db.clients
-        return None if clients is None else clients.get_cost
+        return None if clients is None else clients.loaded_get_cost
 
     # -- running totals (InternalStats) -----------------------------------------------------------
     @property

@@ -9,6 +9,9 @@ threads block on it). The expected cost of a Get or scan is recomputed only when
 changes (SuperVersion installs, memtable switches) and at interval ends, not per read,
 and at most every REFRESH_MIN_S of simulated time (with 64 MB memtables installs are rarer
 than that; with tiny memtables it spares hundreds of recomputations per second).
+A device read issued while the device writes waits behind the write in service
+(`lsmsim.reads_behind_writes`): the DB passes that wait per read to `demands`, and it is
+part of every operation's unloaded latency until the next allocation.
 Latency: the closed loop's mean latency is threads / rate (Little's law). When CPU or
 device sharing holds a stream back, every operation's unloaded latency is stretched by the
 same factor; when the write controller does (a delay or stop), the reads keep their
@@ -71,9 +74,17 @@ class ForegroundClients:
         self._shares: tuple[int, np.ndarray] | None = None  # (frontier, request share per bucket)
         self.get_cost: ReadCost | None = None
         self.scan_cost: ReadCost | None = None
+        # The costs with the current wait behind writes (`demands`), as `account` records.
+        self._loaded: tuple[ReadCost, ReadCost] | None = None
         self._write_service_s = 0.0
+        self.put_device_s = 0.0  # a put's WAL device time (synced WAL only)
         self._dirty = True
         self._refreshed_at_s = float("-inf")
+
+    @property
+    def loaded_get_cost(self) -> ReadCost | None:
+        """A get's cost as the current allocation has it: waits behind writes included."""
+        return self.get_cost if self._loaded is None else self._loaded[0]
 
     def _streams_for(self, phase: Phase) -> list[ClientStream]:
         streams = [ClientStream(self.workload.threads, phase.put_share, phase.get_share,
@@ -113,20 +124,23 @@ class ForegroundClients:
         return sum(s.threads for s in self.streams
                    if s.gets * self.get_cost.device_reads + s.scans * self.scan_cost.device_reads > 0)
 
-    def demands(self, read_bps: float, write_bps: float,
-                policy_cap_ops: float | None) -> list[Demand]:
-        """One Demand per stream (units: operations of its mix)."""
+    def demands(self, read_bps: float, write_bps: float, policy_cap_ops: float | None,
+                read_wait_s: float = 0.0) -> list[Demand]:
+        """One Demand per stream (units: operations of its mix); each device read waits
+        `read_wait_s` behind the device's writes (latency, not device time)."""
         now_s = self.db.env.now
         if ((self._dirty and now_s >= self._refreshed_at_s + REFRESH_MIN_S)
                 or now_s >= self._refreshed_at_s + GROWTH_REFRESH_S):
             self._refresh()
         db = self.db
-        get, scan = self.get_cost, self.scan_cost
-        assert get is not None and scan is not None
+        assert self.get_cost is not None and self.scan_cost is not None
+        get, scan = self.get_cost.waited(read_wait_s), self.scan_cost.waited(read_wait_s)
+        self._loaded = (get, scan)
         put = db.writer.demand(db.write_controller, db.memtables.active.ops,
                                db.memtables.full_entries(db.options.write_buffer_size),
                                write_bps, db.device.write_latency_s, policy_cap_ops)
         put_cpu, put_device = put.per_unit[0], put.per_unit[1]
+        self.put_device_s = put_device
         self._write_service_s = put_cpu + put_device
         admission = db.writer.admission_cap_ops(db.write_controller, policy_cap_ops)
         iops = getattr(db.device, "random_read_iops", 0.0)
@@ -155,7 +169,9 @@ class ForegroundClients:
         """Account dt of client work to the open interval; returns the mean latency of the
         segment's puts (`move` moves the op count on)."""
         put_latency, puts = 0.0, 0.0
-        get, scan = self.get_cost, self.scan_cost
+        if self._loaded is None:
+            return float("inf")
+        get, scan = self._loaded
         for s in self.streams:
             ops = s.rate * dt
             if ops <= 0:

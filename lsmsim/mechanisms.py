@@ -70,6 +70,11 @@ class Mechanisms:
     # RocksDB 6.x's GenSubcompactionBoundaries, anchored on file boundaries only, and no
     # subcompactions into an empty output level; a 6.x run's setup switches it off.
     subcompaction_key_anchors: bool = True
+    # A device read issued while the device writes waits for the write in service (a flash
+    # die's page program holds the die): `write share of device time * program_latency / 2`
+    # more per read (`lsmsim.reads_behind_writes`). Off: a read pays the device's read
+    # latency whatever it writes; only `mixed_efficiency` shares its time.
+    reads_behind_writes: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

@@ -20,6 +20,7 @@ reads); a scan positions an iterator in every source and reads `scan_length` ent
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Set
 from dataclasses import dataclass
@@ -123,6 +124,14 @@ class ReadCost:
     service_s: float          # mean latency with nothing else running
     latency_s: np.ndarray     # latency components ...
     weights: np.ndarray       # ... and their probabilities (sum 1)
+    reads_by_latency: np.ndarray  # ... and the device reads in each (its expected count)
+
+    def waited(self, wait_s: float) -> "ReadCost":
+        """This cost with every device read waiting `wait_s` more (behind writes)."""
+        if not wait_s:
+            return self
+        return dataclasses.replace(self, service_s=self.service_s + self.device_reads * wait_s,
+                                   latency_s=self.latency_s + self.reads_by_latency * wait_s)
 
 
 class ReadPath:
@@ -292,6 +301,8 @@ class ReadPath:
         miss_cost = (given_miss * probe_cpu + false_blocks * block_cpu
                      + false_blocks * device_sst * device_share * io_s)
         path = base + np.vstack((np.zeros(groups), np.cumsum(miss_cost, axis=0)))
+        miss_reads = false_blocks * device_sst * device_share
+        path_reads = np.vstack((np.zeros(groups), np.cumsum(miss_reads, axis=0)))
         hit_cpu = probe_cpu + sst * block_cpu
         at = reached * found * p                                 # found here, by group
         device_at = device_sst * device_share
@@ -301,10 +312,13 @@ class ReadPath:
         totals = np.concatenate(((at * (1 - device_at) * in_memory).sum(axis=1),
                                  (at * device_at * (in_memory + io_s)).sum(axis=1),
                                  [(not_found * p * path[-1]).sum()]))
+        reads = np.concatenate(((at * (1 - device_at) * path_reads[:-1]).sum(axis=1),
+                                (at * device_at * (path_reads[:-1] + 1.0)).sum(axis=1),
+                                [(not_found * p * path_reads[-1]).sum()]))
         step_cpu = cov * probe_cpu + blocks * block_cpu
         get_cpu = base + float(np.dot(p, (reached * step_cpu).sum(axis=0)))
         get_io = float(np.dot(p, (reached * blocks * device_sst).sum(axis=0) * device_share))
-        get = _cost(get_cpu, get_io, io_s, weights, totals)
+        get = _cost(get_cpu, get_io, io_s, weights, totals, reads)
         # A scan: Seek in every source covering the start key, then scan_length Next.
         seek_blocks = (cov * sst).sum(axis=0)
         next_cpu = machine.scan_cpu_s_per_entry * np.log2(cov.sum(axis=0) + 1.0)
@@ -320,7 +334,8 @@ class ReadPath:
         scan_cpu = float(np.dot(p, scan_cpu_g))
         scan_io = float(np.dot(p, scan_io_g))
         service = scan_cpu + scan_io * io_s
-        scan = ReadCost(scan_cpu, scan_io, service, np.array([service]), np.array([1.0]))
+        scan = ReadCost(scan_cpu, scan_io, service, np.array([service]), np.array([1.0]),
+                        np.array([scan_io]))
         return get, scan
 
     def _forget(self, live: set[int], memtables: list[Memtable]) -> None:
@@ -334,9 +349,10 @@ class ReadPath:
 
 
 def _cost(cpu_s: float, device_reads: float, io_s: float, weights: np.ndarray,
-          totals: np.ndarray) -> ReadCost:
+          totals: np.ndarray, reads: np.ndarray) -> ReadCost:
     keep = weights > 1e-12
-    weights, totals = weights[keep], totals[keep]
+    weights, totals, reads = weights[keep], totals[keep], reads[keep]
     total = weights.sum()
     latency = totals / weights
-    return ReadCost(cpu_s, device_reads, cpu_s + device_reads * io_s, latency, weights / total)
+    return ReadCost(cpu_s, device_reads, cpu_s + device_reads * io_s, latency, weights / total,
+                    reads / weights)

@@ -15,6 +15,7 @@ class StorageDevice(Protocol):
     read_latency_s: float
     write_latency_s: float
     random_read_iops: float  # small random reads per second at best (0: bandwidth only)
+    program_latency_s: float  # how long one write holds what a read needs (0: never waits)
 
     def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
         """Aggregate read and write bandwidth (bytes/s) while `streams` threads share the

@@ -28,7 +28,13 @@ What each device then sees:
   (`mixed_efficiency`): the local 4-thread 1:1 mix of Fig. 17 (`17-numa.csv`) against
   reads alone and writes alone, as the device-time model shares them (a byte read costs
   1/(e R), a byte written 1/(e W), so a 1:1 mix gets `T = 2 e / (1/R + 1/W)`); a
-  compaction writes about as many bytes as it reads.
+  compaction writes about as many bytes as it reads. Reads behind writes
+  (`program_latency_us`, `lsmsim.reads_behind_writes`): a read waits `rho * t / 2` more
+  while writes take a share rho of the device; the study's loaded latency
+  (`06-bandwidth_seqwrite_latency.csv`: a read's latency under 0.4 .. 12 GB/s of
+  sequential writes to six interleaved DIMMs, rho = bandwidth over the file's highest)
+  rises by a least-squares 93 ns from rho 0 to 1, so t = 2 x 93 ns. The Optane SSD 900P
+  (`optane-900p`) writes the same first-generation 3D XPoint media: the same t.
 - **Flash** (`nvme`, `sata-ssd`): checked, not changed. Writeback submits a file's
   dirty pages without waiting between them (`__filemap_fdatawrite_range` ->
   `do_writepages`, then `filemap_fdatawait_range`, mm/filemap.c), merged into requests of
@@ -78,6 +84,7 @@ PAGE_BYTES = 4096                   # a bio segment: one page-cache page
 APPLICATION_BYTES = 256             # the access size of the study's thread-count curves
 PM_THREADS = (1, 2, 4, 6, 8, 12, 16, 20, 24)
 MIX_THREADS = "Optane-4"            # 17-numa.csv: 4 threads, local socket
+LOADED_LATENCY_DEVICE = "Optane"    # 06-bandwidth_seqwrite_latency.csv's Optane columns
 # The HDD's queue (block/blk-mq-sched.c, include/linux/blkdev.h) and access time (§2.4).
 NR_REQUESTS = 2 * min(32, 128)      # 2 * min(NCQ queue depth, BLKDEV_DEFAULT_RQ)
 MAX_SECTORS_BYTES = 2560 * 512      # BLK_DEF_MAX_SECTORS
@@ -113,6 +120,21 @@ def pm_mixed_efficiency() -> float:
     return round(mixed * (1 / read + 1 / write) / 2, 2)
 
 
+def xpoint_program_latency_us() -> float:
+    """t of the wait `rho * t / 2` behind writes: twice the least-squares slope of the
+    Optane read latency over the write share rho (`06-bandwidth_seqwrite_latency.csv`)."""
+    with open(DATA / "06-bandwidth_seqwrite_latency.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    column = rows[0].index(LOADED_LATENCY_DEVICE)  # latency (ns), then bandwidth (GB/s)
+    latency_ns = [float(r[column]) for r in rows[1:]]
+    bandwidth = [float(r[column + 1]) for r in rows[1:]]
+    shares = [b / max(bandwidth) for b in bandwidth]
+    mean_share, mean_ns = sum(shares) / len(shares), sum(latency_ns) / len(latency_ns)
+    slope_ns = (sum((x - mean_share) * (y - mean_ns) for x, y in zip(shares, latency_ns))
+                / sum((x - mean_share) ** 2 for x in shares))
+    return round(2 * slope_ns / 1000, 3)
+
+
 def hdd_write_scaling() -> list[list[float]]:
     """Fraction of one stream's bandwidth n sequential writeback streams get on the disk."""
     one_stream_bps = _preset("hdd")["write_MBps"] * 1e6
@@ -129,7 +151,9 @@ def derived() -> dict[str, dict[str, object]]:
     return {
         "pm": {"read_MBps": round(read_MBps, -1),
                "read_scaling": read_scaling, "write_scaling": write_scaling,
-               "mixed_efficiency": pm_mixed_efficiency()},
+               "mixed_efficiency": pm_mixed_efficiency(),
+               "program_latency_us": xpoint_program_latency_us()},
+        "optane-900p": {"program_latency_us": xpoint_program_latency_us()},
         "hdd": {"write_scaling": hdd_write_scaling()},
     }
 

@@ -269,6 +269,8 @@ class DeviceFit:
         }
         if device.random_read_iops:
             fields["random_read_kiops"] = device.random_read_iops / 1000.0
+        if device.program_latency_s:
+            fields["program_latency_us"] = round(device.program_latency_s * 1e6, 6)
         fields["calibration"] = self.record()
         return toml_text(fields)
 

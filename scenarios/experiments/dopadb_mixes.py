@@ -56,10 +56,10 @@ LOAD_GAP = ("the Load runs are the paper's (100 M pairs, 16 threads, a SATA SSD,
 
 
 # Why DOPA-DB's mixes do not lose to RocksDB's as in the paper's W50.
-READS = ("the simulated DOPA-DB's gets probe fewer files than RocksDB's after its read-time "
-         "compactions, and its extra compaction writes barely slow them: the simulated SATA "
-         "SSD discounts mixed traffic (mixed_efficiency) but adds no latency to a get queued "
-         "behind writes (docs/background/devices.md §2.11)")
+READS = ("the simulated DOPA-DB's gets read about a quarter of the device blocks RocksDB's "
+         "do after its read-time compactions; its extra compaction writes keep the SATA SSD "
+         "writing longer, and its gets wait behind those writes (reads_behind_writes, "
+         "docs/background/devices.md §2.11), but not four times as long")
 
 
 def _fields(workload: str, scale: Scale) -> dict:
