@@ -144,7 +144,7 @@ class DB:
         self._io_request_cpu_s = machine.io_request_cpu_s if mechanisms.io_request_cost else 0.0
         # How long one write holds what a device read needs (0: reads never wait behind
         # writes), and the wait per device read the last allocation settled on.
-        self._program_latency_s = (getattr(device, "program_latency_s", 0.0)
+        self._program_latency_s = (device.program_latency_s
                                    if mechanisms.reads_behind_writes else 0.0)
         self._read_wait_s = 0.0
         # The live SST files in the page cache (None: aged out by all SST bytes written).

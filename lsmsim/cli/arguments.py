@@ -8,6 +8,7 @@ import argparse
 import math
 
 from lsmsim.keyspace import MAX_BUCKETS
+from lsmsim.mechanisms import Mechanisms
 from lsmsim.options import OptionError
 from lsmsim.units import UnitError, parse_rate_bps
 
@@ -68,3 +69,10 @@ def parse_sets(items: list[str]) -> dict[str, str]:
             raise OptionError(f"--set {item!r}: expected OPTION=VALUE, e.g. write_buffer_size=64MB")
         values[name.strip()] = value.strip()
     return values
+
+
+def add_without_flag(parser: argparse.ArgumentParser, purpose: str) -> None:
+    """`--without MECHANISM` (repeatable), its help naming every mechanism
+    (`lsmsim.mechanisms`) after `purpose`."""
+    parser.add_argument("--without", action="append", default=[], metavar="MECHANISM",
+                        help=f"{purpose} ({', '.join(Mechanisms.names())}); repeatable")

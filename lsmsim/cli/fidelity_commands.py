@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsmsim.cli.arguments import non_negative_int, positive_int, positive_number
+from lsmsim.cli.arguments import add_without_flag, non_negative_int, positive_int, positive_number
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
 from lsmsim.output_path import file_stem, output_file, output_folder
 from lsmsim.sweeps.progress import Progress, add_progress_flags, progress_wanted
@@ -37,9 +37,8 @@ def register(commands: Any) -> None:
     validate.add_argument("--device-dir", type=Path, metavar="DIR",
                           help="fitted device files (calibrate --device-out): a run on preset "
                                "NAME uses DIR/NAME.toml where it exists")
-    validate.add_argument("--without", action="append", default=[], metavar="MECHANISM",
-                          help="simulate with a resource-model mechanism switched off, to see "
-                               "what it does to the errors; repeatable")
+    add_without_flag(validate, "simulate with a resource-model mechanism switched off, to see "
+                               "what it does to the errors")
     validate.add_argument("--seeds", type=positive_int, default=1, metavar="N",
                           help="simulate each run with N seeds (counted up from its --seed) and "
                                "print the seeds' spread beside the real repeats' (default 1)")

@@ -15,12 +15,12 @@ from typing import Any, Sequence
 
 from lsmsim.cli import (compare_command, explain_commands, fidelity_commands, reproduce_command,
                         sweep_command, trace_commands, tune_command)
-from lsmsim.cli.arguments import (bucket_count, byte_rate_bps, non_negative_int, parse_sets,
+from lsmsim.cli.arguments import (add_without_flag, bucket_count, byte_rate_bps, non_negative_int, parse_sets,
                                   positive_number)
 from lsmsim.cli.summary_table import format_summary
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS, MAX_BUCKETS
-from lsmsim.mechanisms import MechanismError, Mechanisms
+from lsmsim.mechanisms import MechanismError
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.output_path import OutputPathError, output_folder
 from lsmsim.plot.timeline_process import TimelinePlotter
@@ -90,9 +90,7 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"key-space buckets, the resolution of key overlap ({DEFAULT_BUCKETS}; "
                           f"at most {MAX_BUCKETS:,}: memory grows with them)")
     run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
-    run.add_argument("--without", action="append", default=[], metavar="MECHANISM",
-                     help="switch a resource-model mechanism off to see what it changes "
-                          f"({', '.join(Mechanisms.names())}); repeatable")
+    add_without_flag(run, "switch a resource-model mechanism off to see what it changes")
     add_progress_flags(run)
     run.set_defaults(handler=_run)
     listing = commands.add_parser("list", help="list valid names")

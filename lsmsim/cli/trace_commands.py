@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lsmsim.cli.arguments import positive_number
+from lsmsim.cli.arguments import add_without_flag, positive_number
 from lsmsim.output_path import output_folder
 from lsmsim.trace import Trace
 
@@ -51,8 +51,7 @@ def register(commands: Any) -> None:
     bench.add_argument("--machine", default="server", help="machine profile or .toml file")
     bench.add_argument("--out", type=Path, help="folder for timeseries.csv, events.jsonl, ...")
     bench.add_argument("--no-plot", action="store_true", help="skip timeline.png")
-    bench.add_argument("--without", action="append", default=[], metavar="MECHANISM",
-                       help="switch a resource-model mechanism off (see lsmsim run --help)")
+    add_without_flag(bench, "switch a resource-model mechanism off to see what it changes")
     bench.set_defaults(handler=_db_bench, takes_extra_flags=True)
 
 
