@@ -459,8 +459,10 @@ class DB:
                 cap = job.threads / (cpu_s + thread.blocked_s)
             per_unit = [cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
+            # A purge runs on its finished job's thread, at that job's weights.
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
-                policy.job_weights(view, job), policy)
+                policy.job_weights(view, job.finished if isinstance(job, PurgeJob) else job),
+                policy)
             # Each of a job's threads is a runnable thread to CFS and queues its own I/O.
             demands.append(Demand(per_unit, cap, (cpu_weight * fraction * job.threads,
                                                   device_weight * job.threads,
@@ -926,7 +928,7 @@ class DB:
         if self._pins is None:
             return
         size_bytes = own_bytes + self._pins.released(job.job_id)
-        if size_bytes > 0.0:
+        if size_bytes > 0.0 and self.machine.unlink_cpu_s_per_byte > 0.0:
             self.purge_jobs.append(PurgeJob(job.job_id, self.env.now,
                                             size_bytes * self.machine.unlink_cpu_s_per_byte,
                                             0.0, 0.0, [], finished=job))
