@@ -148,6 +148,34 @@ class CompactionJob(BackgroundJob):
         return self.compaction.output_level
 
 
+@dataclass(eq=False)
+class PurgeJob(BackgroundJob):
+    """A finished job's thread deleting obsolete files (PurgeObsoleteFiles,
+    `lsmsim.obsolete_file_purge`): CPU only, and the finished job's slot stays taken."""
+
+    finished: BackgroundJob = field(default=None)  # type: ignore[assignment]
+
+    kind: ClassVar[str] = "purge"
+
+    @property
+    def in_flush_pool(self) -> bool:
+        """Whether it holds a flush slot (a flush's) rather than a compaction's."""
+        return isinstance(self.finished, FlushJob)
+
+    @property
+    def high_pool(self) -> bool:
+        """Whether it holds the slot of a policy's compaction in the flush pool."""
+        return isinstance(self.finished, CompactionJob) and self.finished.high_pool
+
+    def thread_work(self, read_bps: float, write_bps: float, writeback: KernelWriteback | None,
+                    wakeups: WakeupModel | None, options: LsmOptions) -> ThreadWork:
+        """Unlinks compute and do not block: CPU, no I/O, no wake-ups."""
+        if self._thread_work is None:
+            self._thread_work = self.with_synced(ThreadWork(
+                self.cpu_s, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), 1.0)
+        return self._thread_work
+
+
 def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
                           at_s: float, write_position_bytes: float,
                           largest_seqno: int) -> SstFile | None:

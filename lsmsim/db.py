@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import simpy
 
-from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob,
+from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob, PurgeJob,
                                    file_from_bucket_keys, merge_inputs, split_output)
 from lsmsim.compaction_picker import Compaction
 from lsmsim.core_sharing import cost_factor
@@ -36,6 +36,7 @@ from lsmsim.mechanisms import Mechanisms
 from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
+from lsmsim.obsolete_file_purge import ObsoleteFilePins
 from lsmsim.page_cache_residency import PageCacheResidency
 from lsmsim.page_cache_writeback import background_share
 from lsmsim.policy import Policy, PolicyError, Weights
@@ -150,6 +151,8 @@ class DB:
         # The live SST files in the page cache (None: aged out by all SST bytes written).
         self._cached_files = (PageCacheResidency(machine.page_cache_bytes)
                               if mechanisms.unlink_frees_page_cache else None)
+        # Obsolete files waiting for the running jobs that pin them (None: deleted at no cost).
+        self._pins = ObsoleteFilePins() if mechanisms.obsolete_file_purge else None
         self.workload = workload
         self.policy = policy
         # What the policy's hooks see of the DB, and how it acts on it (`Policy.start`).
@@ -180,6 +183,8 @@ class DB:
         self.clients = ForegroundClients(self) if workload.phases else None
         self.flush_jobs: list[FlushJob] = []
         self.compaction_jobs: list[CompactionJob] = []
+        # Finished jobs' threads deleting obsolete files, their slots still taken.
+        self.purge_jobs: list[PurgeJob] = []
         self._finished_flushes: list[FlushJob] = []
         self.events = EventLog()
         self._started_shapes: dict[tuple[str, ...], EventShape] = {}
@@ -358,7 +363,7 @@ class DB:
             if self.workload.max_ops and not self.writes_done.triggered:
                 to_event_s = _sooner(to_event_s,
                                      (self.workload.max_ops - writer.ops_done) / writer.rate)
-        for jobs in (self.flush_jobs, self.compaction_jobs):
+        for jobs in (self.flush_jobs, self.compaction_jobs, self.purge_jobs):
             for job in jobs:
                 rate = job.rate
                 if rate > 0:
@@ -370,7 +375,9 @@ class DB:
         return max(0.0, to_event_s)
 
     def _jobs(self) -> list[BackgroundJob]:
-        return [*self.flush_jobs, *self.compaction_jobs]
+        """Every activity of a background thread: flushes, compactions (in this order, as
+        `_account` counts them), then purges."""
+        return [*self.flush_jobs, *self.compaction_jobs, *self.purge_jobs]
 
     def _allocate(self) -> None:
         """Set every activity's rate from the shared CPU, device and rate limiter.
@@ -477,8 +484,10 @@ class DB:
                 cap = job.threads / (cpu_s + thread.blocked_s)
             per_unit = [cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
                         job.write_bytes if limiter_bps else 0.0]
+            # A purge runs on its finished job's thread, at that job's weights.
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
-                policy.job_weights(view, job), policy)
+                policy.job_weights(view, job.finished if isinstance(job, PurgeJob) else job),
+                policy)
             # Each of a job's threads is a runnable thread to CFS and queues its own I/O.
             demands.append(Demand(per_unit, cap, (cpu_weight * fraction * job.threads,
                                                   device_weight * job.threads,
@@ -592,6 +601,9 @@ class DB:
         for job in [job for job in self.compaction_jobs if job.remaining <= DONE_EPSILON]:
             self._finish_compaction(job)
             changed = True
+        for purge in [job for job in self.purge_jobs if job.remaining <= DONE_EPSILON]:
+            self.purge_jobs.remove(purge)  # its slot is free: MaybeScheduleFlushOrCompaction
+            changed = True
         if self.memtables.ops_until_full(self.options.write_buffer_size) <= FULL_EPSILON_OPS:
             self._switch_memtable()
             changed = True
@@ -666,7 +678,8 @@ class DB:
         if flush_level > 0:
             flush_limit = 1
         to_merge = self.options.effective_min_write_buffer_number_to_merge
-        while len(self.flush_jobs) < flush_limit and self.memtables.is_flush_pending(to_merge):
+        while (len(self.flush_jobs) + self._purging(flush_pool=True) < flush_limit
+               and self.memtables.is_flush_pending(to_merge)):
             if not self._start_flush(flush_level):
                 return flush_level
         return None
@@ -677,11 +690,11 @@ class DB:
         # The policy's check first: it reads state only and is mostly False, while the
         # any() walks every running compaction at every event.
         if (self.policy.high_pool_compaction_allowed(self.policy_view)
-                and not any(job.high_pool for job in self.compaction_jobs)):
+                and not any(job.high_pool for job in [*self.compaction_jobs, *self.purge_jobs])):
             self._schedule_compaction(high_pool=True)
         if self.compaction_paused:
             return
-        while len(self.compaction_jobs) < compaction_limit:
+        while len(self.compaction_jobs) + self._purging(flush_pool=False) < compaction_limit:
             if not self._schedule_compaction(high_pool=False, held_level=held_level):
                 return
 
@@ -700,6 +713,12 @@ class DB:
             self._start_compaction(compaction, high_pool)
             self.scores = self.version.compute_compaction_score(self.options)
         return True
+
+    def _purging(self, flush_pool: bool) -> int:
+        """Slots of one pool (flush, or compaction outside the HIGH pool) still taken by
+        finished jobs' purges."""
+        return sum([1 for job in self.purge_jobs
+                    if job.in_flush_pool == flush_pool and not job.high_pool])
 
     def _new_job_id(self) -> int:
         job_id = self._next_job_id
@@ -794,6 +813,10 @@ class DB:
         self.flush_jobs.remove(job)
         for memtable in job.memtables:
             memtable.flushed = True
+        # Its thread deletes its memtables' WAL file, the files it was the last to pin and
+        # those its install makes obsolete that no running job pins.
+        purge_bytes = (0.0 if self.options.disable_wal else
+                       sum([m.ops for m in job.memtables]) * self.entry.batch_bytes)
         self._finished_flushes.append(job)
         installed_any = False
         # Results install in memtable order (MemTableList::TryInstallMemtableFlushResults).
@@ -805,6 +828,7 @@ class DB:
             for sst in done.level_inputs:
                 self.version.remove_file(done.output_level, sst)
                 self._file_deleted(sst)
+            purge_bytes += self._obsoleted(done.level_inputs)
             for sst in done.outputs:
                 self.version.add_file(done.output_level, sst)
                 self._table_file_creation(done.job_id, sst, done.output_level)
@@ -815,6 +839,7 @@ class DB:
             self.events.emit_row(FLUSH_FINISHED, self.env.now, done.job_id, "NoCompression",
                                  self.version.file_counts(),
                                  self.memtables.num_not_flushed())
+        self._purge(job, purge_bytes)
         if installed_any:
             self._install_super_version()
 
@@ -885,11 +910,13 @@ class DB:
         self.compaction_jobs.remove(job)
         self.picker.release(self.version, compaction)
         version = self.version
+        deleted: list[SstFile] = []
         for sst in compaction.inputs:
             rest = sst.without(compaction.lo, compaction.hi) if compaction.key_range else None
             if rest is None:
                 version.remove_file(compaction.start_level, sst)
                 self._file_deleted(sst)
+                deleted.append(sst)
             else:  # only the range was compacted; the rest of the file stays
                 version.replace_file(compaction.start_level, sst, rest)
                 if self._cached_files is not None:
@@ -897,6 +924,7 @@ class DB:
         for sst in compaction.output_level_inputs:
             version.remove_file(output_level, sst)
             self._file_deleted(sst)
+        self._purge(job, self._obsoleted([*deleted, *compaction.output_level_inputs]))
         for sst in job.outputs:
             version.add_file(output_level, sst)
             self._table_file_creation(job.job_id, sst, output_level)
@@ -920,6 +948,26 @@ class DB:
                              round(sum([f.num_entries for f in job.outputs])),
                              job.subcompactions, "NoCompression", version.file_counts())
         self._install_super_version()
+
+    def _purge(self, job: BackgroundJob, own_bytes: float) -> None:
+        """`job` finished: its thread deletes `own_bytes` and the files it was the last
+        running job to pin (`lsmsim.obsolete_file_purge`) before its slot is free."""
+        if self._pins is None:
+            return
+        size_bytes = own_bytes + self._pins.released(job.job_id)
+        if size_bytes > 0.0 and self.machine.unlink_cpu_s_per_byte > 0.0:
+            self.purge_jobs.append(PurgeJob(job.job_id, self.env.now,
+                                            size_bytes * self.machine.unlink_cpu_s_per_byte,
+                                            0.0, 0.0, [], finished=job))
+
+    def _obsoleted(self, files: list[SstFile]) -> float:
+        """An install made `files` obsolete: every job running now pins them
+        (`lsmsim.obsolete_file_purge`); the bytes the installing job's thread deletes
+        itself (all of them when no job runs)."""
+        if self._pins is None or not files:
+            return 0.0
+        return self._pins.obsoleted(sum([f.size_bytes for f in files]),
+                                    [j.job_id for j in (*self.flush_jobs, *self.compaction_jobs)])
 
     def _file_deleted(self, sst: SstFile) -> None:
         """An input file of a finished flush or compaction is deleted (PurgeObsoleteFiles):

@@ -18,6 +18,7 @@ from lsmsim.data_file import DataFileError, Number, read_fields
 from lsmsim.named_data import NamedData
 from lsmsim.io_request_cost import IO_REQUEST_NS
 from lsmsim.job_cost_spread import JobCostSpread
+from lsmsim.obsolete_file_purge import UNLINK_NS_PER_BYTE
 from lsmsim.page_cache_writeback import KernelWriteback
 from lsmsim.wakeup_wait import (WAKEUP_WAIT_S, WAKEUPS_PER_DIRTY_MIB, WAKEUPS_PER_OUTPUT_FILE,
                                 WakeupModel)
@@ -71,6 +72,8 @@ class MachineProfile:
     page_cache_cpu_s_per_byte: float = 0.5 * 1e-9
     # CPU of each read or write request of a background job (`lsmsim.io_request_cost`).
     io_request_cpu_s: float = IO_REQUEST_NS * 1e-9
+    # CPU of deleting an obsolete file, per byte of it (`lsmsim.obsolete_file_purge`).
+    unlink_cpu_s_per_byte: float = UNLINK_NS_PER_BYTE * 1e-9
     scan_cpu_s_per_entry: float = 150 * 1e-9
     # Linux writeback (sysctl vm.*, the kernel's defaults), as ratios of `page_cache_bytes`
     # (`lsmsim.page_cache_writeback`).
@@ -157,7 +160,8 @@ COST_FIELDS = {"write_ns_per_op": ("write_cpu_s_per_op", NS),
                "get_ns_per_block": ("get_cpu_s_per_block", NS),
                "page_cache_ns_per_byte": ("page_cache_cpu_s_per_byte", NS),
                "scan_ns_per_entry": ("scan_cpu_s_per_entry", NS),
-               "io_request_ns": ("io_request_cpu_s", NS)}
+               "io_request_ns": ("io_request_cpu_s", NS),
+               "unlink_ns_per_byte": ("unlink_cpu_s_per_byte", NS)}
 # Costs of the read path (a write-only run does not tell them).
 READ_COSTS = ("get_ns_per_op", "get_ns_per_file", "get_ns_per_block", "page_cache_ns_per_byte",
               "scan_ns_per_entry")
@@ -167,7 +171,8 @@ NOT_CPU_COSTS = ("page_cache_GiB",)
 FITTED_BY_DEFAULT = ("write_ns_per_op",)
 # Costs a profile file may leave out (MachineProfile's default), so older files stay valid.
 _OPTIONAL_COSTS = ("flush_ns_per_entry", "compaction_ns_per_entry",
-                   "compaction_merge_ns_per_entry_per_log2_run", "io_request_ns", *READ_COSTS)
+                   "compaction_merge_ns_per_entry_per_log2_run", "io_request_ns",
+                   "unlink_ns_per_byte", *READ_COSTS)
 # Linux settings and scheduler figures a profile may give (else the defaults above), as the
 # TOML file spells them -> (MachineProfile field, unit); facts of the machine and its
 # kernel, not costs that `lsmsim calibrate` fits to throughput.

@@ -65,6 +65,12 @@ class Mechanisms:
     # (`lsmsim.page_cache_residency`). Off: a file is read from the device once
     # `page_cache_bytes` of SST bytes were written after it, deleted files' included.
     unlink_frees_page_cache: bool = True
+    # A job's thread deletes the files no running job pins any more after it installs, and
+    # its slot stays taken meanwhile (DBImpl::BackgroundCallFlush / BackgroundCallCompaction:
+    # PurgeObsoleteFiles, `unlink_ns_per_byte` of CPU per deleted byte), so a flush thread
+    # deleting a large compaction's inputs holds up the next flush
+    # (`lsmsim.obsolete_file_purge`). Off: files are deleted at no cost.
+    obsolete_file_purge: bool = True
     # Subcompaction boundaries from key anchors sampled over the inputs' key distribution
     # (RocksDB 7.6+, TableReader::ApproximateKeyAnchors; `lsmsim.subcompaction`). Off:
     # RocksDB 6.x's GenSubcompactionBoundaries, anchored on file boundaries only, and no

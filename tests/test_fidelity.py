@@ -135,8 +135,10 @@ def _simulated_run(flags: list[str], profile, label: str) -> Run:
 
 def test_calibration_recovers_a_known_write_cost(tmp_path):
     truth = with_costs(load_machine("local-2core"), {"write_ns_per_op": 2000.0})
+    # Run b's writer sets its throughput (16 MiB memtables): with 8 MiB ones its flush
+    # thread's file deletions stop writes often enough that 1,800-2,200 ns fit about alike.
     runs = [_simulated_run(["--write_buffer_size=4194304", "--max_background_jobs=2"], truth, "a"),
-            _simulated_run(["--write_buffer_size=8388608", "--max_background_jobs=4"], truth, "b")]
+            _simulated_run(["--write_buffer_size=16777216", "--max_background_jobs=4"], truth, "b")]
     start = with_costs(truth, {"write_ns_per_op": 3500.0})
     # Nine evaluations scan the cost's range before Nelder-Mead refines it.
     result = fit_costs(runs, start, ["write_ns_per_op"], max_evaluations=24, workers=1)
@@ -253,12 +255,14 @@ def test_background_jobs_on_two_cores_get_less_cpu_than_the_writer():
     """In a simulated local-2core run with four background jobs, whenever two or more jobs
     run beside the writer and writes are not delayed, the writer (never blocked) uses more
     CPU than any job (each blocks on its output Syncs), as compactions in the 7.8.3 LOGs
-    show (cpu/wall 0.45 with three jobs running, below the 0.5 core of an equal split)."""
+    show (cpu/wall 0.45 with three jobs running, below the 0.5 core of an equal split).
+    A thread deleting obsolete files (`lsmsim.obsolete_file_purge`) blocks on nothing and
+    is not counted."""
     env, db = open_db({"max_background_jobs": 4}, machine="local-2core")
     checked = 0
     for step in range(1, 400):
         env.run(until=step * 0.05)
-        jobs = db._jobs()
+        jobs = [*db.flush_jobs, *db.compaction_jobs]
         if len(jobs) >= 2 and db.writer.rate > 0 and not db.write_controller.needs_delay():
             writer_cpu = db.writer.rate * db._demands[0].per_unit[0]
             assert all(job.rate * job.cpu_s < writer_cpu for job in jobs)

@@ -12,7 +12,8 @@ from lsmsim.machine import load_machine
 
 
 @pytest.mark.parametrize("field, mechanism", [("wakeup_wait_s", "wakeup_wait"),
-                                              ("run_queue_idle_share", "run_queue_idle")])
+                                              ("run_queue_idle_share", "run_queue_idle"),
+                                              ("unlink_cpu_s_per_byte", "obsolete_file_purge")])
 def test_a_machine_without_the_constant_behaves_as_with_the_mechanism_off(field, mechanism):
     options = {"max_background_jobs": 4}
     base = load_machine("local-2core")

@@ -153,16 +153,20 @@ def test_one_flusher_stream_spares_a_disk_the_seeks_between_jobs():
     jobs' excess pages is one stream, not part of eight, so background work goes faster
     than with each job's share counted as its own (5-7% at 20, 30 and 60 s; the writes'
     throughput moves by less than the run-to-run spread of the L0 picks, so it is not
-    asserted). With 4 GiB the flusher writes nothing and the switch changes nothing."""
+    asserted). With 4 GiB the flusher writes nothing and the switch changes nothing.
+    Measured with `obsolete_file_purge` off in both: with it on the gain is 1.7%, 2.2% and
+    -1.6% at 20, 30 and 60 s, within that spread (purges hold job slots for a while, which
+    moves the picks), so it would not show the flusher's share."""
     options = {**BIG_FILES, "max_background_jobs": 8, "max_subcompactions": 4}
     runs = {}
     for memory_mib in (64, 4096):
         machine = dataclasses.replace(load_machine("server"), page_cache_bytes=memory_mib * MIB)
         runs[memory_mib] = [run_small(duration_s=30, device="hdd", machine=machine,
-                                      options=options, without=without)
+                                      options=options,
+                                      without=["obsolete_file_purge", *without])
                             for without in ([], ["flusher_stream"])]
     shared, per_job = runs[64]
-    assert per_job.config["mechanisms_off"] == ["flusher_stream"]
+    assert per_job.config["mechanisms_off"] == ["flusher_stream", "obsolete_file_purge"]
     assert (shared.summary["background_rate_MBps"]
             > 1.05 * per_job.summary["background_rate_MBps"])
     roomy, roomy_off = (run.summary for run in runs[4096])
