@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,6 +14,8 @@ from lsmsim.entry_format import EntryFormat
 from lsmsim.fidelity.unlink_cost_fit import estimate_unlink_ns_per_byte, sst_deletion_seconds
 from lsmsim.machine import load_machine
 from lsmsim.obsolete_file_purge import ObsoleteFilePins
+
+TRACES = Path(__file__).resolve().parents[1] / "validation" / "traces"
 
 
 def test_files_nobody_pins_are_deleted_by_the_job_that_made_them_obsolete():
@@ -122,3 +125,15 @@ def test_deletion_time_is_the_deleting_threads_time_since_its_previous_line(tmp_
     assert abs(rows[0][1] - 250e-6) < 1e-6 and abs(rows[1][1] - 1000e-6) < 1e-6
     ns_per_byte, count = estimate_unlink_ns_per_byte([log])
     assert count == 2 and abs(ns_per_byte - 0.25) < 1e-3  # median of 0.25 and 0.25
+
+
+def test_calibrate_measures_unlink_cost_where_the_logs_log_deletions():
+    """RocksDB 7.8 LOGs (the local jobs sweep) log their deletions: measured, within the
+    range a page-cache truncate costs; the ADOC authors' 6.11 LOGs log none: a note says so."""
+    from lsmsim.fidelity.calibration import measured_unlink
+
+    measured, notes = measured_unlink([TRACES / "local-2core-jobs" / "j1_wb16_r2"])
+    assert 0.05 < measured["unlink_ns_per_byte"] < 2.0 and "SST deletions" in notes[0]
+    adoc = TRACES / "adoc-server-600s" / "5000000" / "StorageMaterial.PM" / "1CPU" / "64MB"
+    measured, notes = measured_unlink([adoc])
+    assert measured == {} and "not measured" in notes[0]

@@ -9,7 +9,10 @@ Physics first, few parameters. What a RocksDB LOG measures directly is measured,
   compactions;
 - flush CPU per byte and per entry: `CompMergeCPU(sec)` against `Write(GB)` of the L0 row
   of each run's last DUMPING STATS (FlushJob records its CPU time in L0's compaction
-  stats), entries from the workload's entry size.
+  stats), entries from the workload's entry size;
+- the CPU of deleting an obsolete file per byte of it (`unlink_ns_per_byte`,
+  `lsmsim.obsolete_file_purge`): the LOG's "Deleted file ... immediately" lines
+  (`lsmsim.fidelity.unlink_cost_fit`), where the LOG has them (RocksDB 7.x; 6.x logs none).
 
 Per-entry costs are told apart from per-byte costs only by runs of different entry sizes;
 with one entry size they are zero and the per-byte cost carries them.
@@ -63,6 +66,8 @@ from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_validation import check_run_folders, run_devices, run_setup
 from lsmsim.page_cache_writeback import synced_fraction
 from lsmsim.fidelity.run_queue_idle_fit import estimate_idle_share
+from lsmsim.fidelity.unlink_cost_fit import estimate_unlink_ns_per_byte
+from lsmsim.traces.run_files import find_run_files
 from lsmsim.fidelity.wakeup_wait_fit import estimate_wakeup_counts, estimate_wakeup_wait
 from lsmsim.sweeps.progress import Progress
 from lsmsim.sweeps.worker_pool import Interrupted, JobFailed, run_jobs
@@ -77,6 +82,7 @@ FLAT_TOLERANCE = 0.01
 FLAT_STEP = 1.25
 # Least figures a LOG must hold for a cost measured from it to count.
 MIN_MEASURED_BYTES = 256 << 20
+MIN_MEASURED_DELETIONS = 20
 
 
 class CalibrationError(ValueError):
@@ -171,6 +177,18 @@ def measured_costs(traces: Sequence[Trace], base: MachineProfile
         notes.append("flush CPU not measured: no DUMPING STATS with L0 CompMergeCPU(sec) "
                      "over enough flushed bytes")
     return measured, notes
+
+
+def measured_unlink(folders: Sequence[Path]) -> tuple[dict[str, float], list[str]]:
+    """`unlink_ns_per_byte` from the runs' LOGs (`lsmsim.fidelity.unlink_cost_fit`), with a
+    note; none when the LOGs log fewer than MIN_MEASURED_DELETIONS SST deletions."""
+    logs = [files.log for files in map(find_run_files, folders) if files.log is not None]
+    ns_per_byte, deletions = estimate_unlink_ns_per_byte(logs)
+    if deletions < MIN_MEASURED_DELETIONS:
+        return {}, [f"unlink_ns_per_byte not measured: the LOGs log {deletions} SST deletions "
+                    f"(at least {MIN_MEASURED_DELETIONS} needed)"]
+    return ({"unlink_ns_per_byte": round(ns_per_byte, 4)},
+            [f"unlink_ns_per_byte measured from {deletions} SST deletions in the LOGs"])
 
 
 def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: Sequence[Trace],
@@ -368,6 +386,9 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
             check_run_folders(folders), runs, traces, with_costs(base, measured))
         measured.update(from_threads)
         notes += thread_notes
+        unlink, unlink_notes = measured_unlink(check_run_folders(folders))
+        measured.update(unlink)
+        notes += unlink_notes
     measured = {k: v for k, v in measured.items() if k not in fit}
     start = with_costs(base, measured)
     if measure:
