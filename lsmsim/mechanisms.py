@@ -70,6 +70,11 @@ class Mechanisms:
     # RocksDB 6.x's GenSubcompactionBoundaries, anchored on file boundaries only, and no
     # subcompactions into an empty output level; a 6.x run's setup switches it off.
     subcompaction_key_anchors: bool = True
+    # While the delayed write rate holds the writer, a few write groups sleep a millisecond
+    # or more (WriteController::GetDelay's 1 ms token bucket, DelayWrite's 1001 us sleeps)
+    # and the rest take their own time (`lsmsim.write_delay`). Off: every delayed put takes
+    # the segment's mean latency (threads / rate). Throughput is the same either way.
+    delayed_write_sleeps: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

@@ -367,7 +367,8 @@ def format_report(report: ValidationReport) -> str:
              "tail_throughput_p95": "tail95", "write_amplification": "WA",
              "flush_count": "flushes", "compaction_count": "compactions",
              "throughput_w1": "W1/mean", "throughput_ks": "KS",
-             "l0_mean_abs_diff": "L0 |d|", "l0_correlation": "L0 r"}
+             "l0_mean_abs_diff": "L0 |d|", "l0_correlation": "L0 r",
+             "db_write_p99": "write p99"}
     width = max((len(r.label) for r in report.results), default=0) + 2
     width = max(width, len("median |error|") + 2)
     head = (f"{'run':<{width}}{'device':<{DEVICE_WIDTH}}{'host':>{HOST_WIDTH}}"
