@@ -157,3 +157,18 @@ def test_db_write_percentiles_are_read_from_db_bench_stdout(tmp_path):
 
 def test_a_percentile_of_an_empty_histogram_is_nan():
     assert math.isnan(LatencyHistogram().percentile_s(99))
+
+
+def test_a_profile_sets_the_timer_slack_and_a_bad_one_is_refused(tmp_path):
+    from lsmsim.data_file import DataFileError
+    from lsmsim.machine import PROFILE_DIR, load_machine
+
+    assert load_machine("server").timer_slack_s == TIMER_SLACK_S
+    source = (PROFILE_DIR / "local-2core.toml").read_text()
+    good = tmp_path / "good.toml"
+    good.write_text(source.replace("cores = 2\n", "cores = 2\ntimer_slack_us = 1\n"))
+    assert load_machine(str(good)).timer_slack_s == pytest.approx(1e-6)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(source.replace("cores = 2\n", "cores = 2\ntimer_slack_us = -3\n"))
+    with pytest.raises(DataFileError, match=r"bad.toml.*timer_slack_us.*-3"):
+        load_machine(str(bad))
