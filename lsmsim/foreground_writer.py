@@ -123,27 +123,30 @@ class ForegroundWriter:
                        timer_slack_s: float | None) -> tuple[LatencySplit, LatencySplit]:
         """The latencies of the puts of the current segment, client's and DB::Write's.
 
-        Held to the delayed write rate (closed loop, `timer_slack_s` given: the
-        `delayed_write_sleeps` mechanism), the groups that sleep take their put's own
-        time plus the sleep, the others their own time (`lsmsim.write_delay`); the mean is
-        `latency_s`. Held to the client's rate limit, the client waits in db_bench's
-        limiter and DB::Write takes the put's own time. Otherwise every put takes
-        `latency_s` in both."""
+        Held to the delayed write rate (`timer_slack_s` given: the `delayed_write_sleeps`
+        mechanism), the groups that sleep take their put's own time plus the sleep, the
+        others their own time (`lsmsim.write_delay`); a closed loop's group is a put per
+        thread and its mean is `latency_s`, an open loop's is one put, after its FIFO
+        wait. Held to the client's rate limit, the client waits in db_bench's limiter and
+        DB::Write takes the put's own time, as it does after an open loop's queue.
+        Otherwise every put takes `latency_s` in both."""
         mean_s = self.latency_s(memtable_entries)
         whole = ((mean_s, 1.0),)
-        if self.open_loop or self.rate <= 0:
+        if self.rate <= 0:
             return whole, whole
-        own_s = min(self.service_s, mean_s)
+        if self.open_loop:
+            own_s, wait_s = self.cpu_s_per_op(memtable_entries), self.queued_wait_s()
+            group_s = self.entry.batch_bytes / wc.delayed_write_rate_bps
+        else:
+            own_s, wait_s, group_s = min(self.service_s, mean_s), 0.0, mean_s
         floor_ops = self.rate * (1.0 + BINDING_TOLERANCE)
-        if (wc.needs_delay() and not wc.is_stopped()
+        if (timer_slack_s is not None and wc.needs_delay() and not wc.is_stopped()
                 and floor_ops >= wc.delayed_write_rate_bps / self.entry.batch_bytes):
-            if timer_slack_s is None:
-                return whole, whole
-            split = tuple((own_s + sleep_s, share) for sleep_s, share
-                          in delay_sleeps(mean_s, own_s, timer_slack_s) if share > 0)
-            return split, split
+            db_write = tuple((own_s + sleep_s, share) for sleep_s, share
+                             in delay_sleeps(group_s, own_s, timer_slack_s) if share > 0)
+            return tuple((wait_s + s, share) for s, share in db_write), db_write
         limit_bps = self.workload.write_rate_limit_bps
-        if limit_bps and floor_ops >= limit_bps / self.entry.user_bytes:
+        if self.open_loop or (limit_bps and floor_ops >= limit_bps / self.entry.user_bytes):
             return whole, ((own_s, 1.0),)
         return whole, whole
 

@@ -172,3 +172,24 @@ def test_a_profile_sets_the_timer_slack_and_a_bad_one_is_refused(tmp_path):
     bad.write_text(source.replace("cores = 2\n", "cores = 2\ntimer_slack_us = -3\n"))
     with pytest.raises(DataFileError, match=r"bad.toml.*timer_slack_us.*-3"):
         load_machine(str(bad))
+
+
+def test_an_open_loop_put_sleeps_after_its_fifo_wait():
+    _, db = open_db(open_loop_ops_per_s=50_000.0)
+    writer, wc = db.writer, db.write_controller
+    wc.total_delayed = 1
+    wc.set_delayed_write_rate(2 * MIB)
+    writer.demand(wc, 1000.0, 2000.0, 1e8, 1e-4, None)
+    writer.rate = wc.delayed_write_rate_bps / db.entry.batch_bytes
+    writer.backlog_ops = 1000.0
+    client, db_write = writer.latency_splits(wc, 1000.0, TIMER_SLACK_S)
+    own_s = writer.cpu_s_per_op(1000.0)
+    # One put per group: its sleeps average its share of the rate less its own time.
+    mean_s = sum(latency_s * share for latency_s, share in db_write)
+    assert mean_s == pytest.approx(db.entry.batch_bytes / wc.delayed_write_rate_bps, rel=1e-9)
+    assert min(latency_s for latency_s, _ in db_write) == pytest.approx(own_s)
+    assert [latency_s - writer.queued_wait_s() for latency_s, _ in client] == pytest.approx(
+        [latency_s for latency_s, _ in db_write])
+    # Switched off: the client's FIFO wait and its put, DB::Write the put alone.
+    assert writer.latency_splits(wc, 1000.0, None) == (
+        ((writer.latency_s(1000.0), 1.0),), ((own_s, 1.0),))

@@ -30,7 +30,7 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
                                                         f"{summary['latency_p999_us']:,.1f} us"))
     db_write = [db_write_key(p) for p in DB_WRITE_PERCENTILES]
     if has(*db_write):
-        rows.append(("DB::Write latency " + " / ".join(f"p{p}" for p in DB_WRITE_PERCENTILES),
+        rows.append(("DB::Write " + " / ".join(f"p{p}" for p in DB_WRITE_PERCENTILES),
                      " / ".join(f"{summary[k]:,.1f}" for k in db_write) + " us"))
     if summary.get("open_loop_backlog_ops"):
         rows.append(("open-loop ops queued at the end", f"{summary['open_loop_backlog_ops']:,.0f}, "
