@@ -153,6 +153,9 @@ class DB:
                               if mechanisms.unlink_frees_page_cache else None)
         # Obsolete files waiting for the running jobs that pin them (None: deleted at no cost).
         self._pins = ObsoleteFilePins() if mechanisms.obsolete_file_purge else None
+        # How late a delayed write group wakes from each sleep (None: no sleeps, every
+        # delayed put takes the mean).
+        self._timer_slack_s = machine.timer_slack_s if mechanisms.delayed_write_sleeps else None
         self.workload = workload
         self.policy = policy
         # What the policy's hooks see of the DB, and how it acts on it (`Policy.start`).
@@ -534,14 +537,20 @@ class DB:
         """Add dt of the current rates to the open interval's integrals and the latency
         histogram (the state itself is moved by `_move`)."""
         acc = self.recorder.current
+        recorder = self.recorder
         writer = self.writer
-        if self.clients is None:
-            latency_s = writer.latency_s(self.memtables.active.ops)
-        else:
-            latency_s = self.clients.account(dt, acc)
         ops = writer.rate * dt
+        if self.clients is None:
+            client, db_write = writer.latency_splits(self.write_controller,
+                                                     self.memtables.active.ops,
+                                                     self._timer_slack_s)
+            for latency_s, share in client:
+                recorder.latency.add(latency_s, ops * share)
+            for latency_s, share in db_write:
+                recorder.db_write_latency.add(latency_s, ops * share)
+        else:
+            recorder.latency.add(self.clients.account(dt, acc), ops)
         acc.ops += ops
-        self.recorder.latency.add(latency_s, ops)
         if writer.wal_synced:
             acc.device_write_bytes += ops * self.entry.batch_bytes
         demands = self._demands
@@ -642,8 +651,8 @@ class DB:
             {"l0_files": inputs.num_l0_files, "immutable_memtables": inputs.num_unflushed_memtables,
              "pending_compaction_bytes": inputs.pending_compaction_bytes})
         if ended is not None and ended.condition == STOPPED_VALUE:
-            # Each blocked client thread waited out the stop.
-            self.recorder.latency.add(self.env.now - ended.start_s, self.workload.threads)
+            # Each blocked client thread waited out the stop (bg_cv_.Wait in DelayWrite).
+            self.recorder.add_stop_wait(self.env.now - ended.start_s, self.workload.threads)
 
     def _switch_memtable(self) -> None:
         """SwitchMemtable, then a flush request and a SuperVersion install."""
@@ -1038,7 +1047,7 @@ class DB:
             self._close_interval(end_s, length_s=end_s - interval_start_s)
         ended = self.stalls.finish(end_s)
         if ended is not None and ended.condition == STOPPED_VALUE:
-            self.recorder.latency.add(end_s - ended.start_s, self.workload.threads)
+            self.recorder.add_stop_wait(end_s - ended.start_s, self.workload.threads)
 
     def live_keys(self) -> float:
         """Distinct keys in the whole tree (what a full compaction would keep)."""

@@ -14,6 +14,13 @@ the service rate is small). Ops still queued when the run ends have no latency y
 are left out of the percentiles, and the summary reports them (`backlog_summary`: how
 many, and how long the oldest has waited), as a load generator reports its unfinished
 requests.
+
+While the delayed write rate holds a closed-loop writer back, the latency of its puts is
+not the mean for all: a few write groups sleep a millisecond or more and the rest are as
+fast as undelayed puts (`lsmsim.write_delay`). Beside the client's latency the writer
+gives the time a put spends inside DB::Write, RocksDB's DB_WRITE histogram
+(rocksdb.db.write.micros): the client's own waits (db_bench's --benchmark_write_rate_limit)
+are not in it.
 """
 
 from __future__ import annotations
@@ -23,8 +30,12 @@ from lsmsim.fluid_share import INFINITE, Demand
 from lsmsim.machine import MachineProfile
 from lsmsim.workload import Workload
 from lsmsim.write_controller import WriteController
+from lsmsim.write_delay import delay_sleeps
 
 BACKLOG_EPSILON_OPS = 1e-6
+BINDING_TOLERANCE = 1e-9  # a rate this close below a cap is held by it
+# (latency_s, fraction of the segment's puts) pairs, fractions adding to 1.
+LatencySplit = tuple[tuple[float, float], ...]
 
 
 class ForegroundWriter:
@@ -40,6 +51,7 @@ class ForegroundWriter:
         self.ops_done = 0.0
         self.backlog_ops = 0.0
         self.rate = 0.0
+        self.service_s = 0.0  # one put's own CPU and WAL time, as of the last `demand`
 
     def cpu_s_per_op(self, memtable_entries: float) -> float:
         return self.machine.write_cpu_s(self.entry.batch_bytes, memtable_entries)
@@ -63,6 +75,7 @@ class ForegroundWriter:
         if self.wal_synced:
             wal_device_s = (self.entry.batch_bytes / device_write_bps
                             + device_write_latency_s / self.workload.threads)
+        self.service_s = cpu + wal_device_s
         return Demand([cpu, wal_device_s, 0.0], cap)
 
     def admission_cap_ops(self, wc: WriteController, policy_cap_ops: float | None) -> float:
@@ -105,6 +118,37 @@ class ForegroundWriter:
         if self.open_loop:
             return self.queued_wait_s() + self.cpu_s_per_op(memtable_entries)
         return self.workload.threads / self.rate
+
+    def latency_splits(self, wc: WriteController, memtable_entries: float,
+                       timer_slack_s: float | None) -> tuple[LatencySplit, LatencySplit]:
+        """The latencies of the puts of the current segment, client's and DB::Write's.
+
+        Held to the delayed write rate (`timer_slack_s` given: the `delayed_write_sleeps`
+        mechanism), the groups that sleep take their put's own time plus the sleep, the
+        others their own time (`lsmsim.write_delay`); a closed loop's group is a put per
+        thread and its mean is `latency_s`, an open loop's is one put, after its FIFO
+        wait. Held to the client's rate limit, the client waits in db_bench's limiter and
+        DB::Write takes the put's own time, as it does after an open loop's queue.
+        Otherwise every put takes `latency_s` in both."""
+        mean_s = self.latency_s(memtable_entries)
+        whole = ((mean_s, 1.0),)
+        if self.rate <= 0:
+            return whole, whole
+        if self.open_loop:
+            own_s, wait_s = self.cpu_s_per_op(memtable_entries), self.queued_wait_s()
+            group_s = self.entry.batch_bytes / wc.delayed_write_rate_bps
+        else:
+            own_s, wait_s, group_s = min(self.service_s, mean_s), 0.0, mean_s
+        floor_ops = self.rate * (1.0 + BINDING_TOLERANCE)
+        if (timer_slack_s is not None and wc.needs_delay() and not wc.is_stopped()
+                and floor_ops >= wc.delayed_write_rate_bps / self.entry.batch_bytes):
+            db_write = tuple((own_s + sleep_s, share) for sleep_s, share
+                             in delay_sleeps(group_s, own_s, timer_slack_s) if share > 0)
+            return tuple((wait_s + s, share) for s, share in db_write), db_write
+        limit_bps = self.workload.write_rate_limit_bps
+        if self.open_loop or (limit_bps and floor_ops >= limit_bps / self.entry.user_bytes):
+            return whole, ((own_s, 1.0),)
+        return whole, whole
 
     def queued_wait_s(self) -> float:
         """Open loop: how long the oldest queued op has waited (backlog / arrival rate)."""

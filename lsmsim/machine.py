@@ -23,6 +23,7 @@ from lsmsim.page_cache_writeback import KernelWriteback
 from lsmsim.wakeup_wait import (WAKEUP_WAIT_S, WAKEUPS_PER_DIRTY_MIB, WAKEUPS_PER_OUTPUT_FILE,
                                 WakeupModel)
 from lsmsim.value_range import INT32_MAX, Range
+from lsmsim.write_delay import TIMER_SLACK_S
 
 PROFILE_DIR = Path(__file__).parent / "machine_profiles"
 NS = 1e-9
@@ -91,6 +92,9 @@ class MachineProfile:
     # (`lsmsim.run_queue_idle`): 0 unless a profile sets it (the measured figure is
     # `run_queue_idle.RUN_QUEUE_IDLE_SHARE`).
     run_queue_idle_share: float = 0.0
+    # How late Linux may wake a thread from nanosleep (its timer slack; PR_SET_TIMERSLACK):
+    # each of DelayWrite's 1001 us sleeps lasts that much longer (`lsmsim.write_delay`).
+    timer_slack_s: float = TIMER_SLACK_S
     # Equally likely multipliers of a flush's or compaction's CPU cost, mean 1, one drawn
     # per job (`lsmsim.job_cost_spread`); measured from real runs' compactions. Empty: every
     # job costs the mean.
@@ -182,7 +186,8 @@ KERNEL_FIELDS = {"dirty_background_ratio": ("dirty_background_ratio", 1.0),
                  "wakeups_per_output_file": ("wakeups_per_output_file", 1.0),
                  "wakeups_per_dirty_mib": ("wakeups_per_dirty_mib", 1.0),
                  "core_sharing_slope": ("core_sharing_slope", 1.0),
-                 "run_queue_idle_share": ("run_queue_idle_share", 1.0)}
+                 "run_queue_idle_share": ("run_queue_idle_share", 1.0),
+                 "timer_slack_us": ("timer_slack_s", 1e-6)}
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
@@ -199,7 +204,8 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            "wakeup_wait_us": Range(0.0, 1e6), "wakeups_per_output_file": Range(0.0, 1e6),
            "wakeups_per_dirty_mib": Range(0.0, 1e6), "core_sharing_slope": Range(0.0, 10.0),
            # A share of the cores' time: 1 would leave no core to run on.
-           "run_queue_idle_share": Range(0.0, 1.0, high_open=True)}
+           "run_queue_idle_share": Range(0.0, 1.0, high_open=True),
+           "timer_slack_us": Range(0.0, 1e6)}
 # At most this many multipliers in `job_cpu_spread`, each within this range.
 MAX_SPREAD_POINTS = 1000
 _SPREAD_RANGE = Range(1e-3, 1e3)

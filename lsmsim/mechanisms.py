@@ -81,6 +81,11 @@ class Mechanisms:
     # more per read (`lsmsim.reads_behind_writes`). Off: a read pays the device's read
     # latency whatever it writes; only `mixed_efficiency` shares its time.
     reads_behind_writes: bool = True
+    # While the delayed write rate holds the writer, a few write groups sleep a millisecond
+    # or more (WriteController::GetDelay's 1 ms token bucket, DelayWrite's 1001 us sleeps)
+    # and the rest take their own time (`lsmsim.write_delay`). Off: every delayed put takes
+    # the segment's mean latency (threads / rate). Throughput is the same either way.
+    delayed_write_sleeps: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

@@ -1,4 +1,4 @@
-"""Probes: per-interval rows of the DB's state and a histogram of write latency.
+"""Probes: per-interval rows of the DB's state and histograms of write latency.
 
 Following salabim's split: *levels* that hold over time (ops, stall time, CPU and device
 busy time) are integrated over each interval; *samples* (L0 files, pending bytes,
@@ -55,6 +55,22 @@ class LatencyHistogram:
         return LATENCY_MIN_S * 10 ** ((index + 1) / LATENCY_BINS_PER_DECADE)
 
 
+# The percentiles RocksDB's statistics print of a histogram (HistogramStat::ToString:
+# "P50 : .. P95 : .. P99 : .. P100 : .."), of DB::Write's time: summary keys
+# db_write_latency_p50_us etc., the same for a simulated run and a real one's stdout.
+DB_WRITE_PERCENTILES = (50, 95, 99)
+
+
+def db_write_key(percent: int) -> str:
+    """The summary key of DB::Write's `percent`-th latency percentile, in microseconds."""
+    return f"db_write_latency_p{percent}_us"
+
+
+def db_write_percentiles(histogram: LatencyHistogram) -> dict[str, float]:
+    """DB::Write's latency percentiles (NaN when no put was recorded), in microseconds."""
+    return {db_write_key(p): histogram.percentile_s(p) * 1e6 for p in DB_WRITE_PERCENTILES}
+
+
 @dataclass
 class IntervalAccumulator:
     """Integrals over the current interval; reset when the interval closes."""
@@ -81,7 +97,15 @@ class IntervalRecorder:
         # The column names of the last row that had every column in order, and their lists.
         self._keys: tuple[str, ...] = ()
         self._column_lists: list[list] = []
+        # The client's latency of a put, and the time it spent inside DB::Write (RocksDB's
+        # DB_WRITE histogram, rocksdb.db.write.micros), which leaves out the client's waits.
         self.latency = LatencyHistogram()
+        self.db_write_latency = LatencyHistogram()
+
+    def add_stop_wait(self, wait_s: float, ops: float) -> None:
+        """`ops` puts that waited `wait_s` for a write stop to end, inside DB::Write."""
+        self.latency.add(wait_s, ops)
+        self.db_write_latency.add(wait_s, ops)
 
     def add_segment(self, dt: float, condition: WriteStallCondition, cause: str) -> None:
         """Time spent in a stall condition (the writer's segment of length dt)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from lsmsim.metrics import db_write_percentiles
 from lsmsim.stall_tracker import CAUSE_NAMES
 
 if TYPE_CHECKING:
@@ -172,6 +173,8 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
         "latency_p50_us": latency.percentile_s(50) * 1e6,
         "latency_p99_us": latency.percentile_s(99) * 1e6,
         "latency_p999_us": latency.percentile_s(99.9) * 1e6,
+        # A mixed workload's puts are in its clients' figures (`ForegroundClients.summary`).
+        **(db_write_percentiles(db.recorder.db_write_latency) if db.clients is None else {}),
         "rocksdb_stall_counters": dict(db.stall_state.counters),
         "space_amplification": db.version.total_bytes() / live_bytes if live_bytes
         else float("nan"),

@@ -14,6 +14,7 @@ from conftest import open_db
 
 from lsmsim.fidelity.calibration import Run, fit_costs, measured_costs, per_unit_costs
 from lsmsim.cli.main import main
+from lsmsim.metrics import db_write_key
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.entry_format import EntryFormat
 from lsmsim.fluid_share import Demand, allocate, runnable_fractions
@@ -61,9 +62,12 @@ def base_trace() -> Trace:
 
 def test_a_trace_against_itself_has_no_error(base_trace):
     errors = compare(base_trace, base_trace)
+    assert math.isnan(errors.pop("db_write_p99"))  # no DB::Write percentiles in this trace
     for name, value in errors.items():
         expected = 1.0 if name == "l0_correlation" else 0.0
         assert value == pytest.approx(expected, abs=1e-12), name
+    base_trace.summary[db_write_key(99)] = 12.5
+    assert compare(base_trace, base_trace)["db_write_p99"] == 0.0
 
 
 def test_doubled_throughput_is_a_100_percent_error(base_trace):
@@ -135,9 +139,10 @@ def _simulated_run(flags: list[str], profile, label: str) -> Run:
 
 def test_calibration_recovers_a_known_write_cost(tmp_path):
     truth = with_costs(load_machine("local-2core"), {"write_ns_per_op": 2000.0})
-    # Run b's writer sets its throughput (16 MiB memtables): with 8 MiB ones its flush
-    # thread's file deletions stop writes often enough that 1,800-2,200 ns fit about alike.
-    runs = [_simulated_run(["--write_buffer_size=4194304", "--max_background_jobs=2"], truth, "a"),
+    # The runs' writers set their throughput (16 and 32 MiB memtables): with 4-8 MiB ones
+    # the flush thread's file deletions (obsolete_file_purge) stop writes often enough that
+    # 1,800-2,200 ns fit about alike.
+    runs = [_simulated_run(["--write_buffer_size=33554432", "--max_background_jobs=2"], truth, "a"),
             _simulated_run(["--write_buffer_size=16777216", "--max_background_jobs=4"], truth, "b")]
     start = with_costs(truth, {"write_ns_per_op": 3500.0})
     # Nine evaluations scan the cost's range before Nelder-Mead refines it.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lsmsim.metrics import DB_WRITE_PERCENTILES, db_write_key
 from lsmsim.units import format_bytes, format_figure
 
 
@@ -27,6 +28,10 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
         rows.append(("write latency p50 / p99 / p99.9", f"{summary['latency_p50_us']:,.1f} / "
                                                         f"{summary['latency_p99_us']:,.1f} / "
                                                         f"{summary['latency_p999_us']:,.1f} us"))
+    db_write = [db_write_key(p) for p in DB_WRITE_PERCENTILES]
+    if has(*db_write):
+        rows.append(("DB::Write " + " / ".join(f"p{p}" for p in DB_WRITE_PERCENTILES),
+                     " / ".join(f"{summary[k]:,.1f}" for k in db_write) + " us"))
     if summary.get("open_loop_backlog_ops"):
         rows.append(("open-loop ops queued at the end", f"{summary['open_loop_backlog_ops']:,.0f}, "
                      f"oldest waiting {summary['open_loop_oldest_queued_wait_s']:,.1f} s "

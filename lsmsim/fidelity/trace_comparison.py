@@ -6,7 +6,8 @@ read only from the shared `Trace` type, so both directions use one code path:
 
 - relative errors, (other - reference) / reference, of mean throughput, tail throughput
   (CruiseDB's p99 lowest per-second throughput, and the p95 lowest), write amplification, flush and
-  compaction counts;
+  compaction counts, and of DB::Write's p99 latency where the real run's stdout has
+  db_bench --statistics' DB_WRITE histogram (NaN elsewhere);
 - the stall-time fraction's difference in percentage points;
 - the Wasserstein-1 distance between the per-interval throughput distributions, divided
   by the reference's mean throughput (0: same distribution; 0.1: a tenth of the mean has
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from lsmsim.metrics import db_write_key
 from lsmsim.summary import summarize_trace
 from lsmsim.trace import Trace
 
@@ -50,6 +52,7 @@ FIGURES = (
     Figure("write_amplification", "write_amplification", "relative", "write amplification"),
     Figure("flush_count", "flush_count", "relative", "flushes"),
     Figure("compaction_count", "compaction_count", "relative", "compactions"),
+    Figure("db_write_p99", db_write_key(99), "relative", "DB::Write p99 latency"),
 )
 # Figures of the whole series, beside the summary figures.
 SERIES_FIGURES = {
@@ -72,8 +75,9 @@ def difference(figure: Figure, reference: float, other: float) -> float:
 
 def compare(reference: Trace, other: Trace) -> dict[str, float]:
     """Every figure of `other` against `reference` (see the module docstring)."""
-    errors = {f.name: difference(f, float(reference.summary[f.summary_key]),
-                                 float(other.summary[f.summary_key])) for f in FIGURES}
+    errors = {f.name: difference(f, float(reference.summary.get(f.summary_key, math.nan)),
+                                 float(other.summary.get(f.summary_key, math.nan)))
+              for f in FIGURES}
     ref_rate = np.asarray(reference.timeseries["ops_per_s"], dtype=float)
     other_rate = np.asarray(other.timeseries["ops_per_s"], dtype=float)
     mean = float(reference.summary["throughput_ops_per_s"])

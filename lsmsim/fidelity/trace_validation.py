@@ -29,6 +29,7 @@ from lsmsim.traces.db_bench import DbBenchSetup
 from lsmsim.traces.run_setup import setup_from_trace_dir
 from lsmsim.fidelity.job_cpu import HostSpeed, measure_host_speed, pooled
 from lsmsim.machine import MachineProfile, with_cpu_scale
+from lsmsim.metrics import DB_WRITE_PERCENTILES, db_write_key
 from lsmsim.mechanisms import Mechanisms
 from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_comparison import (as_plain, compare, error_labels, error_names,
@@ -243,7 +244,8 @@ class ValidationReport:
             return None if values is None else {k: as_plain(v) for k, v in values.items()}
 
         figures = ("throughput_ops_per_s", "stall_fraction", "tail_throughput_p99_ops_per_s",
-                   "tail_throughput_p95_ops_per_s", "write_amplification", "flush_count", "compaction_count", "max_l0_files")
+                   "tail_throughput_p95_ops_per_s", "write_amplification", "flush_count", "compaction_count", "max_l0_files",
+                   *[db_write_key(p) for p in DB_WRITE_PERCENTILES])
         return {
             "machine": self.machine,
             "mechanisms_off": self.mechanisms_off,
@@ -252,8 +254,9 @@ class ValidationReport:
             "traces": [{"label": r.label, "path": str(r.path), "device": r.device,
                         "host_cpu_scale": (r.host.cpu_scale if r.host and r.host.measured
                                            else None),
-                        "real": {k: r.real.summary[k] for k in figures},
-                        "simulated": {k: r.sim.summary[k] for k in figures},
+                        "real": {k: as_plain(r.real.summary.get(k, math.nan)) for k in figures},
+                        "simulated": {k: as_plain(r.sim.summary.get(k, math.nan))
+                                      for k in figures},
                         "simulated_seeds": [int(s.config["seed"]) for s in r.sims],
                         "errors": plain(r.errors), "noise_floor": plain(r.noise),
                         "seed_spread": plain(r.seed_spread)}
@@ -367,7 +370,8 @@ def format_report(report: ValidationReport) -> str:
              "tail_throughput_p95": "tail95", "write_amplification": "WA",
              "flush_count": "flushes", "compaction_count": "compactions",
              "throughput_w1": "W1/mean", "throughput_ks": "KS",
-             "l0_mean_abs_diff": "L0 |d|", "l0_correlation": "L0 r"}
+             "l0_mean_abs_diff": "L0 |d|", "l0_correlation": "L0 r",
+             "db_write_p99": "write p99"}
     width = max((len(r.label) for r in report.results), default=0) + 2
     width = max(width, len("median |error|") + 2)
     head = (f"{'run':<{width}}{'device':<{DEVICE_WIDTH}}{'host':>{HOST_WIDTH}}"
@@ -446,4 +450,4 @@ def device_label(device: str) -> str:
 
 
 def _cell_width(name: str) -> int:
-    return 13 if name in ("compactions", "compaction_count") else 9
+    return 13 if name in ("compactions", "compaction_count") else 11 if name == "db_write_p99" else 9

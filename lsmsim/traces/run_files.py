@@ -1,6 +1,7 @@
 """The files of a real RocksDB run folder, found and read: which files it has (`RunFiles`),
-db_bench's report.csv (`ReportCsv`), and the options in force (OPTIONS file over the LOG
-header). Anything malformed is a `TraceError` naming the file and line."""
+db_bench's report.csv (`ReportCsv`), the options in force (OPTIONS file over the LOG
+header) and DB::Write's latency percentiles from db_bench's stdout. Anything malformed is a
+`TraceError` naming the file and line."""
 
 from __future__ import annotations
 
@@ -12,10 +13,15 @@ from pathlib import Path
 
 import numpy as np
 
+from lsmsim.metrics import DB_WRITE_PERCENTILES, db_write_key
 from lsmsim.traces.rocksdb_log import EarlyEnd, RocksDBLog, TextLines, finite, parse_log
 
 
 REPORT_HEADER = "secs_elapsed,interval_qps"
+# db_bench --statistics prints each histogram as `HistogramStat::ToString` lays it out:
+# "rocksdb.db.write.micros P50 : 2.137536 P95 : 5.622257 P99 : 9.333238 P100 : ... COUNT :
+# ... SUM : ..."; DB_WRITE is the time of each DB::Write (db/db_impl/db_impl_write.cc).
+DB_WRITE_HISTOGRAM = "rocksdb.db.write.micros"
 
 
 class TraceError(ValueError):
@@ -189,3 +195,22 @@ def logged_options(files: RunFiles, log: RocksDBLog | None = None) -> dict[str, 
     if files.options is not None:
         values.update(read_options_file(files.options))
     return values
+
+
+def read_db_write_percentiles(path: Path) -> dict[str, float]:
+    """DB::Write's latency percentiles (summary keys `metrics.db_write_key`, us) from the
+    last DB_WRITE histogram line of db_bench's stdout; empty when it has none (a run
+    without --statistics)."""
+    found: dict[str, float] = {}
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.startswith(DB_WRITE_HISTOGRAM + " "):
+                continue
+            fields = dict(re.findall(r"(P[\d.]+) : (\S+)", line))
+            try:
+                found = {db_write_key(p): finite(fields[f"P{p}"])
+                         for p in DB_WRITE_PERCENTILES}
+            except (KeyError, ValueError):
+                raise TraceError(f"{path}:{number}: unreadable {DB_WRITE_HISTOGRAM} line: "
+                                 f"{line.strip()[:120]!r}") from None
+    return found

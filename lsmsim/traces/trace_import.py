@@ -30,7 +30,7 @@ from lsmsim.stall_tracker import StallTracker, cause_name
 from lsmsim.event_log import EventLog
 from lsmsim.summary import summarize_trace
 from lsmsim.traces.run_files import (ReportCsv, TraceError, find_run_files, logged_options,
-                                     read_report_csv)
+                                     read_db_write_percentiles, read_report_csv)
 from lsmsim.trace import Trace
 from lsmsim.write_stall import WriteStallCause, WriteStallCondition
 
@@ -100,6 +100,8 @@ def import_trace(path: str | Path, interval_s: float = 1.0) -> ImportedTrace:
     events = sorted(events + tracker.events.events, key=lambda e: e["time_micros"])
     summary = summarize_trace(timeseries, events, episodes, duration_s, user_bytes_per_op)
     summary.update(_rocksdb_figures(log, recalculations))
+    if files.stdout is not None:
+        summary.update(read_db_write_percentiles(files.stdout))
     _check_finite(summary, source)
     raw_options = logged_options(files, log)
     config = {

@@ -29,19 +29,21 @@ def build(scale: Scale) -> Experiment:
                         "tail latency for PM", "latency_p99_us", "pm-silk-o", "pm-adoc",
                         paper_value="ADOC lower than SILK-O",
                         gap=MODEL_GAP,
-                        reason="the simulated p99 write latency is one write at the delayed "
-                               "write rate (db_bench's 8 MiB/s: about 125 us per 1 KB write) "
-                               "once over 1% of writes are delayed, else an undelayed write "
-                               "(about 6 us); on PM ADOC's writes are delayed that often and "
-                               "SILK-O's, with no L0 slowdown, are not"),
+                        reason="the simulated p99 write latency is an undelayed write "
+                               "(about 5 us) unless over 1% of writes sleep in RocksDB's "
+                               "delayed-write bucket (lsmsim/write_delay.py: at 8 MiB/s about "
+                               "1 delayed write in 10 sleeps 1-2 ms); here no scheme's writes "
+                               "sleep that often, and an undelayed write costs about the same "
+                               "in all of them"),
             *(ratio_claim("ADOC", "§6.2, Fig. 16", f"ADOC's 99th tail latency is higher than "
                           f"SILK-O's by {more:.1%} for {name}", "latency_p99_us",
                           f"{device}-adoc", f"{device}-silk-o", paper_ratio=1 + more,
                           gap=MODEL_GAP,
                           reason="the paper attributes it to edge cases of ADOC's higher request "
                                  "rate (foreground GC, half-duplex I/O conflicts) that the "
-                                 "simulated device does not model; the simulated p99 is one "
-                                 "write, delayed or not, whichever over 1% of writes are")
+                                 "simulated device does not model; the simulated p99 is an "
+                                 "undelayed write unless over 1% of writes sleep in the "
+                                 "delayed-write bucket (about 1 delayed write in 10 at 8 MiB/s)")
               for device, name, more in ABOVE_SILK_O),
         )),
         scales=SCALES, scale=scale,
