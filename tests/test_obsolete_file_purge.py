@@ -14,6 +14,7 @@ from lsmsim.entry_format import EntryFormat
 from lsmsim.fidelity.unlink_cost_fit import estimate_unlink_ns_per_byte, sst_deletion_seconds
 from lsmsim.machine import load_machine
 from lsmsim.obsolete_file_purge import ObsoleteFilePins
+from lsmsim.traces.run_setup import setup_from_trace_dir
 
 TRACES = Path(__file__).resolve().parents[1] / "validation" / "traces"
 
@@ -128,12 +129,19 @@ def test_deletion_time_is_the_deleting_threads_time_since_its_previous_line(tmp_
 
 
 def test_calibrate_measures_unlink_cost_where_the_logs_log_deletions():
-    """RocksDB 7.8 LOGs (the local jobs sweep) log their deletions: measured, within the
-    range a page-cache truncate costs; the ADOC authors' 6.11 LOGs log none: a note says so."""
-    from lsmsim.fidelity.calibration import measured_unlink
+    """RocksDB 7.8 LOGs (the local jobs sweep) log their deletions: measured from the runs
+    with no more threads than cores, within the range a page-cache truncate costs; an
+    oversubscribed run is left out; the ADOC authors' 6.11 LOGs log none: a note says so."""
+    from lsmsim.fidelity.calibration import Run, measured_unlink
 
-    measured, notes = measured_unlink([TRACES / "local-2core-jobs" / "j1_wb16_r2"])
+    def run(folder: Path) -> Run:
+        return Run(folder.name, setup_from_trace_dir(folder), "nvme", 0.0, 0.0, 0.0)
+
+    alone, crowded = (TRACES / "local-2core-jobs" / name for name in ("j1_wb16_r2", "j4_wb16_r2"))
+    measured, notes = measured_unlink([alone], [run(alone)], cores=2)
     assert 0.05 < measured["unlink_ns_per_byte"] < 2.0 and "SST deletions" in notes[0]
+    measured, notes = measured_unlink([crowded], [run(crowded)], cores=2)
+    assert measured == {} and "not measured" in notes[0]
     adoc = TRACES / "adoc-server-600s" / "5000000" / "StorageMaterial.PM" / "1CPU" / "64MB"
-    measured, notes = measured_unlink([adoc])
+    measured, notes = measured_unlink([adoc], [run(adoc)], cores=40)
     assert measured == {} and "not measured" in notes[0]

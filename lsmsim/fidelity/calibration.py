@@ -179,16 +179,24 @@ def measured_costs(traces: Sequence[Trace], base: MachineProfile
     return measured, notes
 
 
-def measured_unlink(folders: Sequence[Path]) -> tuple[dict[str, float], list[str]]:
-    """`unlink_ns_per_byte` from the runs' LOGs (`lsmsim.fidelity.unlink_cost_fit`), with a
-    note; none when the LOGs log fewer than MIN_MEASURED_DELETIONS SST deletions."""
-    logs = [files.log for files in map(find_run_files, folders) if files.log is not None]
+def measured_unlink(folders: Sequence[Path], runs: Sequence[Run], cores: int
+                    ) -> tuple[dict[str, float], list[str]]:
+    """`unlink_ns_per_byte` from the LOGs (`lsmsim.fidelity.unlink_cost_fit`) of the runs
+    whose background jobs and client threads fit the `cores`: a deletion's wall time is its
+    CPU only when its thread has a core (with more threads the model adds the wait for one
+    itself). With a note; none when those LOGs log fewer than MIN_MEASURED_DELETIONS SST
+    deletions."""
+    alone = [folder for folder, run in zip(folders, runs)
+             if run.setup.options.max_background_jobs + run.setup.workload.threads <= cores]
+    logs = [files.log for files in map(find_run_files, alone) if files.log is not None]
     ns_per_byte, deletions = estimate_unlink_ns_per_byte(logs)
     if deletions < MIN_MEASURED_DELETIONS:
-        return {}, [f"unlink_ns_per_byte not measured: the LOGs log {deletions} SST deletions "
-                    f"(at least {MIN_MEASURED_DELETIONS} needed)"]
+        return {}, [f"unlink_ns_per_byte not measured: the LOGs of the {len(alone)} runs with "
+                    f"no more threads than cores log {deletions} SST deletions (at least "
+                    f"{MIN_MEASURED_DELETIONS} needed)"]
     return ({"unlink_ns_per_byte": round(ns_per_byte, 4)},
-            [f"unlink_ns_per_byte measured from {deletions} SST deletions in the LOGs"])
+            [f"unlink_ns_per_byte measured from {deletions} SST deletions in the LOGs of the "
+             f"{len(alone)} runs with no more threads than cores"])
 
 
 def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: Sequence[Trace],
@@ -386,7 +394,7 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
             check_run_folders(folders), runs, traces, with_costs(base, measured))
         measured.update(from_threads)
         notes += thread_notes
-        unlink, unlink_notes = measured_unlink(check_run_folders(folders))
+        unlink, unlink_notes = measured_unlink(check_run_folders(folders), runs, base.cores)
         measured.update(unlink)
         notes += unlink_notes
     measured = {k: v for k, v in measured.items() if k not in fit}
