@@ -157,18 +157,17 @@ class PurgeJob(BackgroundJob):
     `lsmsim.obsolete_file_purge`): CPU only, and the finished job's slot stays taken."""
 
     finished: BackgroundJob = field(default=None)  # type: ignore[assignment]
+    # Whether it holds a flush slot (a flush's) rather than a compaction's, and whether it
+    # holds the slot of a policy's compaction in the flush pool: fixed by `finished`, set
+    # once, as the scheduler counts the slots purges hold at every event.
+    in_flush_pool: bool = field(init=False)
+    high_pool: bool = field(init=False)
 
     kind: ClassVar[str] = "purge"
 
-    @property
-    def in_flush_pool(self) -> bool:
-        """Whether it holds a flush slot (a flush's) rather than a compaction's."""
-        return isinstance(self.finished, FlushJob)
-
-    @property
-    def high_pool(self) -> bool:
-        """Whether it holds the slot of a policy's compaction in the flush pool."""
-        return isinstance(self.finished, CompactionJob) and self.finished.high_pool
+    def __post_init__(self) -> None:
+        self.in_flush_pool = isinstance(self.finished, FlushJob)
+        self.high_pool = isinstance(self.finished, CompactionJob) and self.finished.high_pool
 
     def thread_work(self, read_bps: float, write_bps: float, writeback: KernelWriteback | None,
                     wakeups: WakeupModel | None, options: LsmOptions) -> ThreadWork:
