@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from lsmsim.cli.main import main
-from lsmsim.machine import COST_FIELDS
+from lsmsim.machine import COST_FIELDS, KERNEL_FIELDS
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Param, Policy
 from lsmsim.policies import _REGISTRY, policy_names
@@ -233,12 +233,18 @@ DEVICE_FIELDS = {
     "read_MBps": st.floats(1, 5000), "write_MBps": st.floats(1, 5000),
     "read_latency_us": st.floats(0, 1e4), "write_latency_us": st.floats(0, 1e4),
     "mixed_efficiency": st.floats(0.01, 1), "random_read_kiops": st.floats(0, 1e3),
-    "read_scaling": SCALING, "write_scaling": SCALING,
+    "read_scaling": SCALING, "write_scaling": SCALING, "program_latency_us": st.floats(0, 2e3),
 }
 MACHINE_FIELDS = {
     "description": st.just("fuzzed"), "cores": st.integers(1, 64),
     **{name: st.floats(0, 1e4) for name in COST_FIELDS}, "page_cache_GiB": st.floats(0, 64),
+    # Linux and scheduler figures, each within its own plausible range.
+    "dirty_background_ratio": st.floats(0, 100), "dirty_expire_centisecs": st.integers(0, 10**4),
+    "wakeup_wait_us": st.floats(0, 1e4), "wakeups_per_output_file": st.floats(0, 100),
+    "wakeups_per_dirty_mib": st.floats(0, 10), "core_sharing_slope": st.floats(0, 10),
+    "run_queue_idle_share": st.floats(0, 0.9), "timer_slack_us": st.floats(0, 1e3),
 }
+assert set(KERNEL_FIELDS) <= set(MACHINE_FIELDS), "a machine field the fuzz test never tries"
 
 
 def run_with_profile(tmp_path: Path, flag: str, fields: dict[str, object] | bytes) -> None:
