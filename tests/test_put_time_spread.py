@@ -122,3 +122,11 @@ def test_the_spread_round_trips_through_the_profile_file_and_bad_tables_are_refu
         path.write_text("\n".join([f"put_time_spread = {bad}", *lines]) + "\n")
         with pytest.raises(DataFileError, match=message):
             load_machine(str(path))
+
+
+def test_the_server_profiles_table_is_what_its_600_s_runs_measure():
+    runs = Path(__file__).resolve().parents[1] / "validation/traces/adoc-server-600s"
+    folders = sorted(runs.glob("*/StorageMaterial.*/1CPU/64MB"))
+    spread, note = measure_put_spread(folders)
+    assert len(folders) == 12 and "9 runs" in note
+    assert tuple(spread) == SERVER.put_time_spread
