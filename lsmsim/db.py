@@ -134,6 +134,7 @@ class DB:
         self._wakeups = machine.wakeup_model() if mechanisms.wakeup_wait else None
         # Each job's CPU cost multiplier, drawn when it starts from a stream of its own.
         self._cost_spread = machine.job_cost_spread() if mechanisms.job_cost_spread else None
+        self.put_spread = machine.put_spread() if mechanisms.put_time_spread else None
         self._cost_rng = self.rng.spawn(1)[0]
         # A shared core's cost on a job's CPU per unit (0: none), and the factor now.
         self._core_sharing_slope = machine.core_sharing_slope if mechanisms.core_sharing else 0.0
@@ -544,10 +545,11 @@ class DB:
             client, db_write = writer.latency_splits(self.write_controller,
                                                      self.memtables.active.ops,
                                                      self._timer_slack_s)
-            for latency_s, share in client:
-                recorder.latency.add(latency_s, ops * share)
-            for latency_s, share in db_write:
-                recorder.db_write_latency.add(latency_s, ops * share)
+            for latency_s, share, own in client:
+                (recorder.latency_own if own else recorder.latency).add(latency_s, ops * share)
+            for latency_s, share, own in db_write:
+                (recorder.db_write_own if own else recorder.db_write_latency).add(
+                    latency_s, ops * share)
         else:
             recorder.latency.add(self.clients.account(dt, acc), ops)
         acc.ops += ops

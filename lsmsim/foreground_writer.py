@@ -34,8 +34,9 @@ from lsmsim.write_delay import delay_sleeps
 
 BACKLOG_EPSILON_OPS = 1e-6
 BINDING_TOLERANCE = 1e-9  # a rate this close below a cap is held by it
-# (latency_s, fraction of the segment's puts) pairs, fractions adding to 1.
-LatencySplit = tuple[tuple[float, float], ...]
+# (latency_s, fraction of the segment's puts, own) triples, fractions adding to 1; `own`:
+# the latency is the put's own mean time, which `lsmsim.put_time_spread` spreads.
+LatencySplit = tuple[tuple[float, float, bool], ...]
 
 
 class ForegroundWriter:
@@ -129,25 +130,29 @@ class ForegroundWriter:
         thread and its mean is `latency_s`, an open loop's is one put, after its FIFO
         wait. Held to the client's rate limit, the client waits in db_bench's limiter and
         DB::Write takes the put's own time, as it does after an open loop's queue.
-        Otherwise every put takes `latency_s` in both."""
+        Otherwise every put takes `latency_s` in both. A latency is flagged `own` where it
+        is the put's own time (no sleep, queue or limiter wait in it)."""
         mean_s = self.latency_s(memtable_entries)
-        whole = ((mean_s, 1.0),)
         if self.rate <= 0:
-            return whole, whole
+            return ((mean_s, 1.0, False),), ((mean_s, 1.0, False),)
         if self.open_loop:
             own_s, wait_s = self.cpu_s_per_op(memtable_entries), self.queued_wait_s()
             group_s = self.entry.batch_bytes / wc.delayed_write_rate_bps
         else:
             own_s, wait_s, group_s = min(self.service_s, mean_s), 0.0, mean_s
         floor_ops = self.rate * (1.0 + BINDING_TOLERANCE)
-        if (timer_slack_s is not None and wc.needs_delay() and not wc.is_stopped()
-                and floor_ops >= wc.delayed_write_rate_bps / self.entry.batch_bytes):
-            db_write = tuple((own_s + sleep_s, share) for sleep_s, share
-                             in delay_sleeps(group_s, own_s, timer_slack_s) if share > 0)
-            return tuple((wait_s + s, share) for s, share in db_write), db_write
+        delayed = (wc.needs_delay() and not wc.is_stopped()
+                   and floor_ops >= wc.delayed_write_rate_bps / self.entry.batch_bytes)
+        whole = ((mean_s, 1.0, not self.open_loop and not delayed),)
+        if timer_slack_s is not None and delayed:
+            sleeps = [(sleep_s, share) for sleep_s, share
+                      in delay_sleeps(group_s, own_s, timer_slack_s) if share > 0]
+            db_write = tuple((own_s + sleep_s, share, sleep_s == 0.0) for sleep_s, share in sleeps)
+            return tuple((wait_s + s, share, own and wait_s == 0.0)
+                         for s, share, own in db_write), db_write
         limit_bps = self.workload.write_rate_limit_bps
         if self.open_loop or (limit_bps and floor_ops >= limit_bps / self.entry.user_bytes):
-            return whole, ((own_s, 1.0),)
+            return ((mean_s, 1.0, False),), ((own_s, 1.0, True),)
         return whole, whole
 
     def queued_wait_s(self) -> float:

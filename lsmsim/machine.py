@@ -18,6 +18,7 @@ from lsmsim.data_file import DataFileError, Number, read_fields
 from lsmsim.named_data import NamedData
 from lsmsim.io_request_cost import IO_REQUEST_NS
 from lsmsim.job_cost_spread import JobCostSpread
+from lsmsim.put_time_spread import PutTimeSpread
 from lsmsim.obsolete_file_purge import UNLINK_NS_PER_BYTE
 from lsmsim.page_cache_writeback import KernelWriteback
 from lsmsim.wakeup_wait import (WAKEUP_WAIT_S, WAKEUPS_PER_DIRTY_MIB, WAKEUPS_PER_OUTPUT_FILE,
@@ -99,6 +100,10 @@ class MachineProfile:
     # per job (`lsmsim.job_cost_spread`); measured from real runs' compactions. Empty: every
     # job costs the mean.
     job_cpu_spread: tuple[float, ...] = ()
+    # Equally likely multipliers of an undelayed put's mean time, mean 1, laid over the
+    # latency histograms (`lsmsim.put_time_spread`); measured from real runs' DB::Write
+    # histograms. Empty: every undelayed put takes the mean.
+    put_time_spread: tuple[float, ...] = ()
 
     def kernel_writeback(self) -> KernelWriteback:
         """The machine's page-cache writeback settings."""
@@ -113,6 +118,10 @@ class MachineProfile:
     def job_cost_spread(self) -> JobCostSpread | None:
         """The machine's job-to-job CPU cost spread (None: none, every job the mean)."""
         return JobCostSpread(self.job_cpu_spread) if self.job_cpu_spread else None
+
+    def put_spread(self) -> PutTimeSpread | None:
+        """The machine's put-to-put time spread (None: none, every put the mean)."""
+        return PutTimeSpread(self.put_time_spread) if self.put_time_spread else None
 
     def write_cpu_s(self, batch_bytes: int, memtable_entries: float,
                     until_entries: float | None = None) -> float:
@@ -191,7 +200,7 @@ KERNEL_FIELDS = {"dirty_background_ratio": ("dirty_background_ratio", 1.0),
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
-_OPTIONAL = {"name": str, "calibration": dict, "job_cpu_spread": list,
+_OPTIONAL = {"name": str, "calibration": dict, "job_cpu_spread": list, "put_time_spread": list,
              **{name: Number for name in (*_OPTIONAL_COSTS, *KERNEL_FIELDS)}}
 # A cost is at most a second of CPU per op, byte, entry or level (no machine is that slow,
 # and larger ones only overflow); the page cache at most 16 EiB (a 64-bit address space).
@@ -206,8 +215,11 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            # A share of the cores' time: 1 would leave no core to run on.
            "run_queue_idle_share": Range(0.0, 1.0, high_open=True),
            "timer_slack_us": Range(0.0, 1e6)}
-# At most this many multipliers in `job_cpu_spread`, each within this range.
+# At most this many multipliers in `job_cpu_spread` or `put_time_spread`, each within this
+# range.
 MAX_SPREAD_POINTS = 1000
+# The profile's tables of equally likely multipliers (MachineProfile fields of those names).
+SPREAD_FIELDS = ("job_cpu_spread", "put_time_spread")
 _SPREAD_RANGE = Range(1e-3, 1e3)
 # What one put costs. A put's CPU is at least their sum (a batch has at least one byte, the
 # skiplist at least one level), which must be at least MIN_PUT_NS: with none the client
@@ -237,17 +249,19 @@ def load_machine(name_or_path: str) -> MachineProfile:
     costs = {key: data[key] for key in COST_FIELDS if key in data}
     settings: dict[str, Any] = {field: data[key] * unit
                                 for key, (field, unit) in KERNEL_FIELDS.items() if key in data}
-    if "job_cpu_spread" in data:
-        settings["job_cpu_spread"] = spread_multipliers(path, data["job_cpu_spread"])
+    for spread in SPREAD_FIELDS:
+        if spread in data:
+            settings[spread] = spread_multipliers(path, data[spread], spread)
     return with_costs(MachineProfile(data.get("name", path.stem), data["description"],
                                      data["cores"], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, **settings),
                       costs)
 
 
-def spread_multipliers(path: Path, values: list[Any]) -> tuple[float, ...]:
-    """A profile's `job_cpu_spread`, checked: numbers in _SPREAD_RANGE, at most
-    MAX_SPREAD_POINTS of them, mean 1 (to 1%: the fitted costs are the mean cost)."""
-    where = f"{path}: field job_cpu_spread"
+def spread_multipliers(path: Path, values: list[Any], name: str = "job_cpu_spread"
+                       ) -> tuple[float, ...]:
+    """A profile's spread table `name` (SPREAD_FIELDS), checked: numbers in _SPREAD_RANGE,
+    at most MAX_SPREAD_POINTS of them, mean 1 (to 1%: the fitted costs are the mean cost)."""
+    where = f"{path}: field {name}"
     if len(values) > MAX_SPREAD_POINTS:
         raise DataFileError(f"{where} has {len(values)} multipliers, at most "
                             f"{MAX_SPREAD_POINTS} allowed")
@@ -298,8 +312,9 @@ def machine_toml(profile: MachineProfile, calibration: dict[str, Any] | None = N
     fields: dict[str, Any] = {"name": profile.name, "description": profile.description,
                               "cores": profile.cores, **cost_values(profile),
                               **kernel_values(profile)}
-    if profile.job_cpu_spread:
-        fields["job_cpu_spread"] = list(profile.job_cpu_spread)
+    for spread in SPREAD_FIELDS:
+        if getattr(profile, spread):
+            fields[spread] = list(getattr(profile, spread))
     if calibration:
         fields["calibration"] = calibration
     return data_file.toml_text(fields)

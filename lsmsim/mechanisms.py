@@ -86,6 +86,11 @@ class Mechanisms:
     # and the rest take their own time (`lsmsim.write_delay`). Off: every delayed put takes
     # the segment's mean latency (threads / rate). Throughput is the same either way.
     delayed_write_sleeps: bool = True
+    # An undelayed put's latency spreads around its mean by the machine's `put_time_spread`,
+    # measured from real runs' DB::Write histograms; it stands in for causes not modelled
+    # one by one (skiplist height, WAL page faults, preemption: `lsmsim.put_time_spread`).
+    # Latency percentiles only. Off: every undelayed put takes the mean.
+    put_time_spread: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

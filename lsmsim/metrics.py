@@ -101,6 +101,10 @@ class IntervalRecorder:
         # DB_WRITE histogram, rocksdb.db.write.micros), which leaves out the client's waits.
         self.latency = LatencyHistogram()
         self.db_write_latency = LatencyHistogram()
+        # The puts of both whose latency is their own mean time, kept apart for
+        # `lsmsim.put_time_spread` to spread when the percentiles are read.
+        self.latency_own = LatencyHistogram()
+        self.db_write_own = LatencyHistogram()
 
     def add_stop_wait(self, wait_s: float, ops: float) -> None:
         """`ops` puts that waited `wait_s` for a write stop to end, inside DB::Write."""

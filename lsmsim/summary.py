@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from lsmsim.metrics import db_write_percentiles
+from lsmsim.put_time_spread import with_own_puts
 from lsmsim.stall_tracker import CAUSE_NAMES
 
 if TYPE_CHECKING:
@@ -167,14 +168,16 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
     summary = summarize_trace(columns, db.events.events.scalar_fields(), episodes, duration_s,
                               db.entry.user_bytes)
     live_bytes = db.live_keys() * db.entry.sst_bytes
-    latency = db.recorder.latency
+    recorder = db.recorder
+    latency = with_own_puts(recorder.latency, recorder.latency_own, db.put_spread)
     interval_s = db.recorder.interval_s
     summary.update({
         "latency_p50_us": latency.percentile_s(50) * 1e6,
         "latency_p99_us": latency.percentile_s(99) * 1e6,
         "latency_p999_us": latency.percentile_s(99.9) * 1e6,
         # A mixed workload's puts are in its clients' figures (`ForegroundClients.summary`).
-        **(db_write_percentiles(db.recorder.db_write_latency) if db.clients is None else {}),
+        **(db_write_percentiles(with_own_puts(recorder.db_write_latency, recorder.db_write_own,
+                                              db.put_spread)) if db.clients is None else {}),
         "rocksdb_stall_counters": dict(db.stall_state.counters),
         "space_amplification": db.version.total_bytes() / live_bytes if live_bytes
         else float("nan"),

@@ -124,13 +124,18 @@ def test_a_delayed_segment_keeps_littles_mean(threads):
     writer.rate = wc.delayed_write_rate_bps / db.entry.batch_bytes  # held to the rate
     client, db_write = writer.latency_splits(wc, 1000.0, TIMER_SLACK_S)
     assert client == db_write and len(client) >= 2
-    mean_s = sum(latency_s * share for latency_s, share in client)
+    mean_s = sum(latency_s * share for latency_s, share, _ in client)
     assert mean_s == pytest.approx(writer.latency_s(1000.0), rel=1e-12)
-    assert min(latency_s for latency_s, _ in client) == pytest.approx(writer.service_s)
-    # Switched off, or held back below the delayed rate, every put takes the mean.
-    assert writer.latency_splits(wc, 1000.0, None)[0] == ((writer.latency_s(1000.0), 1.0),)
+    assert min(latency_s for latency_s, _, _ in client) == pytest.approx(writer.service_s)
+    # Only the groups that did not sleep take their own time (put_time_spread spreads it).
+    assert [own for _, _, own in client] == [latency_s == min(l for l, _, _ in client)
+                                            for latency_s, _, _ in client]
+    # Switched off, or held back below the delayed rate, every put takes the mean; off,
+    # that mean holds the delay, which is not a put's own time.
+    assert writer.latency_splits(wc, 1000.0, None)[0] == ((writer.latency_s(1000.0), 1.0, False),)
     writer.rate *= 0.5
-    assert writer.latency_splits(wc, 1000.0, TIMER_SLACK_S)[0] == ((writer.latency_s(1000.0), 1.0),)
+    assert writer.latency_splits(wc, 1000.0, TIMER_SLACK_S)[0] == (
+        (writer.latency_s(1000.0), 1.0, True),)
 
 
 def test_db_write_latency_leaves_out_the_clients_rate_limiter():
@@ -185,11 +190,13 @@ def test_an_open_loop_put_sleeps_after_its_fifo_wait():
     client, db_write = writer.latency_splits(wc, 1000.0, TIMER_SLACK_S)
     own_s = writer.cpu_s_per_op(1000.0)
     # One put per group: its sleeps average its share of the rate less its own time.
-    mean_s = sum(latency_s * share for latency_s, share in db_write)
+    mean_s = sum(latency_s * share for latency_s, share, _ in db_write)
     assert mean_s == pytest.approx(db.entry.batch_bytes / wc.delayed_write_rate_bps, rel=1e-9)
-    assert min(latency_s for latency_s, _ in db_write) == pytest.approx(own_s)
-    assert [latency_s - writer.queued_wait_s() for latency_s, _ in client] == pytest.approx(
-        [latency_s for latency_s, _ in db_write])
+    assert min(latency_s for latency_s, _, _ in db_write) == pytest.approx(own_s)
+    assert [latency_s - writer.queued_wait_s() for latency_s, _, _ in client] == pytest.approx(
+        [latency_s for latency_s, _, _ in db_write])
+    # A queued client's latency is never its own put time alone.
+    assert not any(own for _, _, own in client)
     # Switched off: the client's FIFO wait and its put, DB::Write the put alone.
     assert writer.latency_splits(wc, 1000.0, None) == (
-        ((writer.latency_s(1000.0), 1.0),), ((own_s, 1.0),))
+        ((writer.latency_s(1000.0), 1.0, False),), ((own_s, 1.0, True),))

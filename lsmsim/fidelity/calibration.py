@@ -58,6 +58,7 @@ import numpy as np
 from lsmsim.traces.db_bench import DbBenchSetup
 from lsmsim.fidelity.device_calibration import DeviceFit, fit_device, write_fitted
 from lsmsim.fidelity.job_cost_spread_fit import measure_spread
+from lsmsim.fidelity.put_time_spread_fit import measure_put_spread
 from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
                             cost_values, with_costs)
 from lsmsim.fidelity.job_cpu import compaction_cpu_jobs, flush_cpu_row, sharing_factors
@@ -404,6 +405,10 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
         notes.append(note)
         if spread is not None:
             start = dataclasses.replace(start, job_cpu_spread=tuple(spread))
+        put_spread, note = measure_put_spread(check_run_folders(folders))
+        notes.append(note)
+        if put_spread is not None:
+            start = dataclasses.replace(start, put_time_spread=tuple(put_spread))
     device_fits: list[DeviceFit] = []
     device_files: dict[str, str] = {}
     if device_out is not None:

@@ -197,20 +197,33 @@ def logged_options(files: RunFiles, log: RocksDBLog | None = None) -> dict[str, 
     return values
 
 
+def read_histogram(path: Path, name: str) -> dict[str, float]:
+    """The fields of db_bench's last statistics line of histogram `name` in its stdout
+    ("name P50 : 2.1 P95 : .. P99 : .. P100 : .. COUNT : .. SUM : .."), keyed "P50",
+    "COUNT", ...; empty when it has none (a run without --statistics)."""
+    found: dict[str, float] = {}
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.startswith(name + " "):
+                continue
+            try:
+                found = {key: finite(value) for key, value
+                         in re.findall(r"(P[\d.]+|COUNT|SUM) : (\S+)", line)}
+            except ValueError:
+                raise TraceError(f"{path}:{number}: unreadable {name} line: "
+                                 f"{line.strip()[:120]!r}") from None
+    return found
+
+
 def read_db_write_percentiles(path: Path) -> dict[str, float]:
     """DB::Write's latency percentiles (summary keys `metrics.db_write_key`, us) from the
     last DB_WRITE histogram line of db_bench's stdout; empty when it has none (a run
     without --statistics)."""
-    found: dict[str, float] = {}
-    with open(path, encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.startswith(DB_WRITE_HISTOGRAM + " "):
-                continue
-            fields = dict(re.findall(r"(P[\d.]+) : (\S+)", line))
-            try:
-                found = {db_write_key(p): finite(fields[f"P{p}"])
-                         for p in DB_WRITE_PERCENTILES}
-            except (KeyError, ValueError):
-                raise TraceError(f"{path}:{number}: unreadable {DB_WRITE_HISTOGRAM} line: "
-                                 f"{line.strip()[:120]!r}") from None
-    return found
+    fields = read_histogram(path, DB_WRITE_HISTOGRAM)
+    if not fields:
+        return {}
+    try:
+        return {db_write_key(p): fields[f"P{p}"] for p in DB_WRITE_PERCENTILES}
+    except KeyError:
+        raise TraceError(f"{path}: unreadable {DB_WRITE_HISTOGRAM} line: "
+                         f"no P{'/P'.join(map(str, DB_WRITE_PERCENTILES))}") from None
