@@ -119,3 +119,21 @@ def interrupt_after_first_progress(argv: list[str], first: str, total: str, with
     assert last.startswith("lsmsim: interrupted by SIGINT: ") and last.endswith(
         f" of {total} finished"), stderr
     return stdout, stderr, process.pid
+
+
+def assert_spread_round_trips(tmp_path: Path, profile, field: str,
+                              bad: tuple[tuple[str, str], ...]) -> None:
+    """A machine profile's table of multipliers (`field`: job_cpu_spread, put_time_spread)
+    reads back as written, and each bad table (TOML text, error it must raise) is refused
+    with a one-line DataFileError."""
+    from lsmsim.data_file import DataFileError
+    from lsmsim.machine import load_machine, machine_toml
+
+    path = tmp_path / "m.toml"
+    path.write_text(machine_toml(profile))
+    assert getattr(load_machine(str(path)), field) == getattr(profile, field)
+    lines = [line for line in path.read_text().splitlines() if not line.startswith(field)]
+    for table, message in bad:
+        path.write_text("\n".join([f"{field} = {table}", *lines]) + "\n")
+        with pytest.raises(DataFileError, match=message):
+            load_machine(str(path))

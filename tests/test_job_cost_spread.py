@@ -13,12 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import run_small
+from conftest import assert_spread_round_trips, run_small
 from lsmsim.cli.main import main
-from lsmsim.data_file import DataFileError
 from lsmsim.fidelity.job_cost_spread_fit import SPREAD_POINTS, measure_spread, spread_table
 from lsmsim.job_cost_spread import JobCostSpread
-from lsmsim.machine import load_machine, machine_toml
+from lsmsim.machine import load_machine
 from lsmsim.trace import Trace
 
 LOCAL = Path(__file__).resolve().parents[1] / "validation" / "traces" / "local-2core-jobs"
@@ -121,16 +120,8 @@ def test_without_the_spread_every_seed_gives_todays_run():
 
 
 def test_the_spread_round_trips_through_the_profile_file_and_bad_tables_are_refused(tmp_path):
-    path = tmp_path / "m.toml"
-    path.write_text(machine_toml(SPREAD))
-    assert load_machine(str(path)).job_cpu_spread == SPREAD.job_cpu_spread
-    lines = [line for line in path.read_text().splitlines()
-             if not line.startswith("job_cpu_spread")]
-    for bad, message in (("[0.5, 0.5]", "mean must be 1"), ("[0.0, 2.0]", "multiplier"),
-                         ('["a"]', "numbers")):
-        path.write_text("\n".join([f"job_cpu_spread = {bad}", *lines]) + "\n")
-        with pytest.raises(DataFileError, match=message):
-            load_machine(str(path))
+    assert_spread_round_trips(tmp_path, SPREAD, "job_cpu_spread", (
+        ("[0.5, 0.5]", "mean must be 1"), ("[0.0, 2.0]", "multiplier"), ('["a"]', "numbers")))
 
 
 def test_validate_simulates_several_seeds_and_prints_their_spread(capsys):

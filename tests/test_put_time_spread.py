@@ -11,11 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import run_small
-from lsmsim.data_file import DataFileError
+from conftest import assert_spread_round_trips, run_small
 from lsmsim.fidelity.put_time_spread_fit import (KNOTS, measure_put_spread, quantile_table,
                                                  run_put_times)
-from lsmsim.machine import load_machine, machine_toml
+from lsmsim.machine import load_machine
 from lsmsim.metrics import LatencyHistogram, db_write_key
 from lsmsim.put_time_spread import PutTimeSpread, with_own_puts
 from lsmsim.traces.run_files import read_histogram
@@ -111,17 +110,9 @@ def test_runs_are_measured_net_of_their_sleeps_and_delayed_runs_are_left_out(tmp
 
 
 def test_the_spread_round_trips_through_the_profile_file_and_bad_tables_are_refused(tmp_path):
-    path = tmp_path / "m.toml"
-    path.write_text(machine_toml(SERVER))
-    assert load_machine(str(path)).put_time_spread == SERVER.put_time_spread
-    lines = [line for line in path.read_text().splitlines()
-             if not line.startswith("put_time_spread")]
-    for bad, message in (("[0.5, 0.5]", "put_time_spread: the multipliers' mean must be 1"),
-                         ("[0.0, 2.0]", "put_time_spread: a multiplier"),
-                         ('["a"]', "put_time_spread holds 'a'")):
-        path.write_text("\n".join([f"put_time_spread = {bad}", *lines]) + "\n")
-        with pytest.raises(DataFileError, match=message):
-            load_machine(str(path))
+    assert_spread_round_trips(tmp_path, SERVER, "put_time_spread", (
+        ("[0.5, 0.5]", "put_time_spread: the multipliers' mean must be 1"),
+        ("[0.0, 2.0]", "put_time_spread: a multiplier"), ('["a"]', "put_time_spread holds 'a'")))
 
 
 def test_the_server_profiles_table_is_what_its_600_s_runs_measure():
