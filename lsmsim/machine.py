@@ -257,8 +257,7 @@ def load_machine(name_or_path: str) -> MachineProfile:
                       costs)
 
 
-def spread_multipliers(path: Path, values: list[Any], name: str = "job_cpu_spread"
-                       ) -> tuple[float, ...]:
+def spread_multipliers(path: Path, values: list[Any], name: str) -> tuple[float, ...]:
     """A profile's spread table `name` (SPREAD_FIELDS), checked: numbers in _SPREAD_RANGE,
     at most MAX_SPREAD_POINTS of them, mean 1 (to 1%: the fitted costs are the mean cost)."""
     where = f"{path}: field {name}"

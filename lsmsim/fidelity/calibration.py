@@ -390,12 +390,13 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
     started_wall_s = time.perf_counter()
     runs, traces = load_runs(folders, device, max_seconds, workers, seed)
     measured, notes = measured_costs(traces, base) if measure else ({}, [])
+    checked = check_run_folders(folders)  # Paths, in the runs' order
     if measure:
         from_threads, thread_notes = measured_from_threads(
-            check_run_folders(folders), runs, traces, with_costs(base, measured))
+            checked, runs, traces, with_costs(base, measured))
         measured.update(from_threads)
         notes += thread_notes
-        unlink, unlink_notes = measured_unlink(check_run_folders(folders), runs, base.cores)
+        unlink, unlink_notes = measured_unlink(checked, runs, base.cores)
         measured.update(unlink)
         notes += unlink_notes
     measured = {k: v for k, v in measured.items() if k not in fit}
@@ -405,7 +406,7 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
         notes.append(note)
         if spread is not None:
             start = dataclasses.replace(start, job_cpu_spread=tuple(spread))
-        put_spread, note = measure_put_spread(check_run_folders(folders))
+        put_spread, note = measure_put_spread(checked)
         notes.append(note)
         if put_spread is not None:
             start = dataclasses.replace(start, put_time_spread=tuple(put_spread))
