@@ -545,11 +545,7 @@ class DB:
             client, db_write = writer.latency_splits(self.write_controller,
                                                      self.memtables.active.ops,
                                                      self._timer_slack_s)
-            for latency_s, share, own in client:
-                (recorder.latency_own if own else recorder.latency).add(latency_s, ops * share)
-            for latency_s, share, own in db_write:
-                (recorder.db_write_own if own else recorder.db_write_latency).add(
-                    latency_s, ops * share)
+            recorder.add_puts(client, db_write, ops)
         else:
             recorder.latency.add(self.clients.account(dt, acc), ops)
         acc.ops += ops

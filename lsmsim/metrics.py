@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lsmsim.write_stall import DELAYED, NORMAL, STOPPED, WriteStallCondition
+
+if TYPE_CHECKING:
+    from lsmsim.foreground_writer import LatencySplit
 
 LATENCY_MIN_S = 1e-7
 LATENCY_BINS_PER_DECADE = 50
@@ -105,6 +109,15 @@ class IntervalRecorder:
         # `lsmsim.put_time_spread` to spread when the percentiles are read.
         self.latency_own = LatencyHistogram()
         self.db_write_own = LatencyHistogram()
+
+    def add_puts(self, client: LatencySplit, db_write: LatencySplit, ops: float) -> None:
+        """`ops` puts of a segment, shared by their client and DB::Write latencies
+        (`ForegroundWriter.latency_splits`); those that took their own mean time are kept
+        apart, for `lsmsim.put_time_spread`."""
+        for latency_s, share, own in client:
+            (self.latency_own if own else self.latency).add(latency_s, ops * share)
+        for latency_s, share, own in db_write:
+            (self.db_write_own if own else self.db_write_latency).add(latency_s, ops * share)
 
     def add_stop_wait(self, wait_s: float, ops: float) -> None:
         """`ops` puts that waited `wait_s` for a write stop to end, inside DB::Write."""
