@@ -80,57 +80,67 @@ def wait_until_quiet(min_idle: float, wait_s: float) -> float:
     return idle
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
+def add_quiet_machine_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of `capture_runs`' quiet-machine rule, shared by every capture script."""
     parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--first-repeat", type=int, default=1)
-    parser.add_argument("--jobs", default=",".join(map(str, JOBS)))
     parser.add_argument("--min-idle", type=float, default=0.95)
-    parser.add_argument("--configs", default="wb16,wb64,wb16_rl40",
-                        help=f"of {', '.join(CONFIGS)}")
     parser.add_argument("--wait-s", type=float, default=120.0)
     parser.add_argument("--max-other-cores", type=float, default=0.1,
                         help="take a run again when other work kept more cores busy during it")
     parser.add_argument("--attempts", type=int, default=3)
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    log_path = args.out / "capture_log.csv"
+
+
+def capture_runs(out: Path, runs: list[tuple[str, list[str]]], args: argparse.Namespace) -> None:
+    """Capture each (folder name, db_bench flags) run into `out`, in order, on a quiet
+    machine (`add_quiet_machine_flags`), gzip its LOG and log each in `capture_log.csv`; a
+    run whose LOG.gz is there already (an interrupted sweep) is skipped."""
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = out / "capture_log.csv"
     new_log = not log_path.exists()
     with open(log_path, "a", newline="") as handle:
         log = csv.writer(handle)
         if new_log:
             log.writerow(["run", "started_unix_s", "idle_before", "steal_during",
                           "other_cores_during"])
-        for repeat in range(args.first_repeat, args.first_repeat + args.repeats):
-            for name in args.configs.split(","):
-                memtable_mb, limit_mb, bytes_per_sync_mb = CONFIGS[name]
-                for jobs in (int(j) for j in args.jobs.split(",")):
-                    run = f"j{jobs}_{name}_r{repeat}"
-                    folder = args.out / run
-                    if (folder / "LOG.gz").exists():
-                        continue  # taken by an earlier, interrupted sweep
-                    for attempt in range(1, args.attempts + 1):
-                        idle_before = wait_until_quiet(args.min_idle, args.wait_s)
-                        started, times = time.time(), cpu_times()
-                        capture(folder, flags(jobs, memtable_mb, limit_mb, bytes_per_sync_mb),
-                                seconds=args.seconds)
-                        after = cpu_times()
-                        other = other_cores(times, after, folder / "threads.csv")
-                        if other <= args.max_other_cores or attempt == args.attempts:
-                            break
-                        print(f"{run}: other work took {other:.2f} cores during the run; "
-                              "taking it again", flush=True)
-                    with open(folder / "LOG", "rb") as raw, gzip.open(folder / "LOG.gz",
-                                                                      "wb") as packed:
-                        shutil.copyfileobj(raw, packed)
-                    (folder / "LOG").unlink()
-                    log.writerow([run, round(started), round(idle_before, 3),
-                                  round(share(times, after, 7), 4), round(other, 3)])
-                    handle.flush()
-                    print(f"{run}: CPUs {idle_before:.0%} idle before, {other:.2f} cores of "
-                          "other work during", flush=True)
+        for run, run_flags in runs:
+            folder = out / run
+            if (folder / "LOG.gz").exists():
+                continue
+            for attempt in range(1, args.attempts + 1):
+                idle_before = wait_until_quiet(args.min_idle, args.wait_s)
+                started, times = time.time(), cpu_times()
+                capture(folder, run_flags, seconds=args.seconds)
+                after = cpu_times()
+                other = other_cores(times, after, folder / "threads.csv")
+                if other <= args.max_other_cores or attempt == args.attempts:
+                    break
+                print(f"{run}: other work took {other:.2f} cores during the run; "
+                      "taking it again", flush=True)
+            with open(folder / "LOG", "rb") as raw, gzip.open(folder / "LOG.gz", "wb") as packed:
+                shutil.copyfileobj(raw, packed)
+            (folder / "LOG").unlink()
+            log.writerow([run, round(started), round(idle_before, 3),
+                          round(share(times, after, 7), 4), round(other, 3)])
+            handle.flush()
+            print(f"{run}: CPUs {idle_before:.0%} idle before, {other:.2f} cores of "
+                  "other work during", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--first-repeat", type=int, default=1)
+    parser.add_argument("--jobs", default=",".join(map(str, JOBS)))
+    parser.add_argument("--configs", default="wb16,wb64,wb16_rl40",
+                        help=f"of {', '.join(CONFIGS)}")
+    add_quiet_machine_flags(parser)
+    args = parser.parse_args()
+    runs = [(f"j{jobs}_{name}_r{repeat}", flags(jobs, *CONFIGS[name]))
+            for repeat in range(args.first_repeat, args.first_repeat + args.repeats)
+            for name in args.configs.split(",")
+            for jobs in (int(j) for j in args.jobs.split(","))]
+    capture_runs(args.out, runs, args)
 
 
 def other_cores(before: list[int], after: list[int], threads_csv: Path) -> float:

@@ -1,0 +1,60 @@
+"""Capture real db_bench runs whose setups the model was never fitted to: held-out data
+that tests whether the model generalises beyond the fillrandom / 1000 B / jobs sweep it was
+calibrated on.
+
+    python validation/capture_variety.py --out validation/traces/local-2core-variety
+
+Each setup changes one thing from the local-2core baseline (fillrandom, 16 B keys, 1000 B
+values, no compression, `--seed=42`, 1e8 keys, `--max_background_jobs=2`, 16 MiB
+memtables): sequential keys (trivial moves), 100 B and 4000 B values (per-put CPU against
+per-byte costs), four memtables merged two at a time (memtable slowdown, merged flushes),
+lower L0 triggers, and a 5 M-key space (overwrites, so compactions drop keys). Two repeats,
+interleaved (every setup once, then again), on a quiet machine, as
+`capture_jobs_sweep.py` takes them (the same flags and `capture_log.csv`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from capture_jobs_sweep import add_quiet_machine_flags, capture_runs
+
+BASE = {"benchmarks": "fillrandom", "num": "100000000", "key_size": "16", "value_size": "1000",
+        "compression_type": "none", "stats_interval_seconds": "10", "seed": "42",
+        "max_background_jobs": "2", "write_buffer_size": "16777216"}
+# name -> the flags that differ from the baseline
+SETUPS = {
+    "base": {},  # the baseline itself: how this host compares with the fitted runs'
+    "fillseq": {"benchmarks": "fillseq"},
+    "v100": {"value_size": "100"},
+    "v4000": {"value_size": "4000"},
+    "mwb4_merge2": {"max_write_buffer_number": "4", "min_write_buffer_number_to_merge": "2"},
+    "l0_8_12": {"level0_slowdown_writes_trigger": "8", "level0_stop_writes_trigger": "12"},
+    "keys5m": {"num": "5000000"},
+}
+
+
+def flags(setup: str) -> list[str]:
+    return [f"--{name}={value}" for name, value in {**BASE, **SETUPS[setup]}.items()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--first-repeat", type=int, default=1)
+    parser.add_argument("--setups", default=",".join(SETUPS), help=f"of {', '.join(SETUPS)}")
+    add_quiet_machine_flags(parser)
+    args = parser.parse_args()
+    unknown = sorted(set(args.setups.split(",")) - set(SETUPS))
+    if unknown:
+        parser.error(f"unknown setup(s) {', '.join(unknown)}; valid: {', '.join(SETUPS)}")
+    runs = [(f"{name}_r{repeat}", flags(name))
+            for repeat in range(args.first_repeat, args.first_repeat + args.repeats)
+            for name in args.setups.split(",")]
+    capture_runs(args.out, runs, args)
+
+
+if __name__ == "__main__":
+    main()
