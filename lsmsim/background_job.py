@@ -195,17 +195,32 @@ def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
                    largest_seqno)
 
 
+def clip_to_inputs(outputs: list[SstFile], inputs: list[SstFile]) -> None:
+    """A merge's outputs hold no key before its inputs' first or after their last: the first
+    and last outputs' key ranges end there, finer than their buckets where an input's was
+    (`SstFile.key_start`)."""
+    if outputs:
+        start = min([f.key_start for f in inputs])
+        end = max([f.key_end for f in inputs])
+        outputs[0].clip_key_range(start, end)
+        outputs[-1].clip_key_range(start, end)
+
+
 def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int) -> np.ndarray:
     """Distinct keys per bucket over [lo, hi) after merging the input files' keys in it
-    (a file reaching past the range, as in a range compaction, counts only its part in it)."""
-    parts, offsets = [], []
+    (a file reaching past the range, as in a range compaction, counts only its part in it;
+    a file whose keys all follow the previous input's adds to it, `merge_distinct`)."""
+    parts, offsets, follows = [], [], []
+    previous: SstFile | None = None
     for sst in inputs:
         a = sst.lo if sst.lo > lo else lo
         b = sst.hi if sst.hi < hi else hi
         if a < b:
             parts.append(sst.keys if (a, b) == (sst.lo, sst.hi) else sst.keys[a - sst.lo:b - sst.lo])
             offsets.append(a - lo)
-    return merge_distinct(space_keys[lo:hi], parts, offsets)
+            follows.append(previous is not None and previous.key_end <= sst.key_start)
+            previous = sst
+    return merge_distinct(space_keys[lo:hi], parts, offsets, follows)
 
 
 def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,

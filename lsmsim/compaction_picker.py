@@ -3,9 +3,11 @@
 Follows `LevelCompactionBuilder::PickCompaction` (db/compaction/compaction_picker_level.cc,
 RocksDB 7.7): walk levels by score; L0 -> base takes every overlapping L0 file and never
 runs twice at once; Ln -> Ln+1 takes the file with the smallest overlapping ratio
-(kMinOverlappingRatio); trivial moves when the output range is empty; intra-L0 when
-L0 -> base cannot be picked. Simplified: boundaries fall on bucket edges, so
-`ExpandInputsToCleanCut` is a no-op, and the input-level growth of
+(kMinOverlappingRatio); trivial moves when nothing in the output level overlaps the inputs
+(Compaction::IsTrivialMove: for L0 inputs only while no two L0 files overlap); intra-L0
+when L0 -> base cannot be picked. Overlap is tested on the files' key ranges
+(`SstFile.key_start`, `key_end`). Simplified: compaction outputs are cut at bucket edges,
+so `ExpandInputsToCleanCut` is a no-op, and the input-level growth of
 `SetupOtherInputsIfNeeded` is not modelled (with random keys it rarely applies).
 """
 
@@ -165,20 +167,23 @@ class LevelCompactionPicker(RunningCompactions):
         first = next(f for f in version.files_by_compaction_pri(0, output_level)
                      if not f.being_compacted)
         # SetupOtherL0FilesIfNeeded: grow to every L0 file overlapping the range, to a fixpoint.
-        lo, hi = first.lo, first.hi
+        start, end = first.key_start, first.key_end
         chosen: list[SstFile] = []
         while True:
-            chosen = version.overlapping(0, lo, hi)
-            new_lo, new_hi = min(f.lo for f in chosen), max(f.hi for f in chosen)
-            if (new_lo, new_hi) == (lo, hi):
+            chosen = version.overlapping(0, start, end)
+            grown = min(f.key_start for f in chosen), max(f.key_end for f in chosen)
+            if grown == (start, end):
                 break
-            lo, hi = new_lo, new_hi
+            start, end = grown
         if any(f.being_compacted for f in chosen):
             return None
-        below = version.overlapping(output_level, lo, hi)
-        if any(f.being_compacted for f in below) or self._range_busy(output_level, lo, hi):
+        below = version.overlapping(output_level, start, end)
+        if any(f.being_compacted for f in below) or self._range_busy(
+                output_level, min(f.lo for f in chosen), max(f.hi for f in chosen)):
             return None
-        return Compaction(0, output_level, chosen, below, "LevelL0FilesNum", score)
+        trivial = not below and version.level0_non_overlapping()
+        return Compaction(0, output_level, chosen, below, "LevelL0FilesNum", score,
+                          trivial_move=trivial)
 
     def _l0_trivial_move(self, version: VersionStorage, output_level: int,
                          l0: list[SstFile]) -> list[SstFile]:
@@ -186,13 +191,14 @@ class LevelCompactionPicker(RunningCompactions):
         if not version.levels[output_level]:
             return []
         chosen: list[SstFile] = []
-        lo = hi = 0
+        start = end = 0.0
         for sst in reversed(l0):  # oldest first
-            if chosen and sst.overlaps(lo, hi):
+            if chosen and sst.overlaps(start, end):
                 break
-            if version.overlapping(output_level, sst.lo, sst.hi):
+            if version.overlapping(output_level, sst.key_start, sst.key_end):
                 break
-            lo, hi = (min(lo, sst.lo), max(hi, sst.hi)) if chosen else (sst.lo, sst.hi)
+            start, end = ((min(start, sst.key_start), max(end, sst.key_end)) if chosen
+                          else (sst.key_start, sst.key_end))
             chosen.append(sst)
         return chosen
 
@@ -224,7 +230,7 @@ class LevelCompactionPicker(RunningCompactions):
         for sst in version.files_by_compaction_pri(level, output_level):
             if sst.being_compacted:
                 continue
-            below = version.overlapping(output_level, sst.lo, sst.hi)
+            below = version.overlapping(output_level, sst.key_start, sst.key_end)
             if any(f.being_compacted for f in below):
                 continue
             if self._range_busy(output_level, sst.lo, sst.hi):
@@ -245,7 +251,7 @@ class LevelCompactionPicker(RunningCompactions):
         for nxt in files[files.index(sst) + 1:]:
             if len(moved) > MAX_EXTRA_TRIVIAL_MOVE_FILES or nxt.being_compacted:
                 break
-            if version.overlapping(output_level, nxt.lo, nxt.hi):
+            if version.overlapping(output_level, nxt.key_start, nxt.key_end):
                 break
             if total + nxt.size_bytes > opts.effective_max_compaction_bytes:
                 break

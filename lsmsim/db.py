@@ -18,7 +18,8 @@ import numpy as np
 import simpy
 
 from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob, PurgeJob,
-                                   file_from_bucket_keys, merge_inputs, split_output)
+                                   clip_to_inputs, file_from_bucket_keys, merge_inputs,
+                                   split_output)
 from lsmsim.compaction_picker import Compaction
 from lsmsim.core_sharing import cost_factor
 from lsmsim.db_control import DBControl
@@ -182,7 +183,8 @@ class DB:
         self.background_paused = 0
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
-        self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced())
+        self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced(),
+                                       self.distribution.ascending_inserts)
         # Workloads with phases (reads, mixes) run as client streams; write-only ones as the writer.
         self.clients = ForegroundClients(self) if workload.phases else None
         self.flush_jobs: list[FlushJob] = []
@@ -736,18 +738,21 @@ class DB:
         """FlushJob::Run into L0, or into `level` merged with the files it overlaps there;
         False (nothing started) when those files are being compacted."""
         memtables = [m for m in self.memtables.immutables if not m.being_flushed]
-        keys = memtable_keys(self.distribution, self.keyspace,
-                             [(m.first_op, m.ops) for m in memtables])
+        spans = [(m.first_op, m.ops) for m in memtables]
+        keys = memtable_keys(self.distribution, self.keyspace, spans)
         largest_seqno = max(m.first_op + round(m.ops) for m in memtables)  # one seqno a put
         output = file_from_bucket_keys(self._next_file_number, keys, self.entry.sst_bytes,
                                        self.env.now, self._sst_bytes_written, largest_seqno)
+        key_range = self.distribution.key_range(self.keyspace, spans)
+        if output is not None and key_range is not None:
+            output.clip_key_range(*key_range)
         memtable_bytes = sum(m.size_bytes for m in memtables)
         below: list[SstFile] = []
         cpu_s = self.machine.flush_cpu_s(memtable_bytes, sum(m.ops for m in memtables))
         read_bytes = 0.0
         outputs = [output] if output is not None else []
         if level > 0 and output is not None:
-            below = self.version.overlapping(level, output.lo, output.hi)
+            below = self.version.overlapping(level, output.key_start, output.key_end)
             if any(f.being_compacted for f in below):
                 return False
             lo = min(f.lo for f in [output, *below])
@@ -757,6 +762,7 @@ class DB:
                                    self.options.max_file_size_for_level(level),
                                    self._next_file_number, self.env.now, self._sst_bytes_written,
                                    largest_seqno=largest_seqno)
+            clip_to_inputs(outputs, [output, *below])
             self.version.set_being_compacted(level, below, True)
             below_bytes = sum(f.size_bytes for f in below)
             cpu_s += self.machine.compaction_cpu_s(below_bytes, below_bytes / self.entry.sst_bytes,
@@ -874,6 +880,7 @@ class DB:
                                compaction.output_cuts + plan.boundaries,
                                self._grandparent_bounds(compaction.output_level, lo, hi),
                                max([f.largest_seqno for f in inputs]))
+        clip_to_inputs(outputs, inputs)
         self._next_file_number += max(1, len(outputs))
         if compaction.key_range is None:  # input_bytes_of: whole files, their size_bytes
             read = [f.size_bytes for f in inputs]

@@ -37,6 +37,9 @@ class KeyDistribution(Protocol):
 
     name: str
     size_only: bool  # a bucket's writes depend on its size alone (see memtable_keys)
+    # Each put's key follows the previous put's, so InlineSkipList::Insert finds its place
+    # at once (`MachineProfile.write_cpu_s`'s `splice_hit`).
+    ascending_inserts: bool
 
     def cdf(self, key_index: np.ndarray, num_keys: int) -> np.ndarray:
         """Fraction of writes that go to keys below each `key_index`."""
@@ -49,6 +52,13 @@ class KeyDistribution(Protocol):
 
     def bucket_reads(self, space: "KeySpace", frontier: int) -> np.ndarray:
         """Share of requests (gets, scan starts) per bucket when keys [0, frontier) exist."""
+
+    def key_range(self, space: "KeySpace", spans: list[tuple[int, float]]
+                  ) -> tuple[float, float] | None:
+        """The key range [start, end), in bucket coordinates (`KeySpace.position`), of the
+        puts `spans` ((first_op, n_ops) each) where the distribution knows it finer than
+        their buckets; None where it does not (random keys reach the ends of every bucket
+        they write)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,13 @@ class KeySpace:
         sizes, of_bucket = np.unique(np.diff(self.edges), return_inverse=True)
         return KeySpace(self.num_keys, np.concatenate(([0], np.cumsum(sizes)))), of_bucket
 
+    def position(self, key: float) -> float:
+        """Key index `key` (0 <= key <= num_keys) in bucket coordinates: bucket b's keys
+        span [b, b + 1), linearly."""
+        edges = self.edges
+        bucket = min(int(np.searchsorted(edges, key, side="right")) - 1, len(edges) - 2)
+        return bucket + (key - edges[bucket]) / (edges[bucket + 1] - edges[bucket])
+
     @cached_property
     def log_miss_per_write(self) -> np.ndarray:
         """log(1 - 1/S_b): what one random write into bucket b leaves a given key unwritten."""
@@ -108,19 +125,25 @@ class KeySpace:
 
 
 def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
-                   offsets: list[int] | None = None) -> np.ndarray:
+                   offsets: list[int] | None = None,
+                   follows: list[bool] | None = None) -> np.ndarray:
     """Distinct keys per bucket in the union of inputs whose keys are random within a bucket.
 
     Input i covers buckets [offsets[i], offsets[i] + len(inputs[i])) of `space_keys` (all of
     them without offsets); a bucket an input does not cover is left as it is. Consecutive
     inputs in key order without overlap (the files of one sorted level) are applied as one
-    vector: a bucket none of them covers gets the factor 1.0 exactly.
+    sorted run: a bucket none of them covers gets the factor 1.0 exactly. `follows[i]` says
+    that input i's keys all lie after input i-1's although they share a bucket (files of
+    sequential keys, `SstFile.key_start`): their counts in the shared bucket add, as one
+    sorted run's, instead of meeting at random.
 
     Up to SMALL_MERGE buckets (many compactions below L1 span a few dozen) the same
     per-bucket operations run on Python floats, which beats a dozen numpy calls on short
     vectors; there is no sum, so the results are the same to the bit."""
     if offsets is None:
         offsets = [0] * len(inputs)
+    if follows is None:
+        follows = [False] * len(inputs)
     if len(inputs) == 1:
         merged = np.zeros(len(space_keys))
         merged[offsets[0]:offsets[0] + len(inputs[0])] = inputs[0]
@@ -129,8 +152,8 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
     space = space_keys.tolist() if small else space_keys
     missing = [1.0] * len(space_keys) if small else np.ones(len(space_keys))
     run: list[tuple[int, np.ndarray]] = []
-    for start, counts in [*zip(offsets, inputs), (-1, None)]:
-        if run and (counts is None or start < run[-1][0] + len(run[-1][1])):
+    for start, counts, after in [*zip(offsets, inputs, follows), (-1, None, False)]:
+        if run and (counts is None or (start < run[-1][0] + len(run[-1][1]) and not after)):
             if small:
                 _miss_small(missing, space, run)
             else:
@@ -148,15 +171,15 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
 def _miss(missing: np.ndarray, space_keys: np.ndarray, run: list[tuple[int, np.ndarray]]) -> None:
     """Multiply `missing` by the share of each bucket's keys a sorted run leaves out."""
     first = run[0][0]
-    end = run[-1][0] + len(run[-1][1])
+    end = max(offset + len(part) for offset, part in run)
     if len(run) == 1:
         held = run[0][1]
-    elif sum(len(part) for _, part in run) == end - first:  # adjacent: no gaps
+    elif sum(len(part) for _, part in run) == end - first:  # adjacent: no gaps, no sharing
         held = np.concatenate([part for _, part in run])
     else:
         held = np.zeros(end - first)
         for offset, part in run:
-            held[offset - first:offset - first + len(part)] = part
+            held[offset - first:offset - first + len(part)] += part
     share = np.divide(held, space_keys[first:end])  # one temporary, updated in place
     np.minimum(share, 1.0, out=share)
     np.subtract(1.0, share, out=share)
@@ -166,13 +189,16 @@ def _miss(missing: np.ndarray, space_keys: np.ndarray, run: list[tuple[int, np.n
 def _miss_small(missing: list[float], space: list[float],
                 run: list[tuple[int, np.ndarray]]) -> None:
     """`_miss` on Python floats: the same operations bucket by bucket (gaps hold 0 keys,
-    whose factor is 1.0)."""
+    whose factor is 1.0; a bucket two of the run's files share holds both counts)."""
+    held: dict[int, float] = {}
     for offset, part in run:
-        for bucket, held in enumerate(part.tolist(), offset):
-            share = held / space[bucket]
-            if share > 1.0:
-                share = 1.0
-            missing[bucket] *= 1.0 - share
+        for bucket, keys in enumerate(part.tolist(), offset):
+            held[bucket] = held[bucket] + keys if bucket in held else keys
+    for bucket, keys in held.items():
+        share = keys / space[bucket]
+        if share > 1.0:
+            share = 1.0
+        missing[bucket] *= 1.0 - share
 
 
 def memtable_keys(distribution: KeyDistribution, space: KeySpace,
@@ -216,6 +242,7 @@ class UniformKeys:
 
     name = "uniform"
     size_only = True  # a bucket's writes depend on its size alone (see memtable_keys)
+    ascending_inserts = False
 
     def cdf(self, key_index: np.ndarray, num_keys: int) -> np.ndarray:
         return np.asarray(key_index, dtype=float) / num_keys
@@ -228,6 +255,9 @@ class UniformKeys:
 
     def bucket_reads(self, space: KeySpace, frontier: int) -> np.ndarray:
         return keys_below(space, frontier) / max(frontier, 1)
+
+    def key_range(self, space: KeySpace, spans: list[tuple[int, float]]) -> None:
+        return None
 
 
 class UniqueKeys(UniformKeys):
@@ -264,6 +294,7 @@ class ZipfianKeys:
 
     name = "zipfian"
     size_only = False  # hot keys first: a bucket's writes depend on where it lies
+    ascending_inserts = False
 
     def __init__(self, theta: float = 0.99) -> None:
         if not 0.0 < theta < 10.0 or theta == 1.0:
@@ -300,12 +331,16 @@ class ZipfianKeys:
     def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
         return random_distinct(space.keys_per_bucket, writes, space.log_miss_per_write)
 
+    def key_range(self, space: KeySpace, spans: list[tuple[int, float]]) -> None:
+        return None
+
 
 class SequentialKeys:
     """db_bench fillseq: op i writes key i (mod num_keys); no key is written twice per pass."""
 
     name = "sequential"
     size_only = False  # writes sweep the key space in order
+    ascending_inserts = True
 
     def cdf(self, key_index: np.ndarray, num_keys: int) -> np.ndarray:
         return np.asarray(key_index, dtype=float) / num_keys
@@ -331,6 +366,16 @@ class SequentialKeys:
     def bucket_reads(self, space: KeySpace, frontier: int) -> np.ndarray:
         return keys_below(space, frontier) / max(frontier, 1)
 
+    def key_range(self, space: KeySpace, spans: list[tuple[int, float]]
+                  ) -> tuple[float, float] | None:
+        """Op i wrote key i: the spans' first and last keys, unless they wrap past the end
+        of the key space (a second pass), where bucket resolution is kept."""
+        start = min(first for first, _ in spans)
+        end = max(first + n_ops for first, n_ops in spans)
+        if end > space.num_keys:
+            return None
+        return space.position(start), space.position(end)
+
 
 class LatestKeys(SequentialKeys):
     """YCSB's `latest`: new keys are appended in key order and requests are zipfian over
@@ -341,6 +386,7 @@ class LatestKeys(SequentialKeys):
     `latest` reads cheap in a real LSM and what the bucket model can express."""
 
     name = "latest"
+    ascending_inserts = False  # YCSB hashes the insert order into the key space
 
     def __init__(self, theta: float = 0.99) -> None:
         self.recency = ZipfianKeys(theta)

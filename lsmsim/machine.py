@@ -124,14 +124,21 @@ class MachineProfile:
         return PutTimeSpread(self.put_time_spread) if self.put_time_spread else None
 
     def write_cpu_s(self, batch_bytes: int, memtable_entries: float,
-                    until_entries: float | None = None) -> float:
+                    until_entries: float | None = None, splice_hit: bool = False) -> float:
         """CPU of one put: fixed cost, bytes through WAL and memtable, and the skiplist
         search, which grows with log2 of the entries already in the memtable
         (InlineSkipList::Insert, memtable/inlineskiplist.h: the search for the splice
         descends from the list's top level, one level per factor of its branching). With
         `until_entries`, the mean cost of the puts that take the memtable from
-        `memtable_entries` to `until_entries` entries (`mean_skiplist_depth`)."""
-        if until_entries is None:
+        `memtable_entries` to `until_entries` entries (`mean_skiplist_depth`).
+
+        With `splice_hit` (keys inserted in increasing order, db_bench fillseq) there is no
+        search: MemTable::Add inserts with the splice its previous insert left
+        (`seq_splice_`), whose bottom level already brackets the next key, so Insert keeps
+        it (`recompute_height` 0) instead of descending from the top."""
+        if splice_hit:
+            depth = 0.0
+        elif until_entries is None:
             depth = math.log2(memtable_entries + 2.0)
         else:
             depth = mean_skiplist_depth(memtable_entries, until_entries)

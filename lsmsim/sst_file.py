@@ -1,4 +1,5 @@
-"""An SST file: a contiguous run of key-space buckets and its distinct keys in each."""
+"""An SST file: a contiguous run of key-space buckets, its distinct keys in each, and the key
+range it spans."""
 
 from __future__ import annotations
 
@@ -9,10 +10,16 @@ import numpy as np
 
 @dataclass(eq=False)
 class SstFile:
-    """One table file. `keys[i]` is the distinct keys in bucket `lo + i`; [lo, hi) is its range.
+    """One table file. `keys[i]` is the distinct keys in bucket `lo + i`; [lo, hi) is its
+    bucket range.
 
-    File boundaries fall on bucket edges, so two files overlap exactly when their bucket
-    ranges intersect (FileMetaData smallest/largest keys, simplified to bucket resolution).
+    [key_start, key_end) is its key range (FileMetaData's smallest and largest keys) in
+    bucket coordinates: bucket b's keys span [b, b + 1), so a file's range lies within its
+    buckets. It is the bucket range itself (bucket resolution) unless the workload places
+    its keys more finely: a flush of sequential keys (db_bench fillseq) knows the first and
+    last key it holds, and two such files may share a bucket without overlapping. Overlap
+    tests (`overlaps`, `VersionStorage.overlapping`, the picker's trivial moves) read the
+    key range; the merge arithmetic reads the buckets.
     `largest_seqno` is FileMetaData's fd.largest_seqno: the sequence number (the count of
     writes, one per put) of the newest key it holds. It orders L0 (`VersionStorage.add_file`).
     """
@@ -25,14 +32,29 @@ class SstFile:
     created_at_s: float = 0.0
     write_position_bytes: float = 0.0  # SST bytes written before this file: its page-cache age
     largest_seqno: int = 0
+    key_start: float | None = None  # None: the bucket range's start, `lo`
+    key_end: float | None = None    # None: `hi`
     being_compacted: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         self.num_entries = float(np.add.reduce(self.keys))  # = keys.sum(), without its wrapper
         self.size_bytes = self.num_entries * self.entry_bytes
+        if self.key_start is None:
+            self.key_start = self.lo
+        if self.key_end is None:
+            self.key_end = self.hi
 
-    def overlaps(self, lo: int, hi: int) -> bool:
-        return self.lo < hi and lo < self.hi
+    def overlaps(self, key_start: float, key_end: float) -> bool:
+        """Whether the file's key range meets [key_start, key_end) (bucket coordinates)."""
+        return self.key_start < key_end and key_start < self.key_end
+
+    def clip_key_range(self, key_start: float, key_end: float) -> None:
+        """Narrow the key range to [key_start, key_end) where that is finer than its
+        buckets: a compaction's outputs hold no key beyond its inputs' first and last."""
+        if key_start > self.key_start:
+            self.key_start = key_start
+        if key_end < self.key_end:
+            self.key_end = key_end
 
     def entries_in(self, lo: int, hi: int) -> float:
         """Distinct keys the file holds in buckets [lo, hi)."""
@@ -53,6 +75,8 @@ class SstFile:
         if nonzero.size == 0:
             return None
         first, last = int(nonzero[0]), int(nonzero[-1]) + 1
-        return SstFile(self.number, self.lo + first, self.lo + last, keys[first:last],
+        rest = SstFile(self.number, self.lo + first, self.lo + last, keys[first:last],
                        self.entry_bytes, self.created_at_s, self.write_position_bytes,
                        self.largest_seqno)
+        rest.clip_key_range(self.key_start, self.key_end)
+        return rest

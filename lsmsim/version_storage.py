@@ -9,6 +9,7 @@ without deletions (compensated size = file size).
 from __future__ import annotations
 
 import bisect
+import operator
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -123,21 +124,22 @@ class VersionStorage:
     `overlapping_bytes`, `files_by_compaction_pri`) assume a non-overlapping level and are
     then not used on it.
 
-    Derived state is updated instead of rebuilt: each L1+ level keeps numpy arrays of its
-    files' ranges and prefix sums of sizes, and after edits only the changed stretch between
+    Levels are ordered, and overlap is tested, by the files' key ranges (`SstFile.key_start`,
+    `key_end`, in bucket coordinates). Derived state is updated instead of rebuilt: each L1+
+    level keeps numpy arrays of its files' key ranges and prefix sums of sizes, and after edits only the changed stretch between
     an unchanged prefix and suffix is converted again; the kMinOverlappingRatio order and
     the compaction score are recomputed only when the files they depend on changed.
     """
 
     def __init__(self, num_levels: int) -> None:
         self.levels: list[list[SstFile]] = [[] for _ in range(num_levels)]
-        self._lo_index: list[list[int]] = [[] for _ in range(num_levels)]
-        self._hi_index: list[list[int]] = [[] for _ in range(num_levels)]
+        self._start_index: list[list[float]] = [[] for _ in range(num_levels)]
+        self._end_index: list[list[float]] = [[] for _ in range(num_levels)]
         self._sizes: list[list[float]] = [[] for _ in range(num_levels)]
         self._level_bytes = [0.0] * num_levels
         self._compacting_bytes = [0.0] * num_levels
         self._compacting_files = [0] * num_levels
-        # Per level: buffers of (lo, hi, size) and of prefix sums of size, the files they
+        # Per level: buffers of (key start, key end, size) and of prefix sums of size, the files they
         # hold and views of those files, as last built; and how many leading and trailing
         # files are unchanged since (see _level_arrays).
         self._arrays: list[tuple[np.ndarray, np.ndarray, int, tuple[np.ndarray, np.ndarray]]
@@ -196,15 +198,15 @@ class VersionStorage:
                 position += 1
             files.insert(position, sst)
             return
-        position = bisect.bisect_left(self._lo_index[level], sst.lo)
+        position = bisect.bisect_left(self._start_index[level], sst.key_start)
         unchanged = self._unchanged[level]
         if position < unchanged[0]:
             unchanged[0] = position
         if len(self.levels[level]) - position < unchanged[1]:
             unchanged[1] = len(self.levels[level]) - position
         self.levels[level].insert(position, sst)
-        self._lo_index[level].insert(position, sst.lo)
-        self._hi_index[level].insert(position, sst.hi)
+        self._start_index[level].insert(position, sst.key_start)
+        self._end_index[level].insert(position, sst.key_end)
         self._sizes[level].insert(position, sst.size_bytes)
 
     def remove_file(self, level: int, sst: SstFile) -> None:
@@ -218,11 +220,11 @@ class VersionStorage:
         if level == 0:
             del files[files.index(sst)]
         else:
-            los = self._lo_index[level]
-            position = bisect.bisect_left(los, sst.lo)
+            starts = self._start_index[level]
+            position = bisect.bisect_left(starts, sst.key_start)
             # A tiered level (DOPA-DB) may hold several files with one smallest key.
             while (position < len(files) and files[position] is not sst
-                   and los[position] == sst.lo):
+                   and starts[position] == sst.key_start):
                 position += 1
             if position >= len(files) or files[position] is not sst:
                 raise ValueError(f"file {sst.number} is not in L{level}")
@@ -232,8 +234,8 @@ class VersionStorage:
             if len(files) - 1 - position < unchanged[1]:
                 unchanged[1] = len(files) - 1 - position
             del files[position]
-            del self._lo_index[level][position]
-            del self._hi_index[level][position]
+            del self._start_index[level][position]
+            del self._end_index[level][position]
             del self._sizes[level][position]
         if not files:  # keep sums exact when a level empties
             self._level_bytes[level] = 0.0
@@ -248,8 +250,8 @@ class VersionStorage:
             files.insert(position, files.pop(files.index(new)))
 
     def _level_arrays(self, level: int) -> tuple[np.ndarray, np.ndarray]:
-        """(table, prefix sums of size) of a sorted level; table rows are lo, hi and size (as
-        floats: bucket numbers are exact). Both live in per-level buffers with spare room
+        """(table, prefix sums of size) of a sorted level; table rows are key start, key end
+        and size. Both live in per-level buffers with spare room
         and are updated in place: the unchanged suffix moves to its new place, only the
         files between the unchanged prefix and suffix are converted again, and the prefix
         sums are carried on from the unchanged prefix (a running sum in file order, so the
@@ -271,8 +273,8 @@ class VersionStorage:
             if tail and count != built_count:
                 table[:, count - tail:count] = table[:, built_count - tail:built_count]
         if head < count - tail:  # half the edits only remove files: nothing to convert
-            table[:, head:count - tail] = (self._lo_index[level][head:count - tail],
-                                           self._hi_index[level][head:count - tail],
+            table[:, head:count - tail] = (self._start_index[level][head:count - tail],
+                                           self._end_index[level][head:count - tail],
                                            self._sizes[level][head:count - tail])
         sums[head + 1:count + 1] = table[2, head:count]
         np.add.accumulate(sums[head:count + 1], out=sums[head:count + 1])
@@ -282,8 +284,8 @@ class VersionStorage:
         return arrays
 
     def overlapping_bytes(self, level: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """Total size of the files of `level` (L1+) overlapping each [lo, hi) (lo < hi),
-        vectorised: files ending after lo up to files starting before hi. Those never cross
+        """Total size of the files of `level` (L1+) overlapping each key range [lo, hi)
+        (lo < hi), vectorised: files ending after lo up to files starting before hi. Those never cross
         in a sorted level without overlaps, so an empty range gives x - x = 0 exactly."""
         table, sums = self._level_arrays(level)
         first = table[1].searchsorted(lo, side="right")
@@ -303,8 +305,8 @@ class VersionStorage:
         is mostly numpy calls' fixed cost, L1, the level picked most there, holding ~7 files."""
         files = self.levels[level]
         if level == 0:
-            los = np.array([f.lo for f in files], dtype=np.int64)
-            his = np.array([f.hi for f in files], dtype=np.int64)
+            los = np.array([f.key_start for f in files], dtype=float)
+            his = np.array([f.key_end for f in files], dtype=float)
             sizes = np.array([f.size_bytes for f in files])
             ratio = self.overlapping_bytes(output_level, los, his) * 1024.0 / np.maximum(sizes, 1.0)
             return (files[i] for i in np.lexsort((los, ratio)).tolist())
@@ -320,22 +322,28 @@ class VersionStorage:
             cached = self._by_priority[level, output_level] = _PriorityOrder(stamp, ratio)
         return cached.files(files)
 
-    def overlapping(self, level: int, lo: int, hi: int) -> list[SstFile]:
-        """Files of `level` whose bucket range intersects [lo, hi)."""
+    def overlapping(self, level: int, key_start: float, key_end: float) -> list[SstFile]:
+        """Files of `level` whose key range meets [key_start, key_end) (GetOverlappingInputs)."""
         if level == 0:
-            return [f for f in self.levels[0] if f.overlaps(lo, hi)]
-        first = bisect.bisect_right(self._hi_index[level], lo)
-        last = bisect.bisect_left(self._lo_index[level], hi)
+            return [f for f in self.levels[0] if f.overlaps(key_start, key_end)]
+        first = bisect.bisect_right(self._end_index[level], key_start)
+        last = bisect.bisect_left(self._start_index[level], key_end)
         return self.levels[level][first:last]
 
     def overlapping_bounds(self, level: int, lo: int, hi: int) -> list[int]:
-        """Sorted starts and ends of the files of `level` (L1+) overlapping [lo, hi), read
-        from the level's key indexes (the grandparent boundaries of a compaction)."""
-        first = bisect.bisect_right(self._hi_index[level], lo)
-        last = bisect.bisect_left(self._lo_index[level], hi)
-        bounds = self._lo_index[level][first:last] + self._hi_index[level][first:last]
+        """Sorted bucket starts and ends of the files of `level` (L1+) overlapping buckets
+        [lo, hi) (the grandparent boundaries of a compaction; outputs are cut at bucket edges)."""
+        files = self.overlapping(level, lo, hi)
+        bounds = [f.lo for f in files] + [f.hi for f in files]
         bounds.sort()
         return bounds
+
+    def level0_non_overlapping(self) -> bool:
+        """No two L0 files' key ranges meet (GenerateLevel0NonOverlapping): L0 files sorted by
+        smallest key, each ends before the next starts. What lets L0 files move to the base
+        level without a merge (Compaction::IsTrivialMove)."""
+        files = sorted(self.levels[0], key=operator.attrgetter("key_start"))
+        return all(a.key_end <= b.key_start for a, b in zip(files, files[1:]))
 
     # -- derived state ------------------------------------------------------------------------
     def calculate_base_bytes(self, opts: LsmOptions) -> tuple[int, list[float]]:

@@ -43,6 +43,7 @@ class PhasedKeys:
 
     name = "phased"
     size_only = False  # inserts append at one place in the key space
+    ascending_inserts = False  # updates land anywhere among them
 
     def __init__(self, workload: "Workload") -> None:
         self.workload = workload
@@ -100,6 +101,9 @@ class PhasedKeys:
 
     def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
         return random_distinct(space.keys_per_bucket, writes)
+
+    def key_range(self, space: KeySpace, spans: list[tuple[int, float]]) -> None:
+        return None  # updates land anywhere in the phases' shapes: bucket resolution
 
 
 def _random_equivalent(space_keys: np.ndarray, distinct: np.ndarray) -> np.ndarray:
