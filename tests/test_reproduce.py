@@ -226,3 +226,21 @@ def test_a_store_with_zero_tail_throughput_compares_below_any_other(monkeypatch)
     monkeypatch.setitem(claim.measure.__globals__, "_tail", lambda results, label: tails[label])
     finding = claim.measure({})
     assert finding.holds and "xinf" in finding.magnitude
+
+
+def test_a_claim_with_no_delayed_second_on_one_device_says_so_instead_of_printing_nan(
+        monkeypatch):
+    """Eq. 2's conclusion compares the median fully delayed second of two devices; when one
+    has none, the finding says which and compares nothing (it printed "nan ops/s" and
+    "xnan")."""
+    import numpy as np
+    from lsmsim.scenarios.experiments import xpoint_insert_ratio as experiment
+
+    def delayed_seconds(results, label, keys):
+        ops = np.array([]) if label.startswith("sata") else np.array([9000.0, 11000.0])
+        return ops, np.full(len(ops), 8.0 * 2**20)
+
+    monkeypatch.setattr(experiment, "_delayed_seconds", delayed_seconds)
+    finding = experiment._similar_low_level(1000)({})
+    assert not finding.holds
+    assert "SATA flash" in finding.simulated and "nan" not in finding.simulated + finding.magnitude

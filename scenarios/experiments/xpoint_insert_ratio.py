@@ -115,8 +115,14 @@ def _equation_2(device: str, name: str, paper: str, keys: int) -> Claim:
 def _similar_low_level(keys: int) -> Callable[[Results], Finding]:
     """Eq. 2's conclusion: throttled throughput about the same on 3D XPoint and SATA flash."""
     def measure(results: Results) -> Finding:
-        pm, sata = (float(np.median(_delayed_seconds(results, f"{device}-w90", keys)[0]))
-                    for device in ("xpoint", "sata"))
+        delayed = {device: _delayed_seconds(results, f"{device}-w90", keys)[0]
+                   for device in ("xpoint", "sata")}
+        missing = [name for name, device in (("3D XPoint", "xpoint"), ("SATA flash", "sata"))
+                   if not delayed[device].size]
+        if missing:
+            return Finding(f"no fully delayed second on {' or '.join(missing)}", False,
+                           "nothing to compare")
+        pm, sata = (float(np.median(delayed[device])) for device in ("xpoint", "sata"))
         return Finding(f"delayed-second median 3D XPoint {pm:,.0f}, SATA flash {sata:,.0f} "
                        "ops/s", 0.5 <= pm / sata <= 2.0,
                        f"x{pm / sata:.2f} vs paper x{2.74 / 1.88:.2f} (holds within x2)")
