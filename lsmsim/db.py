@@ -31,6 +31,7 @@ from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_stre
 from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter
 from lsmsim.io_request_cost import job_requests
+from lsmsim.block_compression import stored_value_fraction
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace, memtable_keys
 from lsmsim.machine import MachineProfile
 from lsmsim.mechanisms import Mechanisms
@@ -165,10 +166,13 @@ class DB:
         self.policy_control = DBControl(self)
         # The policy's limit on admitted client requests per second (None: none).
         self.admission_limit_ops: float | None = None
-        self.entry = EntryFormat(workload.key_size, workload.value_size)
+        self.entry = EntryFormat(workload.key_size, workload.value_size, stored_value_fraction(
+            self.options.compression, workload.compression_ratio))
         self.distribution = workload.distribution()
         self.keyspace = KeySpace.for_distribution(workload.num_keys, self.distribution, key_buckets)
         self._bucket_keys = self.keyspace.keys_per_bucket
+        # Uncompressed bytes per byte of an SST file (1.0: no compression).
+        self._raw_per_file_byte = self.entry.uncompressed_sst_bytes / self.entry.sst_bytes
         self.memtables = MemtableList(self.entry.memtable_bytes)
         self.version = VersionStorage(options.num_levels)
         self._level_keys = [f"level{level}_bytes" for level in range(options.num_levels)]
@@ -765,15 +769,15 @@ class DB:
             clip_to_inputs(outputs, [output, *below])
             self.version.set_being_compacted(level, below, True)
             below_bytes = sum(f.size_bytes for f in below)
-            cpu_s += self.machine.compaction_cpu_s(below_bytes, below_bytes / self.entry.sst_bytes,
-                                                   2)  # the flushed run and the level
+            cpu_s += self._compaction_cpu_s(below_bytes, 0.0, 2)  # the flushed run and the level
             read_bytes = self._device_read_bytes([(f, f.size_bytes) for f in below])
         self._next_file_number += max(1, len(outputs))
         for memtable in memtables:
             memtable.being_flushed = True
         written = self._device_write_bytes(outputs, "flush")
-        cpu_s += self._requests_cpu_s(sum(f.size_bytes for f in below),
-                                      sum(f.size_bytes for f in outputs))
+        output_bytes = sum(f.size_bytes for f in outputs)
+        cpu_s += self._codec_cpu_s(output_bytes, 0.0)
+        cpu_s += self._requests_cpu_s(sum(f.size_bytes for f in below), output_bytes)
         job = FlushJob(self._new_job_id(), self.env.now,
                        cpu_s=cpu_s * self._job_cost_multiplier(), read_bytes=read_bytes,
                        write_bytes=written, outputs=outputs, memtables=memtables,
@@ -783,6 +787,23 @@ class DB:
                              round(sum(m.ops for m in memtables)), 0, round(memtable_bytes),
                              round(memtable_bytes), "Write Buffer Full")
         return True
+
+    def _compaction_cpu_s(self, input_bytes: float, output_bytes: float,
+                          sorted_runs: int) -> float:
+        """CPU of merging input files of `input_bytes` into outputs of `output_bytes`: the
+        merge's per-byte work on what the files hold uncompressed
+        (`MachineProfile.compaction_cpu_s`), decompressing the input and compressing the
+        output (`lsmsim.block_compression`)."""
+        raw_input = input_bytes * self._raw_per_file_byte
+        return (self.machine.compaction_cpu_s(raw_input, input_bytes / self.entry.sst_bytes,
+                                              sorted_runs)
+                + self._codec_cpu_s(output_bytes, input_bytes))
+
+    def _codec_cpu_s(self, compressed_file_bytes: float, decompressed_file_bytes: float) -> float:
+        """CPU of writing and of reading that many file bytes' blocks with the DB's codec."""
+        raw = self._raw_per_file_byte
+        return self.machine.codec_cpu_s(self.options.compression, compressed_file_bytes * raw,
+                                        decompressed_file_bytes * raw)
 
     def _requests_cpu_s(self, read_bytes: float, write_bytes: float) -> float:
         """CPU of a job's read and write requests (`lsmsim.io_request_cost`)."""
@@ -889,12 +910,11 @@ class DB:
         device_read = self._device_read_bytes(list(zip(inputs, read)))
         written = self._device_write_bytes(outputs, "compaction")
         file_bytes = sum([f.size_bytes for f in inputs])  # whole input files
+        output_bytes = sum([f.size_bytes for f in outputs])
         job = CompactionJob(self._new_job_id(), self.env.now,
-                            cpu_s=(self.machine.compaction_cpu_s(
-                                file_bytes, file_bytes / self.entry.sst_bytes,
-                                compaction.sorted_runs)
-                                + self._requests_cpu_s(file_bytes,
-                                                       sum([f.size_bytes for f in outputs])))
+                            cpu_s=(self._compaction_cpu_s(file_bytes, output_bytes,
+                                                          compaction.sorted_runs)
+                                   + self._requests_cpu_s(file_bytes, output_bytes))
                             * self._job_cost_multiplier(),
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
                             threads=plan.parallelism, subcompactions=plan.subcompactions,

@@ -34,6 +34,9 @@ class EntryFormat:
 
     key_size: int = 16
     value_size: int = 100
+    # Of each value's bytes, the fraction a compressed data block keeps
+    # (`lsmsim.block_compression.stored_value_fraction`; 1: uncompressed).
+    stored_value_fraction: float = 1.0
 
     @cached_property
     def user_bytes(self) -> int:
@@ -54,6 +57,16 @@ class EntryFormat:
         return internal_key + self.value_size + MEMTABLE_ENTRY_OVERHEAD_BYTES
 
     @cached_property
-    def sst_bytes(self) -> int:
-        """Bytes one live entry takes in an uncompressed block-based SST."""
+    def uncompressed_sst_bytes(self) -> int:
+        """Bytes one live entry takes in an uncompressed block-based SST: what a table
+        builder's and a compaction iterator's per-byte work (copy, merge, build blocks) sees."""
         return self.key_size + SEQNO_TYPE_BYTES + self.value_size + SST_ENTRY_OVERHEAD_BYTES
+
+    @cached_property
+    def sst_bytes(self) -> float:
+        """Bytes one live entry takes in an SST file: uncompressed, or with its value
+        compressed to `stored_value_fraction` (keys and framing barely shrink)."""
+        if self.stored_value_fraction == 1.0:
+            return self.uncompressed_sst_bytes
+        return (self.key_size + SEQNO_TYPE_BYTES + SST_ENTRY_OVERHEAD_BYTES
+                + self.value_size * self.stored_value_fraction)

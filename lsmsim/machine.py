@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lsmsim import data_file
+from lsmsim.block_compression import CODEC_NS_PER_BYTE, CODECS, NONE
 from lsmsim.data_file import DataFileError, Number, read_fields
 from lsmsim.named_data import NamedData
 from lsmsim.io_request_cost import IO_REQUEST_NS
@@ -77,6 +78,14 @@ class MachineProfile:
     # CPU of deleting an obsolete file, per byte of it (`lsmsim.obsolete_file_purge`).
     unlink_cpu_s_per_byte: float = UNLINK_NS_PER_BYTE * 1e-9
     scan_cpu_s_per_entry: float = 150 * 1e-9
+    # CPU per uncompressed byte of compressing a data block and of decompressing one, per
+    # codec (`lsmsim.block_compression`; measured by validation/compression_costs.py).
+    snappy_compress_cpu_s_per_byte: float = CODEC_NS_PER_BYTE["snappy"][0] * 1e-9
+    snappy_decompress_cpu_s_per_byte: float = CODEC_NS_PER_BYTE["snappy"][1] * 1e-9
+    lz4_compress_cpu_s_per_byte: float = CODEC_NS_PER_BYTE["lz4"][0] * 1e-9
+    lz4_decompress_cpu_s_per_byte: float = CODEC_NS_PER_BYTE["lz4"][1] * 1e-9
+    zstd_compress_cpu_s_per_byte: float = CODEC_NS_PER_BYTE["zstd"][0] * 1e-9
+    zstd_decompress_cpu_s_per_byte: float = CODEC_NS_PER_BYTE["zstd"][1] * 1e-9
     # Linux writeback (sysctl vm.*, the kernel's defaults), as ratios of `page_cache_bytes`
     # (`lsmsim.page_cache_writeback`).
     dirty_background_ratio: float = 10.0
@@ -146,6 +155,15 @@ class MachineProfile:
                 + self.memtable_insert_cpu_s_per_level * depth)
 
 
+    def codec_cpu_s(self, codec: str, compressed_bytes: float,
+                    decompressed_bytes: float) -> float:
+        """CPU of compressing `compressed_bytes` and decompressing `decompressed_bytes`
+        (uncompressed bytes both) with `codec`; none costs nothing."""
+        if codec == NONE:
+            return 0.0
+        return (compressed_bytes * getattr(self, f"{codec}_compress_cpu_s_per_byte")
+                + decompressed_bytes * getattr(self, f"{codec}_decompress_cpu_s_per_byte"))
+
     def flush_cpu_s(self, memtable_bytes: float, entries: float) -> float:
         """CPU of one flush: per byte (copy, checksum, build blocks) and per entry (iterate
         the skiplist, encode the key)."""
@@ -181,7 +199,9 @@ COST_FIELDS = {"write_ns_per_op": ("write_cpu_s_per_op", NS),
                "page_cache_ns_per_byte": ("page_cache_cpu_s_per_byte", NS),
                "scan_ns_per_entry": ("scan_cpu_s_per_entry", NS),
                "io_request_ns": ("io_request_cpu_s", NS),
-               "unlink_ns_per_byte": ("unlink_cpu_s_per_byte", NS)}
+               "unlink_ns_per_byte": ("unlink_cpu_s_per_byte", NS),
+               **{f"{codec}_{way}_ns_per_byte": (f"{codec}_{way}_cpu_s_per_byte", NS)
+                  for codec in CODECS if codec != NONE for way in ("compress", "decompress")}}
 # Costs of the read path (a write-only run does not tell them).
 READ_COSTS = ("get_ns_per_op", "get_ns_per_file", "get_ns_per_block", "page_cache_ns_per_byte",
               "scan_ns_per_entry")
@@ -190,9 +210,10 @@ NOT_CPU_COSTS = ("page_cache_GiB",)
 # The costs `lsmsim calibrate` fits unless --fit names others.
 FITTED_BY_DEFAULT = ("write_ns_per_op",)
 # Costs a profile file may leave out (MachineProfile's default), so older files stay valid.
+CODEC_COSTS = tuple(name for name in COST_FIELDS if name.endswith("compress_ns_per_byte"))
 _OPTIONAL_COSTS = ("flush_ns_per_entry", "compaction_ns_per_entry",
                    "compaction_merge_ns_per_entry_per_log2_run", "io_request_ns",
-                   "unlink_ns_per_byte", *READ_COSTS)
+                   "unlink_ns_per_byte", *READ_COSTS, *CODEC_COSTS)
 # Linux settings and scheduler figures a profile may give (else the defaults above), as the
 # TOML file spells them -> (MachineProfile field, unit); facts of the machine and its
 # kernel, not costs that `lsmsim calibrate` fits to throughput.

@@ -15,6 +15,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from lsmsim.block_compression import codec_name
 from lsmsim.units import UnitError, parse_rate_bps, parse_size_bytes
 from lsmsim.value_range import INT32_MAX, INT64_MAX, UINT64_MAX, Order, Range, order_problem
 
@@ -106,6 +107,11 @@ class LsmOptions:
                            POSITIVE_UINT64)
     block_cache_size: int = _opt(8 * MIB, "size", "cf", False,
                                  "LRU block cache for data blocks (7.x default 8 MiB)")
+    compression: str = _opt("none", "codec", "cf", False,
+                            "data block compression: none, snappy, lz4, zstd "
+                            "(lsmsim.block_compression); RocksDB's default is snappy where "
+                            "linked, lsmsim's none, as the seed papers ran; fixed at open "
+                            "(RocksDB's SetOptions may change it)")
     # -- background jobs (DB) ---------------------------------------------------------------
     max_background_jobs: int = _opt(2, "int", "db", True, "flush + compaction threads",
                                     POSITIVE_INT32)
@@ -251,6 +257,8 @@ def _parse_value(source: str, name: str, kind: str, raw: Any) -> Any:
     """`raw` as the option's kind; a number is checked against the option's range before
     it becomes an int, so `1e400` or `nan` is named rather than overflowing."""
     try:
+        if kind == "codec":
+            return codec_name(raw)
         if kind == "bool":
             if isinstance(raw, bool):
                 return raw

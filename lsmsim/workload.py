@@ -17,6 +17,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from lsmsim.block_compression import COMPRESSION_RATIO_RANGE, DEFAULT_COMPRESSION_RATIO
 from lsmsim.keyspace import DISTRIBUTIONS, KeyDistribution, make_distribution
 from lsmsim.value_range import INT32_MAX, INT64_MAX, Order, Range, order_problem
 
@@ -44,7 +45,8 @@ WORKLOAD_RANGES = {"zipf_theta": _THETA, "key_size": Range(1, INT32_MAX, integer
                    "threads": Range(1, INT32_MAX, integer=True), "open_loop_ops_per_s": Range(),
                    "write_rate_limit_bps": _RATE_LIMIT, "max_ops": _COUNT, "record_count": _COUNT,
                    "repeat_from_phase": Range(-1, INT32_MAX, integer=True),
-                   "readwritepercent": Range(0, 100, integer=True)}
+                   "readwritepercent": Range(0, 100, integer=True),
+                   "compression_ratio": COMPRESSION_RATIO_RANGE}
 _WORKLOAD_ORDERS = (Order("record_count", "num_keys"),)
 
 
@@ -129,6 +131,9 @@ class Workload:
     record_count: int = 0
     repeat_from_phase: int = -1  # after the last phase, go back to this one (-1: stop)
     readwritepercent: int = 90  # db_bench readrandomwriterandom: reads per 100 operations
+    # db_bench --compression_ratio: values shrink to this fraction of their size under block
+    # compression (`lsmsim.block_compression`); what a run with compression stores.
+    compression_ratio: float = DEFAULT_COMPRESSION_RATIO
 
     def __post_init__(self) -> None:
         problem = (_range_problem(self, WORKLOAD_RANGES)

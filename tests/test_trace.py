@@ -253,7 +253,12 @@ def test_db_bench_flags_map_to_options_and_workload():
     assert setup.duration_s is None and setup.unmodelled == ()
     default = setup_from_flags(["--benchmarks=fillseq"])
     assert default.workload.value_size == 100 and default.workload.max_ops == 1_000_000
-    assert any("compression_type=snappy" in f for f in default.unmodelled)
+    # db_bench's own default codec, simulated (`lsmsim.block_compression`); an unmeasured
+    # one is named as not modelled and run uncompressed.
+    assert default.options.compression == "snappy" and default.workload.compression_ratio == 0.5
+    zlib = setup_from_flags(["--benchmarks=fillseq", "--compression_type=zlib"])
+    assert zlib.options.compression == "none"
+    assert any("compression_type=zlib" in f for f in zlib.unmodelled)
 
 
 def test_db_bench_unknown_flag_is_an_error_with_did_you_mean(capsys):

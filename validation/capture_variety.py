@@ -8,7 +8,9 @@ Each setup changes one thing from the local-2core baseline (fillrandom, 16 B key
 values, no compression, `--seed=42`, 1e8 keys, `--max_background_jobs=2`, 16 MiB
 memtables): sequential keys (trivial moves), 100 B and 4000 B values (per-put CPU against
 per-byte costs), four memtables merged two at a time (memtable slowdown, merged flushes),
-lower L0 triggers, and a 5 M-key space (overwrites, so compactions drop keys). Two repeats,
+lower L0 triggers, a 5 M-key space (overwrites, so compactions drop keys), and Snappy,
+LZ4 and ZSTD block compression (`--setups base,snappy,lz4,zstd` into a folder of its own).
+Two repeats,
 interleaved (every setup once, then again), on a quiet machine, as
 `capture_jobs_sweep.py` takes them (the same flags and `capture_log.csv`).
 """
@@ -32,6 +34,10 @@ SETUPS = {
     "mwb4_merge2": {"max_write_buffer_number": "4", "min_write_buffer_number_to_merge": "2"},
     "l0_8_12": {"level0_slowdown_writes_trigger": "8", "level0_stop_writes_trigger": "12"},
     "keys5m": {"num": "5000000"},
+    # Block compression of db_bench's half-compressible values (--compression_ratio 0.5).
+    "snappy": {"compression_type": "snappy"},
+    "lz4": {"compression_type": "lz4"},
+    "zstd": {"compression_type": "zstd"},
 }
 
 

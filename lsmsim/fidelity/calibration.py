@@ -147,8 +147,9 @@ class Calibration:
 
 def measured_costs(traces: Sequence[Trace], base: MachineProfile
                    ) -> tuple[dict[str, float], list[str]]:
-    """Costs read straight from the LOGs (see the module docstring): each job's CPU over
-    its core-sharing factor on `base`'s cores (`lsmsim.core_sharing`), less `base`'s
+    """Costs read straight from the LOGs (see the module docstring): each job's CPU, less
+    `base`'s block-compression CPU for it (`lsmsim.block_compression`), over its
+    core-sharing factor on `base`'s cores (`lsmsim.core_sharing`), less `base`'s
     `io_request_ns` per read and write request (`lsmsim.io_request_cost`); with a note
     for each cost the LOGs do not hold enough of."""
     measured: dict[str, float] = {}
@@ -159,8 +160,9 @@ def measured_costs(traces: Sequence[Trace], base: MachineProfile
             for job in compaction_cpu_jobs(trace, found)]
     if sum(job.input_bytes for job in jobs) >= MIN_MEASURED_BYTES:
         size, entries, runs, cpu_ns, requests, sharing = np.asarray(
-            [(job.input_bytes, job.entries, job.sorted_runs, job.cpu_ns, job.requests,
-              job.core_sharing) for job in jobs], dtype=float).T
+            [(job.input_bytes, job.entries, job.sorted_runs,
+              job.cpu_ns - base.codec_cpu_s(job.codec, job.output_bytes, job.input_bytes) * 1e9,
+              job.requests, job.core_sharing) for job in jobs], dtype=float).T
         columns = {"compaction_ns_per_byte": size, "compaction_ns_per_entry": entries,
                    "compaction_merge_ns_per_entry_per_log2_run": entries * np.log2(runs)}
         measured.update(per_unit_costs(columns, cpu_ns / sharing - io_request_ns * requests,
@@ -171,7 +173,10 @@ def measured_costs(traces: Sequence[Trace], base: MachineProfile
     flushes = [row for trace, found in zip(traces, factors)
                for row in [flush_cpu_row(trace, found)] if row is not None]
     if sum(row.output_bytes for row in flushes) >= MIN_MEASURED_BYTES:
-        size, entries, cpu_ns, requests, sharing = np.asarray(flushes, dtype=float).T
+        size, entries, cpu_ns, requests, sharing = np.asarray(
+            [(row.output_bytes, row.entries,
+              row.cpu_ns - base.codec_cpu_s(row.codec, row.output_bytes, 0.0) * 1e9,
+              row.requests, row.core_sharing) for row in flushes], dtype=float).T
         measured.update(per_unit_costs({"flush_ns_per_byte": size, "flush_ns_per_entry": entries},
                                        cpu_ns / sharing - io_request_ns * requests, size))
     else:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from lsmsim.fidelity.job_cpu import compaction_cpu_jobs, sharing_factors
+from lsmsim.block_compression import NONE
+from lsmsim.fidelity.job_cpu import CompactionCpu, compaction_cpu_jobs, sharing_factors
 from lsmsim.trace import Trace
 
 if TYPE_CHECKING:
@@ -34,6 +35,14 @@ def spread_table(ratios: np.ndarray, points: int = SPREAD_POINTS) -> list[float]
     return [round(float(q), 4) for q in quantiles / quantiles.mean()]
 
 
+def _codec_ns(costs: dict[str, float], job: CompactionCpu) -> float:
+    """The compaction's block-compression CPU at `costs` (`lsmsim.block_compression`)."""
+    if job.codec == NONE:
+        return 0.0
+    return (job.output_bytes * costs.get(f"{job.codec}_compress_ns_per_byte", 0.0)
+            + job.input_bytes * costs.get(f"{job.codec}_decompress_ns_per_byte", 0.0))
+
+
 def compaction_ratios(traces: Sequence[Trace], costs: dict[str, float],
                       machine: MachineProfile | None = None) -> np.ndarray:
     """Each compaction's CPU time over the cost `costs` (the profile's TOML names, ns)
@@ -49,7 +58,8 @@ def compaction_ratios(traces: Sequence[Trace], costs: dict[str, float],
                         + job.entries * (costs.get("compaction_ns_per_entry", 0.0)
                                          + np.log2(job.sorted_runs) * costs.get(
                                              "compaction_merge_ns_per_entry_per_log2_run", 0.0))
-                        + job.requests * costs.get("io_request_ns", 0.0)) * job.core_sharing
+                        + job.requests * costs.get("io_request_ns", 0.0)
+                        + _codec_ns(costs, job)) * job.core_sharing
             if expected > 0 and job.cpu_ns > 0:
                 groups.setdefault(job.kind, []).append(np.log(job.cpu_ns / expected))
         for logs in groups.values():

@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple
 
+from lsmsim.block_compression import DEFAULT_COMPRESSION_RATIO, NONE, stored_value_fraction
 from lsmsim.fidelity.core_sharing_fit import job_shared_fractions
 from lsmsim.entry_format import EntryFormat
 from lsmsim.io_request_cost import job_requests
@@ -42,12 +43,27 @@ class CompactionCpu(NamedTuple):
 
     job: int               # its job id
     kind: tuple[str, int]  # its input levels ("L0+L1") and output level
-    input_bytes: float
+    input_bytes: float     # uncompressed: the merge's per-byte work (`block_compression`)
     entries: float         # num_input_records
     sorted_runs: int       # as `Compaction.sorted_runs` counts them: each L0 file, each level
     cpu_ns: float          # compaction_time_cpu_micros
     requests: float        # its read and write requests at the run's options
     core_sharing: float    # its CPU over its one-thread-per-core CPU (`lsmsim.core_sharing`)
+    codec: str = NONE      # the run's block compression
+    output_bytes: float = 0.0  # uncompressed, what its codec compressed
+
+
+def raw_bytes_per_file_byte(trace: Trace) -> tuple[str, float]:
+    """A run's codec and the uncompressed bytes per byte of its SST files, as the simulator
+    takes them (`EntryFormat`; exactly 1.0 uncompressed, or when the run's trace does not
+    say its key and value sizes)."""
+    options = LsmOptions.from_mapping(trace.config.get("options", {}))
+    workload = trace.config.get("workload")
+    if options.compression == NONE or workload is None:
+        return options.compression, 1.0
+    entry = EntryFormat(workload["key_size"], workload["value_size"], stored_value_fraction(
+        options.compression, workload.get("compression_ratio", DEFAULT_COMPRESSION_RATIO)))
+    return options.compression, entry.uncompressed_sst_bytes / entry.sst_bytes
 
 
 def sharing_factors(trace: Trace, machine: MachineProfile | None) -> dict[int, float]:
@@ -65,6 +81,7 @@ def compaction_cpu_jobs(trace: Trace, factors: Mapping[int, float] | None = None
     num_input_records, with its core-sharing factor from `factors` (`sharing_factors`;
     1 for a job it does not name)."""
     options = LsmOptions.from_mapping(trace.config.get("options", {}))
+    codec, raw = raw_bytes_per_file_byte(trace)
     factors = factors or {}
     started = {e["job"]: e for e in trace.events if e.get("event") == "compaction_started"}
     rows = []
@@ -78,21 +95,24 @@ def compaction_cpu_jobs(trace: Trace, factors: Mapping[int, float] | None = None
         runs = sum(len(begin[key]) if key == "files_L0" else 1 for key in levels)
         kind = ("+".join(key[len("files_"):] for key in levels), int(event.get("output_level", -1)))
         input_bytes = float(begin.get("input_data_size", 0))
-        requests = job_requests(input_bytes, float(event.get("total_output_size", 0)), options)
-        rows.append(CompactionCpu(int(event["job"]), kind, input_bytes, float(event["num_input_records"]),
-                                  max(runs, 1), float(event["compaction_time_cpu_micros"]) * 1e3,
-                                  requests, factors.get(event["job"], 1.0)))
+        output_bytes = float(event.get("total_output_size", 0))
+        requests = job_requests(input_bytes, output_bytes, options)
+        rows.append(CompactionCpu(int(event["job"]), kind, input_bytes * raw,
+                                  float(event["num_input_records"]), max(runs, 1),
+                                  float(event["compaction_time_cpu_micros"]) * 1e3, requests,
+                                  factors.get(event["job"], 1.0), codec, output_bytes * raw))
     return rows
 
 
 class FlushCpu(NamedTuple):
     """A real run's flushes together, with their thread CPU time."""
 
-    output_bytes: float
+    output_bytes: float  # uncompressed (`block_compression`)
     entries: float
     cpu_ns: float
     requests: float      # their write requests at the run's options
     core_sharing: float  # their mean core-sharing factor, weighted by their length
+    codec: str = NONE    # the run's block compression, which compressed `output_bytes`
 
 
 def flush_cpu_row(trace: Trace, factors: Mapping[int, float] | None = None
@@ -117,14 +137,16 @@ def flush_cpu_row(trace: Trace, factors: Mapping[int, float] | None = None
     if size <= 0 or cpu_ns <= 0:
         return None
     workload = trace.config["workload"]
-    entry = EntryFormat(workload["key_size"], workload["value_size"]).sst_bytes
+    codec, raw = raw_bytes_per_file_byte(trace)
+    entry = EntryFormat(workload["key_size"], workload["value_size"]).uncompressed_sst_bytes
     options = LsmOptions.from_mapping(trace.config.get("options", {}))
     factors = factors or {}
     flushes = [job for job in trace.jobs() if job.kind == "flush" and job.job in factors]
     length_s = sum(job.end_s - job.start_s for job in flushes)
     sharing = (sum(factors[job.job] * (job.end_s - job.start_s) for job in flushes) / length_s
                if length_s > 0 else 1.0)
-    return FlushCpu(size, size / entry, cpu_ns, job_requests(0.0, size, options), sharing)
+    return FlushCpu(size * raw, size * raw / entry, cpu_ns, job_requests(0.0, size, options),
+                    sharing, codec)
 
 
 @dataclass(frozen=True)
@@ -158,12 +180,14 @@ def measure_host_speed(trace: Trace, machine: MachineProfile) -> HostSpeed:
     for job in compaction_cpu_jobs(trace, factors):
         job_ns += job.cpu_ns
         profile_s += (machine.compaction_cpu_s(job.input_bytes, job.entries, job.sorted_runs)
+                      + machine.codec_cpu_s(job.codec, job.output_bytes, job.input_bytes)
                       + machine.io_request_cpu_s * job.requests) * job.core_sharing
         jobs += 1
     flushes = flush_cpu_row(trace, factors)
     if flushes is not None:
         job_ns += flushes.cpu_ns
         profile_s += (machine.flush_cpu_s(flushes.output_bytes, flushes.entries)
+                      + machine.codec_cpu_s(flushes.codec, flushes.output_bytes, 0.0)
                       + machine.io_request_cpu_s * flushes.requests) * flushes.core_sharing
         jobs += int(trace.summary.get("flush_count", 0))
     return HostSpeed(job_ns * 1e-9, profile_s, jobs)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 
+from lsmsim.block_compression import CODECS, UNMODELLED
 from lsmsim.mechanisms import absent_in_version
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.units import UnitError, parse_size_bytes
@@ -32,7 +33,7 @@ OPTION_FLAGS = frozenset(LsmOptions.names()) | frozenset(RENAMED_OPTION_FLAGS)
 # db_bench flags that set the workload or the run.
 WORKLOAD_FLAGS = frozenset({"benchmarks", "num", "writes", "key_size", "value_size", "threads",
                             "duration", "benchmark_write_rate_limit", "seed",
-                            "compression_type"})
+                            "compression_type", "compression_ratio"})
 # Flags that only change what db_bench reports or where it puts files: nothing to model.
 OBSERVATION_FLAGS = frozenset({
     "db", "wal_dir", "report_interval_seconds", "report_file", "stats_interval",
@@ -44,7 +45,7 @@ DB_BENCH_WORKLOAD_DEFAULTS = {"benchmarks": "fillseq,fillrandom,overwrite,readra
                               "num": 1_000_000, "writes": -1, "key_size": 16,
                               "value_size": 100, "threads": 1, "duration": 0,
                               "benchmark_write_rate_limit": 0, "seed": 0,
-                              "compression_type": "snappy"}
+                              "compression_type": "snappy", "compression_ratio": 0.5}
 
 
 class DbBenchError(ValueError):
@@ -143,7 +144,8 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
         workload = make_workload(
             benchmarks[0], num_keys=num, key_size=_integer(get["key_size"], "key_size", source),
             value_size=_integer(get["value_size"], "value_size", source), threads=threads,
-            max_ops=threads * per_thread, write_rate_limit_bps=rate)
+            max_ops=threads * per_thread, write_rate_limit_bps=rate,
+            compression_ratio=_number(get["compression_ratio"], "compression_ratio", source))
         seed = _integer(get["seed"], "seed", source)
         if seed < 0:
             raise DbBenchError(f"{source}: --seed must be >= 0 (it seeds lsmsim's generator), "
@@ -154,14 +156,17 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
         raise DbBenchError(f"{source}: {exc}") from None
     option_values = {RENAMED_OPTION_FLAGS.get(name, name): value
                      for name, value in flags.items() if name in OPTION_FLAGS}
+    unmodelled = sorted(set(flags) - OPTION_FLAGS - WORKLOAD_FLAGS - OBSERVATION_FLAGS)
+    codec = str(get["compression_type"])
+    if codec.lower() in UNMODELLED:
+        unmodelled.append(f"compression_type={codec} (lsmsim models {', '.join(CODECS)}: "
+                          "simulated uncompressed)")
+    else:
+        option_values["compression"] = codec
     try:
         options = LsmOptions.from_mapping(DB_BENCH_DEFAULTS).updated(option_values, source=source)
     except OptionError as exc:
         raise DbBenchError(str(exc)) from None
-    unmodelled = sorted(set(flags) - OPTION_FLAGS - WORKLOAD_FLAGS - OBSERVATION_FLAGS)
-    if str(get["compression_type"]).lower() != "none":
-        unmodelled.append(f"compression_type={get['compression_type']} (lsmsim writes "
-                          "uncompressed; pass --compression_type=none)")
     if duration_s is None:
         duration_s = run_s if run_s > 0 else None
     return DbBenchSetup(command=shlex.join(["db_bench", *argv]), workload=workload,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lsmsim.block_compression import CODECS, DEFAULT_COMPRESSION_RATIO, NONE, UNMODELLED
 from lsmsim.mechanisms import release
 from lsmsim.options import LsmOptions
 from lsmsim.traces.db_bench import (OPTION_FLAGS, DbBenchError, DbBenchSetup,
@@ -82,9 +83,13 @@ def setup_from_logged_options(files: RunFiles, log: "RocksDBLog",
     value size nothing records is a TraceError (its user bytes, hence its write
     amplification, would rest on a guess)."""
     raw = logged_options(files, log)
-    options = LsmOptions.from_mapping(
-        {k: v for k, v in raw.items() if k in OPTION_FLAGS}, base=_version_defaults(log.version),
-        source=str(files.options or files.log))
+    logged = {k: v for k, v in raw.items() if k in OPTION_FLAGS}
+    unmodelled = []
+    if str(logged.get("compression", "")) in UNMODELLED:
+        unmodelled.append(f"compression={logged.pop('compression')} (lsmsim models "
+                          f"{', '.join(CODECS)}: simulated uncompressed)")
+    options = LsmOptions.from_mapping(logged, base=_version_defaults(log.version),
+                                      source=str(files.options or files.log))
     stdout = files.stdout.read_text(errors="replace") if files.stdout else ""
     defaulted: list[str] = []
 
@@ -128,9 +133,10 @@ def setup_from_logged_options(files: RunFiles, log: "RocksDBLog",
     ended_by_num = abs(done_ops - num) <= NUM_MATCH_FRACTION * num
     workload = make_workload(name, key_size=key_size, value_size=value_size, num_keys=num,
                              max_ops=num if ended_by_num else 0, write_rate_limit_bps=rate)
-    unmodelled = []
-    if raw.get("compression", "NoCompression") != "NoCompression":
-        unmodelled.append(f"compression={raw['compression']}")
+    if options.compression != NONE:
+        assumed.append(f"{log.path}: no command.txt: db_bench's --compression_ratio "
+                       f"{DEFAULT_COMPRESSION_RATIO} assumed for the {options.compression} "
+                       "compressed values")
     return DbBenchSetup(command=f"(from {log.path.name} options and db_bench stdout)",
                         workload=workload, options=options,
                         duration_s=report.end_s if has_rows else None,  # type: ignore[union-attr]

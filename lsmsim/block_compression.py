@@ -1,0 +1,82 @@
+"""Block compression of SST files: how much of an entry a compressed data block keeps, and
+the CPU of compressing and decompressing it.
+
+RocksDB compresses each data block as BlockBasedTableBuilder writes it
+(`CompressAndVerifyBlock`, table/block_based/block_based_table_builder.cc) with the column
+family's `compression`, and whoever reads a block from a file (a compaction's input
+iterator, a Get missing the block cache) decompresses it; memtables and the WAL are never
+compressed. A block that does not shrink by an eighth (`GoodCompressionRatio`) is stored
+raw, though compressing it was paid for.
+
+What shrinks in db_bench's data is the values: `RandomGenerator` builds them from
+`--compression_ratio` x their length of random bytes, repeated (`CompressibleString`), so
+an LZ-family codec keeps about that fraction of a value and barely shrinks the rest of an
+entry (its key, sequence number and block framing). Per codec, the fraction of a value
+kept per unit of `compression_ratio` is measured from the table properties of real runs
+(`STORED_VALUE_PER_RATIO`); the CPU per uncompressed byte is a machine profile cost
+(`<codec>_compress_ns_per_byte`, `<codec>_decompress_ns_per_byte`), measured by
+`validation/compression_costs.py`. Codecs without measurements (zlib, bzip2, lz4hc) are
+refused by name rather than guessed. Simplified: one codec for every level (no
+`compression_per_level` or `bottommost_compression`), and a Get's decompression of the
+blocks it reads is not charged (flushes and compactions are).
+"""
+
+from __future__ import annotations
+
+from lsmsim.value_range import Range
+
+NONE = "none"
+# The codecs lsmsim models, by db_bench's --compression_type names, and the names RocksDB's
+# LOG prints for them (CompressionTypeToString).
+CODECS = (NONE, "snappy", "lz4", "zstd")
+# The LOG header's names (CompressionTypeToString) and the OPTIONS file's (the enum's).
+LOG_NAMES = {"NoCompression": NONE, "Snappy": "snappy", "LZ4": "lz4", "ZSTD": "zstd",
+             "kNoCompression": NONE, "kSnappyCompression": "snappy", "kLZ4Compression": "lz4",
+             "kZSTD": "zstd"}
+# Real codecs RocksDB has that lsmsim has no measurement of, by every name above.
+UNMODELLED = ("zlib", "bzip2", "lz4hc", "xpress", "Zlib", "BZip2", "LZ4HC", "Xpress",
+              "ZSTDNotFinal", "kZlibCompression", "kBZip2Compression", "kLZ4HCCompression",
+              "kXpressCompression", "kZSTDNotFinalCompression")
+# db_bench's --compression_ratio default: values compress to half their size.
+DEFAULT_COMPRESSION_RATIO = 0.5
+COMPRESSION_RATIO_RANGE = Range(0.0, 1.0, low_open=True)
+# GoodCompressionRatio: a block is stored compressed only if it shrank by at least 1/8.
+MAX_STORED_FRACTION = 7.0 / 8.0
+# Fraction of a value's bytes a compressed block keeps, per unit of --compression_ratio,
+# measured on db_bench 7.8.3 values of 1000 B at --compression_ratio 0.5
+# (validation/traces/local-2core-compression, table_file_creation data_size; see
+# validation/compression_costs.py): Snappy and LZ4 keep a little more than the random part
+# (their framing of each repeat), ZSTD's entropy coding less.
+STORED_VALUE_PER_RATIO = {"snappy": 1.069, "lz4": 1.071, "zstd": 0.880}
+# A machine profile's default CPU per uncompressed byte, (compress, decompress) ns, per
+# codec: measured on the local-2core machine kind by validation/compression_costs.py on
+# 2026-11-28 (db_bench 7.8.3's compress/uncompress benchmarks, 4 KiB blocks at
+# --compression_ratio 0.5; this host x1.71 the local-2core profile's CPU time, taken out).
+CODEC_NS_PER_BYTE = {"snappy": (0.583, 0.093), "lz4": (0.752, 0.103), "zstd": (2.331, 0.626)}
+
+
+class CompressionError(ValueError):
+    """A codec lsmsim does not model."""
+
+
+def codec_name(name: str) -> str:
+    """The lsmsim codec for a db_bench or LOG name ("Snappy", "snappy" -> "snappy"); a
+    CompressionError naming the modelled ones for anything else."""
+    text = str(name).strip()
+    if text in LOG_NAMES:
+        return LOG_NAMES[text]
+    if text.lower() in CODECS:
+        return text.lower()
+    known = "a RocksDB codec lsmsim has no measured cost of" if text in UNMODELLED or \
+        text.lower() in UNMODELLED else "not a RocksDB compression type"
+    raise CompressionError(f"compression {text!r} is {known}; modelled: {', '.join(CODECS)}")
+
+
+def stored_value_fraction(codec: str, compression_ratio: float) -> float:
+    """Fraction of each value's bytes its data block keeps: 1 uncompressed, else the codec's
+    measured fraction of `compression_ratio`, and 1 again where that does not shrink a block
+    by an eighth (stored raw)."""
+    if codec == NONE:
+        return 1.0
+    kept = STORED_VALUE_PER_RATIO[codec] * compression_ratio
+    return kept if kept <= MAX_STORED_FRACTION else 1.0
