@@ -17,8 +17,9 @@ kept per unit of `compression_ratio` is measured from the table properties of re
 (`<codec>_compress_ns_per_byte`, `<codec>_decompress_ns_per_byte`), measured by
 `validation/compression_costs.py`. Codecs without measurements (zlib, bzip2, lz4hc) are
 refused by name rather than guessed. Simplified: one codec for every level (no
-`compression_per_level` or `bottommost_compression`), and a Get's decompression of the
-blocks it reads is not charged (flushes and compactions are).
+`compression_per_level` or `bottommost_compression`). A Get that misses the block cache
+(which holds uncompressed blocks) reads a compressed block and decompresses it
+(`lsmsim.read_path`).
 """
 
 from __future__ import annotations

@@ -285,17 +285,24 @@ class ReadPath:
         reached = np.vstack((np.ones(groups), reach[:-1]))
         not_found = reach[-1]
         # Both caches, by Che's approximation over each group's data blocks.
-        entries_per_block = max(1.0, options.block_size / self.entry.sst_bytes)
+        # block_size is a data block's uncompressed size; in its file (and the page cache)
+        # it takes `stored` bytes, and a read from outside the block cache, which holds
+        # uncompressed blocks, decompresses it (`lsmsim.block_compression`).
+        entry = self.entry
+        entries_per_block = max(1.0, options.block_size / entry.uncompressed_sst_bytes)
+        stored = options.block_size / (entry.uncompressed_sst_bytes / entry.sst_bytes)
         data_blocks = sst_keys / entries_per_block
         access = p * (reached * blocks).sum(axis=0)
         block_hit, self._block_log_t = che_hit_rates(
             data_blocks, access, options.block_cache_size / options.block_size, self._block_log_t)
         page_hit, self._page_log_t = che_hit_rates(
-            data_blocks, access, machine.page_cache_bytes / options.block_size, self._page_log_t)
+            data_blocks, access, machine.page_cache_bytes / stored, self._page_log_t)
         device_share = 1.0 - np.maximum(block_hit, page_hit)
+        decompress_s = machine.codec_cpu_s(options.compression, 0.0, options.block_size)
         block_cpu = (machine.get_cpu_s_per_block
-                     + (1 - block_hit) * machine.page_cache_cpu_s_per_byte * options.block_size)
-        io_s = self.device.read_latency_s + options.block_size / self.device.bandwidth_bps(1, False)[0]
+                     + (1 - block_hit) * machine.page_cache_cpu_s_per_byte * stored
+                     + (1 - block_hit) * decompress_s)
+        io_s = self.device.read_latency_s + stored / self.device.bandwidth_bps(1, False)[0]
         base = machine.get_cpu_s_per_op
         # The path to each source: what the sources before it cost without finding the key.
         miss_cost = (given_miss * probe_cpu + false_blocks * block_cpu

@@ -22,13 +22,13 @@ CPU_ALLOWANCE_S = 50e-6
 
 
 def _clients_on_a_tree(levels: int, read_latency_s: float = 1e-3, bloom_bits: float = 0.0,
-                       threads: int = 1, phase: Phase = Phase("gets", read=1.0)
-                       ) -> ForegroundClients:
+                       threads: int = 1, phase: Phase = Phase("gets", read=1.0),
+                       compression: str = "none") -> ForegroundClients:
     """Clients running `phase` (gets) on uniform keys of 10^10 keys (10 TB: nearly every
     block read misses the block and page caches), all held by one file at level `levels`;
     each level above it has a file covering the whole key range that holds almost none of
     them. The clients have run for one second at the rate they can."""
-    _, db = open_db({"bloom_bits_per_key": bloom_bits},
+    _, db = open_db({"bloom_bits_per_key": bloom_bits, "compression": compression},
                     device=FakeDevice(read_latency_s=read_latency_s, read_bps=READ_BPS),
                     workload="ycsb_c", num_keys=10 ** 10, threads=threads, phases=(phase,))
     keys = db.keyspace.keys_per_bucket
@@ -66,6 +66,17 @@ def test_without_a_filter_a_get_reads_a_block_from_every_level_it_probes():
     for levels, latency_s in p50_s.items():
         expected_s = levels * _device_read_s(1e-3)
         assert expected_s <= latency_s <= (expected_s + CPU_ALLOWANCE_S) * BIN_RATIO
+
+
+def test_a_get_decompresses_each_block_it_reads_from_outside_the_block_cache():
+    """The block cache holds uncompressed blocks; a block read from the page cache or the
+    device is compressed and costs its codec's decompression of block_size bytes."""
+    plain, zstd = _clients_on_a_tree(1), _clients_on_a_tree(1, compression="zstd")
+    from lsmsim.machine import load_machine
+    decompress_s = load_machine("server").codec_cpu_s("zstd", 0.0, BLOCK_BYTES)
+    assert decompress_s > 0
+    assert zstd.get_cost.cpu_s > plain.get_cost.cpu_s + 0.5 * decompress_s
+    assert zstd.get_cost.device_reads == pytest.approx(plain.get_cost.device_reads, rel=0.05)
 
 
 def test_with_a_filter_more_levels_still_cost_their_probes_but_no_device_reads():
