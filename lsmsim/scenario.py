@@ -38,7 +38,7 @@ _TOP = {"description": str, "duration_s": Number, "device": str, "machine": str,
 _WORKLOAD = {"name": str, "key_distribution": str, "zipf_theta": Number, "key_size": int,
              "value_size": int, "num_keys": int, "threads": int, "max_ops": int,
              "record_count": int, "repeat_from_phase": int, "readwritepercent": int,
-             "write_rate_limit": (str, int, float), "phases": list}
+             "compression_ratio": Number, "write_rate_limit": (str, int, float), "phases": list}
 # The run's numbers (the workload's own are checked by Workload and Phase).
 _TOP_RANGES = {"duration_s": Range(low_open=True), "interval_s": Range(low_open=True),
                "key_buckets": Range(1, MAX_BUCKETS, integer=True)}

@@ -77,3 +77,16 @@ def test_compressed_files_take_the_stored_share_of_the_bytes_and_cost_cpu_to_wri
     # Incompressible values (ratio 1): the blocks are stored raw, as RocksDB does.
     raw = _run("snappy", 1.0)
     assert flushed_per_put(raw) == pytest.approx(flushed_per_put(plain), rel=0.02)
+
+
+def test_a_scenario_file_sets_the_values_compressibility_within_its_range(tmp_path):
+    from lsmsim.scenario import ScenarioError, load_scenario
+    path = tmp_path / "compressed.toml"
+    path.write_text('[workload]\nname = "fillrandom"\ncompression_ratio = 0.25\n'
+                    '[options]\ncompression = "zstd"\n')
+    scenario = load_scenario(path)
+    assert scenario.make_workload().compression_ratio == 0.25
+    assert scenario.lsm_options().compression == "zstd"
+    path.write_text('[workload]\nname = "fillrandom"\ncompression_ratio = 0\n')
+    with pytest.raises(ScenarioError, match="compression_ratio"):
+        load_scenario(path)
