@@ -29,9 +29,13 @@ def output_folder(path: str | Path, flag: str = "--out") -> Path:
     return path
 
 
-def output_file(path: str | Path, flag: str = "--out") -> Path:
-    """`path` as a file the command can create or overwrite (its folder created if need be)."""
+def output_file(path: str | Path, flag: str = "--out", suffixes: tuple[str, ...] = ()) -> Path:
+    """`path` as a file the command can create or overwrite (its folder created if need be),
+    ending in one of `suffixes` when they are given: the kind of file written, so that a
+    slip of the flag (`--out /etc/passwd`) is refused rather than overwritten."""
     path = Path(path)
+    if suffixes and path.suffix not in suffixes:
+        raise OutputPathError(f"{flag} {path}: give a {' or '.join(suffixes)} file")
     if path.is_dir():
         raise OutputPathError(f"{flag} {path}: is a folder; give a file name")
     if path.exists() and not os.access(path, os.W_OK):

@@ -291,3 +291,40 @@ def test_ctrl_c_during_calibrate_writes_the_best_profile_so_far(tmp_path, monkey
     profile = load_machine(str(out))
     assert cost_values(profile)["write_ns_per_op"] > 0
     assert "interrupted after 2 evaluations" in out.read_text()
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["run", "fillrandom", "--out", ""], "--out"),
+    (["compare", "fillrandom", "--policies", "rocksdb", "--devices", "nvme", "--cache-dir", " "],
+     "--cache-dir"),
+    (["sweep", ""], "spec"),
+    (["trace", "import", ""], "path"),
+    (["explain", str(LOCAL), "--graph", ""], "--graph"),
+    (["replay", "", "--out", "r.html"], "run"),
+    (["validate", "", "--machine", "server"], "DIR"),
+    (["calibrate", str(LOCAL), "--out", ""], "--out"),
+])
+def test_an_empty_path_is_refused_naming_its_flag(argv, flag, capsys):
+    """`Path("")` is the current folder: `--out ""` wrote the results into it, and an empty
+    run path read it ('.: no LOG ... file')."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.endswith(f"error: argument {flag}: expected a path, got an empty one"), last
+
+
+def test_calibrate_writes_only_a_toml_profile(tmp_path, capsys):
+    """`calibrate --out /etc/passwd` overwrote the file with a machine profile."""
+    other = tmp_path / "notes.txt"
+    other.write_text("kept\n")
+    assert main(["calibrate", str(LOCAL), "--out", str(other)]) == 2
+    assert capsys.readouterr().err.strip() == f"lsmsim: error: --out {other}: give a .toml file"
+    assert other.read_text() == "kept\n"
+
+
+def test_replay_frames_are_bounded(capsys):
+    """`replay --frames 100000` drew frames for hours into a page of gigabytes."""
+    with pytest.raises(SystemExit):
+        main(["replay", str(LOCAL), "--out", "r.html", "--frames", "100000"])
+    assert "argument --frames: must be at most 1,000" in capsys.readouterr().err

@@ -1,11 +1,13 @@
 """Argument types for the command line's flags: a bad number (`--duration -5`, `--workers 0`,
-`--interval nan`, `--write-rate-limit fast`) is refused by argparse, with the flag and the
-value named, before any simulation starts; `--set OPTION=VALUE` pairs are read here too."""
+`--interval nan`, `--write-rate-limit fast`) or an empty path (`--out ""`) is refused by
+argparse, with the flag and the value named, before any simulation starts;
+`--set OPTION=VALUE` pairs are read here too."""
 
 from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 from lsmsim.keyspace import MAX_BUCKETS
 from lsmsim.mechanisms import Mechanisms
@@ -47,6 +49,23 @@ def bucket_count(text: str) -> int:
     """Key-space buckets: 1 to MAX_BUCKETS (see keyspace.MAX_BUCKETS for the memory)."""
     return _integer(text, minimum=1, maximum=MAX_BUCKETS,
                     why="memory grows by ~300 B per bucket")
+
+
+def frame_count(text: str) -> int:
+    """Replay frames: 1 to replay.MAX_FRAMES (imported here, when `--frames` is given, not
+    at start-up: the replay module loads matplotlib)."""
+    from lsmsim.explain.replay import MAX_FRAMES
+
+    return _integer(text, minimum=1, maximum=MAX_FRAMES,
+                    why="each frame is a figure drawn and kept in the page")
+
+
+def path_argument(text: str) -> Path:
+    """A file or folder path that is not empty: `Path("")` is the current folder, so an
+    empty `--out ""` would write into it and an empty run path would read it."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, got an empty one")
+    return Path(text)
 
 
 def _integer(text: str, minimum: int, maximum: int | None = None, why: str = "") -> int:

@@ -7,12 +7,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from lsmsim.cli.arguments import non_negative_int, positive_number
+from lsmsim.cli.arguments import non_negative_int, path_argument, positive_number
 from lsmsim.output_path import output_folder
 from lsmsim.sweeps.compare import format_table, run_grid, save_figures, write_csv
 from lsmsim.units import format_seconds
@@ -39,7 +38,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--machine", default="server")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE")
     parser.add_argument("--seed", type=non_negative_int, default=0)
-    parser.add_argument("--out", type=Path, help="folder for compare.csv and figures")
+    parser.add_argument("--out", type=path_argument, help="folder for compare.csv and figures")
     add_execution_flags(parser)
     parser.set_defaults(handler=_compare)
 

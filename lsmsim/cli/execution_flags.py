@@ -4,9 +4,8 @@ flags) and the `Execution` they ask for (`lsmsim.sweeps.executor`)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from lsmsim.cli.arguments import positive_int
+from lsmsim.cli.arguments import path_argument, positive_int
 from lsmsim.sweeps.executor import Execution, WriteOnlyCache, default_workers
 from lsmsim.sweeps.progress import add_progress_flags, progress_wanted
 from lsmsim.sweeps.result_cache import ResultCache
@@ -23,7 +22,7 @@ def add_execution_flags(parser: argparse.ArgumentParser, cache: bool = True) -> 
     if cache:
         parser.add_argument("--no-cache", action="store_true",
                             help="simulate every run again (results are still stored)")
-        parser.add_argument("--cache-dir", type=Path,
+        parser.add_argument("--cache-dir", type=path_argument,
                             help="result cache folder (default $XDG_CACHE_HOME/lsmsim or "
                                  "~/.cache/lsmsim)")
     add_progress_flags(parser)

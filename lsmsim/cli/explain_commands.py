@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lsmsim.cli.arguments import positive_int
+from lsmsim.cli.arguments import frame_count, path_argument, positive_int
 from lsmsim.output_path import output_file
 
 RUN_HELP = ("a folder written by lsmsim run --out or lsmsim trace import --out, a real RocksDB "
@@ -29,7 +29,7 @@ def register(commands: Any) -> None:
     """Add `explain` and `replay` to the CLI's subcommands."""
     explain = commands.add_parser(
         "explain", help="say in words why a run's writes stalled, and draw where data piled up")
-    explain.add_argument("run", type=Path, help=RUN_HELP)
+    explain.add_argument("run", type=path_argument, help=RUN_HELP)
     explain.add_argument("--top", type=positive_int, default=3,
                          help="explain the N longest stall episodes (default 3)")
     which = explain.add_mutually_exclusive_group()
@@ -37,7 +37,7 @@ def register(commands: Any) -> None:
                        help="explain episode N (1-based, in stalls.jsonl order)")
     which.add_argument("--at", type=float, metavar="T",
                        help="explain the moment T seconds into the run")
-    explain.add_argument("--graph", type=Path,
+    explain.add_argument("--graph", type=path_argument,
                          help="where to draw the dataflow graph, .png or .svg (default: "
                               "dataflow.png in a folder lsmsim wrote, else in the current "
                               "folder)")
@@ -45,10 +45,10 @@ def register(commands: Any) -> None:
     replay = commands.add_parser(
         "replay", help="an animated dataflow graph beside the timeline, as one HTML page "
                        "(or .gif)")
-    replay.add_argument("run", type=Path, help=RUN_HELP)
-    replay.add_argument("--out", type=Path, required=True,
+    replay.add_argument("run", type=path_argument, help=RUN_HELP)
+    replay.add_argument("--out", type=path_argument, required=True,
                         help="replay.html (self-contained: open it in any browser) or .gif")
-    replay.add_argument("--frames", type=positive_int, default=60,
+    replay.add_argument("--frames", type=frame_count, default=60,
                         help="moments shown, evenly spread over the run (default 60)")
     replay.set_defaults(handler=_replay)
 
@@ -110,9 +110,7 @@ def _replay(args: argparse.Namespace) -> int:
 def _check_figure_path(flag: str, path: Path, suffixes: tuple[str, ...]) -> None:
     """A kind of file we write, where the command can write (`output_path.output_file`);
     its folder is made."""
-    if path.suffix not in suffixes:
-        raise ExplainError(f"{flag} {path}: give a {' or '.join(suffixes)} file")
-    output_file(path, flag).parent.mkdir(parents=True, exist_ok=True)
+    output_file(path, flag, suffixes).parent.mkdir(parents=True, exist_ok=True)
 
 
 def _title(trace: Any) -> str:

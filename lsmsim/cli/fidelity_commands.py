@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsmsim.cli.arguments import add_without_flag, non_negative_int, positive_int, positive_number
+from lsmsim.cli.arguments import (add_without_flag, non_negative_int, path_argument, positive_int,
+                                  positive_number)
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
 from lsmsim.output_path import file_stem, output_file, output_folder
 from lsmsim.sweeps.progress import Progress, add_progress_flags, progress_wanted
@@ -34,7 +35,7 @@ def register(commands: Any) -> None:
         "validate", help="re-simulate real runs' own command lines and print the model's error")
     _common(validate)
     validate.add_argument("--machine", required=True, help="machine profile name or .toml file")
-    validate.add_argument("--device-dir", type=Path, metavar="DIR",
+    validate.add_argument("--device-dir", type=path_argument, metavar="DIR",
                           help="fitted device files (calibrate --device-out): a run on preset "
                                "NAME uses DIR/NAME.toml where it exists")
     add_without_flag(validate, "simulate with a resource-model mechanism switched off, to see "
@@ -43,12 +44,13 @@ def register(commands: Any) -> None:
                           help="simulate each run with N seeds (counted up from its --seed) and "
                                "print the seeds' spread beside the real repeats' (default 1)")
     validate.add_argument("--json", action="store_true", help="print the report as JSON")
-    validate.add_argument("--out", type=Path,
+    validate.add_argument("--out", type=path_argument,
                           help="folder for validation.json and one overlay plot per run")
     validate.set_defaults(handler=_validate)
     calibrate = commands.add_parser("calibrate", help="fit a machine profile to real runs")
     _common(calibrate)
-    calibrate.add_argument("--out", type=Path, required=True, help="machine profile to write")
+    calibrate.add_argument("--out", type=path_argument, required=True,
+                           help="machine profile to write")
     calibrate.add_argument("--machine", default="server",
                            help="base profile: cores and the costs not fitted (default: server)")
     calibrate.add_argument("--fit", default=",".join(FITTED_BY_DEFAULT),
@@ -57,11 +59,11 @@ def register(commands: Any) -> None:
     calibrate.add_argument("--no-measure", action="store_true",
                            help="keep the base profile's flush and compaction CPU instead of "
                                 "measuring them from the LOGs")
-    calibrate.add_argument("--device-out", type=Path, metavar="DIR",
+    calibrate.add_argument("--device-out", type=path_argument, metavar="DIR",
                            help="also fit each run device's write bandwidth and two-stream "
                                 "scaling to the runs' flush and compaction jobs, write "
                                 "DIR/<preset>.toml where identified, and simulate on it")
-    calibrate.add_argument("--holdout", type=Path, nargs="+", default=[], metavar="DIR",
+    calibrate.add_argument("--holdout", type=path_argument, nargs="+", default=[], metavar="DIR",
                            help="runs to validate the fitted profile on (not fitted)")
     calibrate.add_argument("--max-evaluations", type=positive_int, default=40,
                            help="bound on loss evaluations of the optimizer (default 40)")
@@ -69,7 +71,8 @@ def register(commands: Any) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folders", type=Path, nargs="+", metavar="DIR", help="real run folders")
+    parser.add_argument("folders", type=path_argument, nargs="+", metavar="DIR",
+                        help="real run folders")
     parser.add_argument("--device", help="device preset or .toml for every run (default: from "
                                          "the folder's StorageMaterial.<name>, else nvme)")
     parser.add_argument("--max-seconds", type=positive_number,
@@ -134,7 +137,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     from lsmsim.fidelity.calibration import Calibration, calibrate, expected_evaluations
     from lsmsim.sweeps.worker_pool import Interrupted
 
-    output_file(args.out)
+    output_file(args.out, suffixes=(".toml",))
     if args.device_out is not None:
         output_folder(args.device_out, "--device-out")
     fit = [name.strip() for name in args.fit.split(",") if name.strip()]

@@ -10,13 +10,12 @@ import argparse
 import errno
 import os
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
 from lsmsim.cli import (compare_command, explain_commands, fidelity_commands, reproduce_command,
                         sweep_command, trace_commands, tune_command)
 from lsmsim.cli.arguments import (add_without_flag, bucket_count, byte_rate_bps, non_negative_int, parse_sets,
-                                  positive_number)
+                                  path_argument, positive_number)
 from lsmsim.cli.summary_table import format_summary
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS, MAX_BUCKETS
@@ -64,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--duration", type=positive_number, help="simulated seconds (default 3600)")
     run.add_argument("--interval", type=positive_number,
                      help="seconds per timeseries row (default 1)")
-    run.add_argument("--out", type=Path, help="folder for timeseries.csv, events.jsonl, ...")
+    run.add_argument("--out", type=path_argument,
+                     help="folder for timeseries.csv, events.jsonl, ...")
     run.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
                      help="a RocksDB option by its own name, e.g. write_buffer_size=64MB")
     run.add_argument("--db-bench-defaults", action="store_true",

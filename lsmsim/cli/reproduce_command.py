@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lsmsim.cli.arguments import non_negative_int, positive_number
+from lsmsim.cli.arguments import non_negative_int, path_argument, positive_number
 from lsmsim.output_path import output_folder
 from lsmsim.sweeps.paper_scale import BUDGET_CORES, budget_note, estimated_wall_s, scale_lines
 from lsmsim.sweeps.reproduce import (ExperimentError, experiment_names, format_claims,
@@ -25,7 +25,7 @@ def register(commands: Any) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME", help="experiments to run")
     parser.add_argument("--all", action="store_true", help="every experiment")
     parser.add_argument("--list", action="store_true", help="list the experiments")
-    parser.add_argument("--out", type=Path, default=Path("reproduce-out"),
+    parser.add_argument("--out", type=path_argument, default=Path("reproduce-out"),
                         help="folder for each experiment's CSV and PNG (reproduce-out)")
     parser.add_argument("--duration-scale", type=positive_number,
                         help="multiply every run's simulated duration")

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lsmsim.cli.arguments import path_argument
 from lsmsim.output_path import output_folder
 from lsmsim.sweeps.spec import load_sweep_spec
 from lsmsim.sweeps.sweep import run_sweep, sweep_rows
@@ -21,8 +22,9 @@ def register(commands: Any) -> None:
 
     parser = commands.add_parser(
         "sweep", help="run the factorial grid of a sweep file; one row per cell in sweep.csv")
-    parser.add_argument("spec", type=Path, help="a sweep .toml file (a scenario plus [sweep])")
-    parser.add_argument("--out", type=Path, default=Path("sweep-out"),
+    parser.add_argument("spec", type=path_argument,
+                        help="a sweep .toml file (a scenario plus [sweep])")
+    parser.add_argument("--out", type=path_argument, default=Path("sweep-out"),
                         help="folder for sweep.csv and sweep.parquet (sweep-out)")
     parser.add_argument("--dry-run", action="store_true",
                         help="check the file and list its cells without running them")

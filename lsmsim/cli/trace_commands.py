@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lsmsim.cli.arguments import add_without_flag, positive_number
+from lsmsim.cli.arguments import add_without_flag, path_argument, positive_number
 from lsmsim.output_path import output_folder
 from lsmsim.trace import Trace
 
@@ -31,13 +31,14 @@ def register(commands: Any) -> None:
     actions = trace.add_subparsers(dest="trace_command", required=True)
     imported = actions.add_parser("import", help="read a run folder (report.csv, LOG, "
                                                  "OPTIONS-*, command.txt) or a LOG file")
-    imported.add_argument("path", type=Path)
-    imported.add_argument("--out", type=Path, help="write timeseries.csv, events.jsonl, ...")
+    imported.add_argument("path", type=path_argument)
+    imported.add_argument("--out", type=path_argument,
+                          help="write timeseries.csv, events.jsonl, ...")
     imported.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     imported.set_defaults(handler=_import)
     capture = actions.add_parser("capture", help="run the real db_bench for a bounded time "
                                                  "and keep its trace files")
-    capture.add_argument("--out", type=Path, required=True, help="run folder to create")
+    capture.add_argument("--out", type=path_argument, required=True, help="run folder to create")
     capture.add_argument("--seconds", type=positive_number, default=30.0,
                          help="stop db_bench (SIGINT) after this many seconds (default 30)")
     capture.add_argument("--keep-db", action="store_true", help="keep the database files")
@@ -49,7 +50,8 @@ def register(commands: Any) -> None:
         help="simulate a db_bench command line (its flags, db_bench's defaults)")
     bench.add_argument("--device", default="nvme", help="device preset or .toml file")
     bench.add_argument("--machine", default="server", help="machine profile or .toml file")
-    bench.add_argument("--out", type=Path, help="folder for timeseries.csv, events.jsonl, ...")
+    bench.add_argument("--out", type=path_argument,
+                       help="folder for timeseries.csv, events.jsonl, ...")
     bench.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     add_without_flag(bench, "switch a resource-model mechanism off to see what it changes")
     bench.set_defaults(handler=_db_bench, takes_extra_flags=True)

@@ -7,10 +7,9 @@ import argparse
 import math
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from lsmsim.cli.arguments import non_negative_int, positive_int, positive_number
+from lsmsim.cli.arguments import non_negative_int, path_argument, positive_int, positive_number
 from lsmsim.output_path import output_folder
 from lsmsim.sweeps.tune import (OBJECTIVES, TuneError, TuneResult, format_trials, format_value,
                                 objective_metric, parse_param, policy_spec, save_plot,
@@ -50,7 +49,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--storage", help="Optuna storage URL to keep the study "
                                           "(sqlite:///tune.db); resumed if it exists")
     parser.add_argument("--study-name", help="the study's name in --storage")
-    parser.add_argument("--out", type=Path, help="folder for trials.csv and tune.png")
+    parser.add_argument("--out", type=path_argument, help="folder for trials.csv and tune.png")
     add_execution_flags(parser)
     parser.set_defaults(handler=_tune)
 

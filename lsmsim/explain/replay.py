@@ -27,6 +27,9 @@ from lsmsim.plot.timeline import draw_throughput  # noqa: E402
 from lsmsim.trace import Trace  # noqa: E402
 
 FRAME_DPI = 70
+# Each frame is a figure drawn (~0.1 s) and inlined in the page (~30 KB): 1,000 frames take
+# minutes and tens of MB, more than a browser's player needs; `--frames` is refused above.
+MAX_FRAMES = 1000
 GIF_FRAMES_PER_S = 4
 
 
