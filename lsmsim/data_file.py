@@ -29,11 +29,20 @@ def is_file(path: Path, dirs: bool = False) -> bool:
         return False
 
 
+def is_dir(path: Path) -> bool:
+    """Whether `path` is a folder; False, not OSError, for a name too long (see is_file)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def read_toml_text(path: Path, what: str = "file") -> str:
     """The text of a TOML file, or one line naming the file: missing, unreadable, or not
     UTF-8 (TOML is UTF-8 text; a binary file would otherwise fail deep in the decoder)."""
     if not is_file(path):
-        raise DataFileError(f"{path}: no such {what}")
+        kind = "a folder, not a" if is_dir(path) else "no such"
+        raise DataFileError(f"{path}: {kind} {what}")
     try:
         raw = path.read_bytes()
     except OSError as exc:

@@ -45,9 +45,10 @@ class NamedData:
                        if not path.stem.startswith("_")})
 
     def find(self, name_or_path: str) -> Path:
-        """The file of a name, or the path given (it ends in the suffix or exists)."""
+        """The file of a name, or the path given (it ends in the suffix or exists). An empty
+        name is unknown, not the current folder `Path("")` would make of it."""
         path = Path(name_or_path)
-        if path.suffix == self.suffix or is_file(path, dirs=True):
+        if name_or_path.strip() and (path.suffix == self.suffix or is_file(path, dirs=True)):
             return path
         if not name_or_path.startswith("_"):
             for folder in self.folders():

@@ -135,3 +135,20 @@ def test_binary_data_files_are_named_not_decoded(tmp_path, loader):
     with pytest.raises(DataFileError, match=r"x.toml: not a TOML text file \(byte 0xff at "
                                             r"offset 15 is not UTF-8\)"):
         loader(str(path))
+
+
+@pytest.mark.parametrize("loader, kind", [(load_device, "device"),
+                                          (load_machine, "machine profile")])
+@pytest.mark.parametrize("name", ["", " "])
+def test_an_empty_name_is_unknown_not_the_current_folder(loader, kind, name):
+    """`--device ""` read the current folder and said '.: no such file'."""
+    with pytest.raises(DataFileError, match=rf"^unknown {kind} '{name}'\. Valid {kind}s: "):
+        loader(name)
+
+
+@pytest.mark.parametrize("loader", [load_device, load_machine])
+def test_a_folder_given_as_a_data_file_is_called_a_folder(tmp_path, loader):
+    folder = tmp_path / "x.toml"
+    folder.mkdir()
+    with pytest.raises(DataFileError, match=rf"^{re.escape(str(folder))}: a folder, not a file$"):
+        loader(str(folder))
