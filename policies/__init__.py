@@ -58,6 +58,8 @@ def make_policy(spec: str) -> Policy:
         key, sep, value = item.partition("=")
         if not sep:
             raise PolicyError(f"policy {name}: parameter {item!r} must look like name=value")
+        if key.strip() in params:  # a slip: the last of two values would win without a word
+            raise PolicyError(f"policy {name}: parameter {key.strip()} given twice")
         params[key.strip()] = number_or_text(value.strip())
     try:
         return _REGISTRY[name](**params)

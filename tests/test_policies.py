@@ -56,6 +56,8 @@ def open_with(policy: str, options: dict | None = None, device: str = "nvme"):
     ("silk-o:write_buffer_size=1e400", "write_buffer_size must be an integer"),
     ("adoc:increase_threads=" + "9" * 400, "increase_threads must be an integer in [0, "),
     ("rocksdb:x=1", "Valid parameters: none"),
+    # The last of two values won without a word.
+    ("adoc:increase_threads=2,increase_threads=5", "parameter increase_threads given twice"),
 ])
 def test_bad_parameters_name_policy_parameter_and_valid_ones(spec, message):
     with pytest.raises(PolicyError) as info:

@@ -114,3 +114,33 @@ def test_an_objective_that_is_no_metric_is_one_line_before_any_trial(capsys):
                  "tail_throughpt", "--trials", "2"]) == 2
     err = capsys.readouterr().err.strip()
     assert "Did you mean tail_throughput" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("policy, params, message", [
+    # Optuna kept the first range and warned in a RuntimeWarning.
+    ("adoc", ["increase_threads=1..8", "increase_threads=1..3"],
+     "--param increase_threads: given twice"),
+    # Each trial's policy took the searched value, the fixed one dropped without a word.
+    ("adoc:increase_threads=2", ["increase_threads=1..8"],
+     "--param increase_threads: the policy 'adoc:increase_threads=2' fixes it"),
+])
+def test_a_parameter_searched_twice_or_also_fixed_is_refused(policy, params, message, capsys):
+    argv = ["tune", policy, "--trials", "2"]
+    for param in params:
+        argv += ["--param", param]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"lsmsim: error: {message}" + (
+        "; search it or fix it, not both" if "fixes" in message else "")
+
+
+@pytest.mark.parametrize("storage, why", [
+    ("foo", "Could not parse SQLAlchemy URL"),
+    ("sqlite:////proc/no-such-folder/tune.db", "unable to open database file"),
+])
+def test_a_storage_that_cannot_be_opened_is_one_line_before_any_trial(storage, why, capsys):
+    """A malformed or unwritable --storage was a SQLAlchemy traceback."""
+    assert main(["tune", "adoc", "--param", "increase_threads=1..4", "--trials", "2",
+                 "--storage", storage]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"lsmsim: error: --storage {storage!r}: cannot open the study: ")
+    assert why in err and len(err.splitlines()) == 1

@@ -11,9 +11,9 @@ from typing import Any
 
 from lsmsim.cli.arguments import non_negative_int, path_argument, positive_int, positive_number
 from lsmsim.output_path import output_folder
-from lsmsim.sweeps.tune import (OBJECTIVES, TuneError, TuneResult, format_trials, format_value,
-                                objective_metric, parse_param, policy_spec, save_plot,
-                                summary_metrics, tune, write_trials_csv)
+from lsmsim.sweeps.tune import (OBJECTIVES, TuneError, TuneResult, check_search_space,
+                                format_trials, format_value, objective_metric, parse_param,
+                                policy_spec, save_plot, summary_metrics, tune, write_trials_csv)
 
 
 def register(commands: Any) -> None:
@@ -69,6 +69,7 @@ def _tune(args: argparse.Namespace) -> int:
         raise TuneError(f"name the parameters to search with --param; policy {name}'s: "
                         f"{', '.join(sorted(declared)) or 'none'}")
     space = [parse_param(name, text, declared) for text in args.param]
+    check_search_space(args.policy, space)
     scenario = (load_scenario(args.workload) if is_scenario_path(args.workload)
                 else Scenario.for_workload(args.workload))
     options = scenario.lsm_options().updated(parse_sets(args.set), source="--set")

@@ -114,6 +114,21 @@ def parse_param(policy: str, text: str, declared: dict[str, Param]) -> SearchPar
     return SearchParam(name, "choice", choices=choices)
 
 
+def check_search_space(policy: str, space: Sequence[SearchParam]) -> None:
+    """Each parameter searched once and none that `policy` fixes (`adoc:rules=code`): Optuna
+    keeps the first of two ranges of a name without a word, and a fixed parameter searched
+    as well would give each trial's policy the parameter twice."""
+    fixed = {item.partition("=")[0].strip() for item in policy.partition(":")[2].split(",")}
+    seen: set[str] = set()
+    for param in space:
+        if param.name in seen:
+            raise TuneError(f"--param {param.name}: given twice")
+        if param.name in fixed:
+            raise TuneError(f"--param {param.name}: the policy {policy!r} fixes it; search it "
+                            "or fix it, not both")
+        seen.add(param.name)
+
+
 def objective_metric(name: str, known: Sequence[str]) -> str:
     """The summary metric an objective names (a short name of OBJECTIVES or the metric);
     one that is not among `known` (`summary_metrics`) is an error that says what was meant."""
@@ -206,10 +221,7 @@ def tune(policy: str, space: Sequence[SearchParam], metric: str, run: tuple[Any,
     base = make_policy(policy)
     minimize = lower_is_better(metric) if minimize is None else minimize
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(
-        direction="minimize" if minimize else "maximize", storage=storage,
-        study_name=study_name, load_if_exists=storage is not None,
-        sampler=optuna.samplers.TPESampler(seed=seed))
+    study = _open_study(optuna, minimize, seed, storage, study_name)
     defaults = {p.name: base.params[p.name] for p in space}
     result = TuneResult(policy, metric, minimize, defaults=defaults)
     if all(p.contains(defaults[p.name]) for p in space) and not study.trials:
@@ -246,6 +258,23 @@ def tune(policy: str, space: Sequence[SearchParam], metric: str, run: tuple[Any,
     finally:
         progress.close()
     return result
+
+
+def _open_study(optuna: Any, minimize: bool, seed: int, storage: str | None,
+                study_name: str | None) -> Any:
+    """A new study, or the one `study_name` names in `storage`; a storage URL that cannot be
+    opened (malformed, its database driver missing, an unwritable file) is a TuneError
+    naming it, before any trial."""
+    try:
+        return optuna.create_study(
+            direction="minimize" if minimize else "maximize", storage=storage,
+            study_name=study_name, load_if_exists=storage is not None,
+            sampler=optuna.samplers.TPESampler(seed=seed))
+    except Exception as exc:  # SQLAlchemy's URL, driver and connection errors share no base
+        if storage is None:
+            raise
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise TuneError(f"--storage {storage!r}: cannot open the study: {why}") from None
 
 
 def _values(cells: Sequence[Any], metric: str) -> list[tuple[float, str]]:
