@@ -202,7 +202,9 @@ def test_header_only_report_counts_puts_from_the_log(tmp_path):
     assert trace.summary["throughput_ops_per_s"] == pytest.approx(real, rel=0.05)
 
 
-@pytest.mark.parametrize("cell", ["nan", "inf", "-5", "12x"])
+# db_bench writes a row's ops as a whole number: "1e300" was read as 1e300 puts, and the
+# summary printed a throughput of 300 digits.
+@pytest.mark.parametrize("cell", ["nan", "inf", "-5", "12x", "1e300", "2.5", " "])
 def test_unreadable_ops_row_is_skipped_and_named(tmp_path, cell, capsys):
     folder = _local_copy(tmp_path)
     rows = _report_rows()
@@ -215,6 +217,19 @@ def test_unreadable_ops_row_is_skipped_and_named(tmp_path, cell, capsys):
     _finite_figures(trace)
     assert main(["trace", "import", str(folder), "--no-plot"]) == 0
     assert "nan" not in capsys.readouterr().out
+
+
+def test_row_of_more_ops_than_any_store_does_is_skipped_and_named(tmp_path):
+    """Two rows' digits run together ('161511' and '153207' as one count in a 1 s row)."""
+    folder = _local_copy(tmp_path)
+    rows = _report_rows()
+    lost = int(rows[4].split(",")[1])
+    rows[4] = "4," + "9" * 12
+    (folder / "report.csv").write_text("\n".join(rows) + "\n")
+    trace = import_trace(folder)
+    warning = _one_warning(trace, "report.csv:5: skipped row of 999,999,999,999 ops in 1 s")
+    assert "over 1,000,000,000 ops/s" in warning
+    assert trace.summary["ops"] == import_trace(LOCAL).summary["ops"] - lost
 
 
 def test_row_with_a_damaged_time_gives_its_ops_to_the_next_row(tmp_path):

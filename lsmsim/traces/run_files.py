@@ -18,6 +18,10 @@ from lsmsim.traces.rocksdb_log import EarlyEnd, RocksDBLog, TextLines, finite, p
 
 
 REPORT_HEADER = "secs_elapsed,interval_qps"
+# No store puts a billion keys a second (RocksDB's fastest, an in-memory fillseq, does a few
+# million per thread): a report.csv row above it is damage (digits of two rows run
+# together), not a count.
+MAX_PLAUSIBLE_OPS_PER_S = 1e9
 # db_bench --statistics prints each histogram as `HistogramStat::ToString` lays it out:
 # "rocksdb.db.write.micros P50 : 2.137536 P95 : 5.622257 P99 : 9.333238 P100 : ... COUNT :
 # ... SUM : ..."; DB_WRITE is the time of each DB::Write (db/db_impl/db_impl_write.cc).
@@ -91,7 +95,8 @@ def _trailing_number(name: str) -> int:
 
 def read_report_csv(path: Path) -> ReportCsv:
     """`secs_elapsed,interval_qps` rows (see ReportCsv). A row whose ops cannot be read (not
-    a number, NaN, negative) is skipped: its interval's ops are not counted. Rows are kept
+    a whole number as db_bench writes them, or above MAX_PLAUSIBLE_OPS_PER_S over its
+    interval) is skipped: its interval's ops are not counted. Rows are kept
     in time order by keeping the longest run of increasing times; a row left out of it (a
     damaged time) has its ops counted in the next row kept. Each is named in a warning."""
     lines = TextLines(path)
@@ -109,7 +114,7 @@ def read_report_csv(path: Path) -> ReportCsv:
             header_seen = True
             continue
         cells = text.split(",")
-        ops = _number_or_nan(cells[1]) if len(cells) == 2 else math.nan
+        ops = float(cells[1]) if len(cells) == 2 and cells[1].strip().isdigit() else math.nan
         if not ops >= 0:
             warnings.append(f"{path}:{number}: skipped unreadable row {text[:60]!r}: the "
                             "ops of its interval are not counted")
@@ -123,6 +128,13 @@ def read_report_csv(path: Path) -> ReportCsv:
     carried = 0.0
     for index, (number, at_s, ops) in enumerate(rows):
         if index in kept:
+            interval_s = at_s - (times[-1] if times else 0.0)
+            if ops + carried > MAX_PLAUSIBLE_OPS_PER_S * interval_s:
+                warnings.append(f"{path}:{number}: skipped row of {ops + carried:,.0f} ops in "
+                                f"{interval_s:g} s (over {MAX_PLAUSIBLE_OPS_PER_S:,.0f} ops/s: "
+                                "damaged): the ops of its interval are not counted")
+                carried = 0.0
+                continue
             times.append(at_s)
             ops_done.append(ops + carried)
             carried = 0.0
