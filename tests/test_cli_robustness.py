@@ -128,6 +128,15 @@ def test_compare_policy_lists(tmp_path, capsys):
     assert err.count("\n") == 0 and err.startswith("lsmsim: error: --policies ''")
 
 
+def test_compare_names_a_scenario_file_as_not_a_workload(capsys):
+    """A scenario file was an 'unknown workload' listing the workload names."""
+    scenario = str(Path(__file__).parent.parent / "scenarios" / "ycsb_a.toml")
+    assert main(["compare", scenario, "--policies", "rocksdb", "--devices", "nvme"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"lsmsim: error: {scenario}: compare takes a workload name")
+    assert "run lsmsim sweep" in err and err.count("\n") == 0
+
+
 def test_compare_two_variants_of_one_policy(tmp_path, capsys):
     """Two parameters in one spec, and two variants of adoc, each with its own figure."""
     specs = "adoc:increase_threads=4,rules=code;adoc"

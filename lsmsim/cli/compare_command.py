@@ -27,7 +27,7 @@ def register(commands: Any) -> None:
 
     parser = commands.add_parser(
         "compare", help="run a grid of policies x devices; one table, a CSV and figures")
-    parser.add_argument("workload")
+    parser.add_argument("workload", help="a workload name (lsmsim list workloads)")
     parser.add_argument("--policies", required=True,
                         help="policy specs separated by ',' (rocksdb,adoc:increase_threads=4) "
                              "or, when one has several parameters, by ';' "
@@ -76,6 +76,7 @@ def _compare(args: argparse.Namespace) -> int:
     from lsmsim.options import LsmOptions
     from lsmsim.cli.execution_flags import execution_from_args
     from lsmsim.sweeps.executor import describe_execution
+    from lsmsim.scenario import is_scenario_path
     from lsmsim.workload import make_workload
     from lsmsim.sweeps.worker_pool import NOT_RUN, Interrupted
     from lsmsim.policies import make_policy
@@ -83,6 +84,10 @@ def _compare(args: argparse.Namespace) -> int:
     out = output_folder(args.out) if args.out else None
     policies = split_policies(args.policies)
     devices = _names(args.devices, "--devices")
+    if is_scenario_path(args.workload):
+        raise CompareError(f"{args.workload}: compare takes a workload name (lsmsim list "
+                           "workloads); for a scenario file, add [sweep] policy = [...] and "
+                           "device = [...] to it and run lsmsim sweep")
     make_workload(args.workload)
     for spec in policies:
         make_policy(spec)
