@@ -25,7 +25,8 @@ def register(commands: Any) -> None:
     parser.add_argument("spec", type=path_argument,
                         help="a sweep .toml file (a scenario plus [sweep])")
     parser.add_argument("--out", type=path_argument, default=Path("sweep-out"),
-                        help="folder for sweep.csv and sweep.parquet (sweep-out)")
+                        help="folder for sweep.csv, and sweep.parquet when pyarrow is "
+                             "installed (default sweep-out)")
     parser.add_argument("--dry-run", action="store_true",
                         help="check the file and list its cells without running them")
     add_execution_flags(parser)

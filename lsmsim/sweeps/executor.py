@@ -125,7 +125,8 @@ def _run_on_dask(function: Callable[[Any], Any], jobs: Sequence[Any], address: s
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise ExecutorError("--dask needs Dask: pip install 'lsmsim[dask]'") from None
+        raise ExecutorError("--dask needs Dask: pip install 'dask[distributed]' (or "
+                            "'.[dask]' in the lsmsim checkout)") from None
     stops = StopSignals()
     cluster = client = None
     futures: list[Any] = []

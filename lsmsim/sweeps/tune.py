@@ -1,6 +1,6 @@
 """`lsmsim tune POLICY --param NAME=LOW..HIGH ... --objective METRIC`: search a policy's
 declared parameters (`Policy.parameters`) for the best value of a summary metric, with
-Optuna (`pip install 'lsmsim[tune]'`).
+Optuna (`pip install '.[tune]'` in the checkout).
 
 Trials run in batches through the shared executor (`lsmsim.sweeps.executor`: the local
 pool or Dask, the result cache in front) with Optuna's ask-and-tell interface: the study
@@ -213,7 +213,8 @@ def tune(policy: str, space: Sequence[SearchParam], metric: str, run: tuple[Any,
     try:
         import optuna
     except ImportError:
-        raise TuneError("lsmsim tune needs Optuna: pip install 'lsmsim[tune]'") from None
+        raise TuneError("lsmsim tune needs Optuna: pip install optuna (or '.[tune]' in the "
+                        "lsmsim checkout)") from None
     from lsmsim.sweeps.compare import run_cells
     from lsmsim.sweeps.worker_pool import Interrupted
     from lsmsim.policies import make_policy
