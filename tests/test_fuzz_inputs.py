@@ -1,7 +1,7 @@
-"""Fuzzing the inputs a user writes (issue 18): scenario files, `--set` option values, policy
-specs, device and machine profiles. Whatever they hold, `lsmsim run` either prints a result
-with no NaN or infinity in it, or stops with the project's one-line user error (exit 2):
-never another exception, a traceback or a hang.
+"""Fuzzing the inputs a user writes (issue 18): scenario files, `lsmsim run`'s flags, `--set`
+option values, policy specs, device and machine profiles. Whatever they hold, `lsmsim run`
+either prints a result with no NaN or infinity in it, or stops with the project's one-line
+user error (exit 2): never another exception, a traceback or a hang.
 
 Runs are tiny (1-2 simulated seconds, 2,000 keys, 16 buckets, 4 MB memtables) so each
 example takes a fraction of a second. `LSMSIM_FUZZ_EXAMPLES=3000 python -m pytest
@@ -144,6 +144,43 @@ def option_settings(draw) -> tuple[str, str]:
 def test_option_values(pairs):
     sets = [arg for name, value in pairs for arg in ("--set", f"{name}={value}")]
     event(assert_result_or_one_line_error(["run", "fillrandom", *TINY, *sets]))
+
+
+# -- lsmsim run's own flags ------------------------------------------------------------------
+# Plausible values keep the run tiny. Any text goes to every flag but --duration and
+# --interval, which take only the special texts: a number such as 4e5 there is a long run
+# (or 150,000 rows), not a bug.
+_SPECIAL = st.sampled_from(SPECIAL_TEXT)
+RUN_FLAGS = {
+    "--duration": (st.sampled_from(["0.5", "1.5", "3"]), _SPECIAL),
+    "--interval": (st.sampled_from(["0.1", "1", "7"]), _SPECIAL),
+    "--threads": (st.sampled_from(["1", "4", "64"]), anything_text),
+    "--key-size": (st.sampled_from(["8", "16", "1000"]), anything_text),
+    "--value-size": (st.sampled_from(["0", "100", "4096"]), anything_text),
+    "--record-count": (st.sampled_from(["0", "500", "2000"]), anything_text),
+    "--readwritepercent": (st.sampled_from(["0", "50", "90"]), anything_text),
+    "--write-rate-limit": (st.sampled_from(["0", "1MB/s", "16MB"]), anything_text),
+    "--open-loop-ops": (st.sampled_from(["1000", "1e6"]), anything_text),
+    "--seed": (st.sampled_from(["0", "7"]), anything_text),
+    "--key-distribution": (st.sampled_from(["uniform", "zipfian", "sequential", "unique",
+                                            "latest"]), anything_text),
+    "--device": (st.sampled_from(["nvme", "hdd", "pm"]), anything_text),
+    "--machine": (st.sampled_from(["server", "local-2core"]), anything_text),
+}
+
+
+@st.composite
+def run_flags(draw) -> list[str]:
+    names = draw(st.lists(st.sampled_from(sorted(RUN_FLAGS)), min_size=1, max_size=4,
+                          unique=True))
+    return [arg for name in names for arg in (name, draw(mostly(*RUN_FLAGS[name])))]
+
+
+@FUZZ
+@given(run_flags(), st.sampled_from(["fillrandom", "readrandomwriterandom"]))
+def test_run_flags(flags, workload):
+    """TINY's --duration is overridden by a drawn one (argparse keeps the last)."""
+    event(assert_result_or_one_line_error(["run", workload, *TINY, *flags]))
 
 
 # -- policy specs -------------------------------------------------------------------------------
