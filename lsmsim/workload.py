@@ -48,6 +48,11 @@ WORKLOAD_RANGES = {"zipf_theta": _THETA, "key_size": Range(1, INT32_MAX, integer
                    "readwritepercent": Range(0, 100, integer=True),
                    "compression_ratio": COMPRESSION_RATIO_RANGE}
 _WORKLOAD_ORDERS = (Order("record_count", "num_keys"),)
+# A phase change is an event that re-plans every client (about 1 ms of CPU): phases that
+# repeat (repeat_from_phase) must together last this long, or a cycle of 1e-9 s or of 1 op
+# changes phase billions of times and the run never ends.
+MIN_CYCLE_S = 0.1
+MIN_CYCLE_OPS = 10_000
 
 
 def _range_problem(values: object, ranges: dict[str, Range]) -> str | None:
@@ -162,6 +167,13 @@ class Workload:
             if not phase.has_end and not (last and self.repeat_from_phase < 0):
                 raise WorkloadError(f"workload {self.name}: phase {phase.name!r} needs "
                                     "duration_s or ops (only the last phase may run to the end)")
+        cycle = self.phases[self.repeat_from_phase:] if self.repeat_from_phase >= 0 else ()
+        cycle_s, cycle_ops = sum(p.duration_s for p in cycle), sum(p.ops for p in cycle)
+        if cycle and cycle_s < MIN_CYCLE_S and cycle_ops < MIN_CYCLE_OPS:
+            raise WorkloadError(f"workload {self.name}: the phases repeated from "
+                                f"{cycle[0].name!r} last {cycle_s:g} s and {cycle_ops:,} ops: "
+                                f"at least {MIN_CYCLE_S:g} s or {MIN_CYCLE_OPS:,} ops (each "
+                                "phase change re-plans every client)")
 
     @property
     def ends_by_itself(self) -> bool:

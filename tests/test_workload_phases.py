@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lsmsim.keyspace import KeySpace
-from lsmsim.workload import Phase, Workload
+from lsmsim.workload import Phase, Workload, WorkloadError
 from lsmsim.workload_phases import PhasedKeys, PhaseSchedule
 
 LOAD = Phase("load", write=1.0, ops=1000, key_distribution="unique")
@@ -74,6 +74,20 @@ def test_a_repeating_workload_goes_back_to_its_repeat_phase():
         names.append(schedule.phase.name)
     assert names == ["timed", "burst", "timed", "burst"] and not schedule.finished
     assert schedule.started_at_s == 46.0
+
+
+@pytest.mark.parametrize("cycle", [
+    # A run of 3 s changed phase 3e9 times (never ended), or once per put.
+    (Phase("tiny", write=1.0, duration_s=1e-9),),
+    (Phase("one put", write=1.0, ops=1),),
+    (Phase("a", write=1.0, duration_s=0.05), Phase("b", read=1.0, ops=9_999)),
+])
+def test_phases_that_repeat_must_last_a_tenth_of_a_second_or_10000_ops(cycle):
+    with pytest.raises(WorkloadError, match=rf"the phases repeated from '{cycle[0].name}' "
+                                            r"last .*: at least 0.1 s or 10,000 ops"):
+        _workload(LOAD, *cycle, repeat_from_phase=1)
+    _workload(LOAD, *cycle)  # once through: no cycle
+    _workload(LOAD, *cycle, Phase("long", write=1.0, ops=10_000), repeat_from_phase=1)
 
 
 @given(st.integers(1, 10 ** 9), st.floats(0.0, 1.0), st.floats(1e-3, 1e7))
