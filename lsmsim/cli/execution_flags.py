@@ -18,7 +18,8 @@ def add_execution_flags(parser: argparse.ArgumentParser, cache: bool = True) -> 
                              f"(default: every core, {default_workers()} here)")
     parser.add_argument("--dask", metavar="ADDRESS",
                         help="run on Dask: 'local' starts a LocalCluster, tcp://host:8786 "
-                             "joins a running scheduler (needs Dask: pip install '.[dask]' in the lsmsim checkout)")
+                             "joins a running scheduler (needs Dask: pip install '.[dask]' in "
+                             "the lsmsim checkout)")
     if cache:
         parser.add_argument("--no-cache", action="store_true",
                             help="simulate every run again (results are still stored)")
