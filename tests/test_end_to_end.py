@@ -344,3 +344,15 @@ def test_a_run_still_in_its_load_prints_no_read_latency(capsys):
     out = capsys.readouterr().out
     assert "reads (gets + scans)             0 ops/s" in out
     assert "read latency" not in out and "nan" not in out
+
+
+def test_the_summary_table_says_one_episode_in_the_singular():
+    from conftest import run_small
+    result = run_small(duration_s=5.0)
+    summary = dict(result.summary)
+    cause = next(iter(summary["stall_duration_s_by_cause"]))
+    summary["stall_count_by_cause"] = {**summary["stall_count_by_cause"], cause: 1}
+    summary["stall_duration_s_by_cause"] = {**summary["stall_duration_s_by_cause"], cause: 0.5}
+    table = format_summary(summary, result.config)
+    assert re.search(r"0\.5 s in 1 episode$", table, re.M), table
+    assert "1 episodes" not in table

@@ -44,7 +44,8 @@ def format_summary(summary: dict[str, Any], config: dict[str, Any]) -> str:
     for cause, seconds in summary["stall_duration_s_by_cause"].items():
         count = summary["stall_count_by_cause"][cause]
         if count:
-            rows.append((f"  {cause}", f"{seconds:.1f} s in {count} episodes"))
+            rows.append((f"  {cause}", f"{seconds:.1f} s in {count} "
+                                       f"episode{'' if count == 1 else 's'}"))
     rows.append(("write amplification", f"{summary['write_amplification']:.2f}"
                  if has("write_amplification") else "- (no puts written)"))
     if has("space_amplification"):

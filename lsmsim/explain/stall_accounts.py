@@ -150,7 +150,8 @@ def summary(flow: Dataflow) -> str:
     for kind in sorted(seconds, key=seconds.__getitem__, reverse=True):
         name = (f"{OVERFLOW_WORDS[kind]} ({kind}; RocksDB's {', '.join(sorted(causes[kind]))})"
                 if kind != "none" else "no threshold crossed")
-        lines.append(f"  {name}: {seconds[kind]:.1f} s in {counts[kind]} episodes "
+        episodes = "episode" if counts[kind] == 1 else "episodes"
+        lines.append(f"  {name}: {seconds[kind]:.1f} s in {counts[kind]} {episodes} "
                      f"({100 * seconds[kind] / total if total else 0:.0f}% of stall time)")
         if kind in weighted and seconds[kind] > 0:
             words_in, words_out = IN_OUT_WORDS[kind]
