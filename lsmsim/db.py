@@ -29,7 +29,7 @@ from lsmsim.event_log import EventLog, EventShape
 from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_streams,
                                 runnable_fractions)
 from lsmsim.foreground_reader import ForegroundClients
-from lsmsim.foreground_writer import ForegroundWriter
+from lsmsim.foreground_writer import ForegroundWriter, LatencySplit
 from lsmsim.io_request_cost import job_requests
 from lsmsim.block_compression import stored_value_fraction
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace, memtable_keys
@@ -530,28 +530,37 @@ class DB:
         if dt <= 0:
             return
         piece_start_s = start_s
+        splits = self._put_latency_splits()
         while self._next_interval_s < now - BOUNDARY_TOLERANCE_S:
             boundary_s = self._next_interval_s
-            self._account(boundary_s - piece_start_s)
+            self._account(boundary_s - piece_start_s, splits)
             self._close_interval(boundary_s, active_ops_ahead=self.writer.rate
                                  * (boundary_s - start_s))
             piece_start_s = boundary_s
-        self._account(now - piece_start_s)
+        self._account(now - piece_start_s, splits)
         self._move(dt)
         self._last_s = now
 
-    def _account(self, dt: float) -> None:
+    def _put_latency_splits(self) -> tuple[LatencySplit, LatencySplit] | None:
+        """The client and DB::Write latencies of the writer's puts in the segment being
+        accounted (`ForegroundWriter.latency_splits`): fixed by the state at its start, so
+        found once for all the intervals it spans. None with client streams, which account
+        their own."""
+        if self.clients is not None:
+            return None
+        return self.writer.latency_splits(self.write_controller, self.memtables.active.ops,
+                                          self._timer_slack_s)
+
+    def _account(self, dt: float, splits: tuple[LatencySplit, LatencySplit] | None) -> None:
         """Add dt of the current rates to the open interval's integrals and the latency
-        histogram (the state itself is moved by `_move`)."""
+        histogram (the state itself is moved by `_move`); `splits` are the writer's
+        (`_put_latency_splits`)."""
         acc = self.recorder.current
         recorder = self.recorder
         writer = self.writer
         ops = writer.rate * dt
-        if self.clients is None:
-            client, db_write = writer.latency_splits(self.write_controller,
-                                                     self.memtables.active.ops,
-                                                     self._timer_slack_s)
-            recorder.add_puts(client, db_write, ops)
+        if splits is not None:
+            recorder.add_puts(*splits, ops)
         else:
             recorder.latency.add(self.clients.account(dt, acc), ops)
         acc.ops += ops
