@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import NamedTuple
 
 K_DELAY_INTERVAL_US = 1001.0   # DBImpl::DelayWrite's sleep step (RocksDB 7.x)
 K_MICROS_PER_REFILL_US = 1000.0  # GetDelay's refill period and least delay (RocksDB 7.x)
@@ -59,19 +60,41 @@ def delay_sleeps(group_s: float, service_s: float,
     mean_us = (group_s - service_s) * 1e6
     if mean_us <= 0.0:
         return ((0.0, 1.0),)
-    slack_us = round(timer_slack_s * 1e6, KEY_DIGITS)
-    counts, groups = replay_sleeps(round(group_s * 1e6, KEY_DIGITS),
-                                   round(service_s * 1e6, KEY_DIGITS), slack_us)
-    if not counts:  # sleeps so rare the replay met none: each is a single step
-        counts, groups = ((K_DELAY_INTERVAL_US + slack_us, 1),), 1
-    replayed_us = sum(sleep_us * n for sleep_us, n in counts) / groups
-    scale = mean_us / replayed_us / groups
-    pairs = [(sleep_us * 1e-6, n * scale) for sleep_us, n in counts]
-    slept = sum(share for _, share in pairs)
+    profile = _sleep_profile(round(group_s * 1e6, KEY_DIGITS), round(service_s * 1e6, KEY_DIGITS),
+                             timer_slack_s)
+    scale = mean_us / profile.replayed_us / profile.groups
+    shares = [n * scale for n in profile.counts]
+    slept = sum(shares)
     if slept > 1.0:  # cannot happen unless every group sleeps: keep the mean in the longest
-        pairs = _every_group_sleeps(mean_us, K_DELAY_INTERVAL_US + slack_us)
-        slept = 1.0
+        return tuple(_every_group_sleeps(mean_us, profile.quantum_us))
+    pairs = zip(profile.sleeps_s, shares)
     return ((0.0, 1.0 - slept), *pairs) if slept < 1.0 else tuple(pairs)
+
+
+class SleepProfile(NamedTuple):
+    """What `delay_sleeps` takes from one replay: the sleeps in seconds, how many groups
+    slept each, the groups that went by, the mean sleep per group in microseconds, and
+    the sleep quantum (kDelayInterval plus the timer slack)."""
+
+    sleeps_s: tuple[float, ...]
+    counts: tuple[int, ...]
+    groups: int
+    replayed_us: float
+    quantum_us: float
+
+
+@lru_cache(maxsize=4096)
+def _sleep_profile(group_us: float, service_us: float, timer_slack_s: float) -> SleepProfile:
+    """The replay of a (rounded) group and service time, and what follows from it alone:
+    kept, as a delayed writer asks for the same few at every event."""
+    slack_us = round(timer_slack_s * 1e6, KEY_DIGITS)
+    counts, groups = replay_sleeps(group_us, service_us, slack_us)
+    quantum_us = K_DELAY_INTERVAL_US + slack_us
+    if not counts:  # sleeps so rare the replay met none: each is a single step
+        counts, groups = ((quantum_us, 1),), 1
+    replayed_us = sum(sleep_us * n for sleep_us, n in counts) / groups
+    return SleepProfile(tuple(sleep_us * 1e-6 for sleep_us, _ in counts),
+                        tuple(n for _, n in counts), groups, replayed_us, quantum_us)
 
 
 def _every_group_sleeps(mean_us: float, quantum_us: float) -> list[tuple[float, float]]:
@@ -81,7 +104,6 @@ def _every_group_sleeps(mean_us: float, quantum_us: float) -> list[tuple[float, 
     return [(whole * quantum_us * 1e-6, 1.0 - longer), ((whole + 1) * quantum_us * 1e-6, longer)]
 
 
-@lru_cache(maxsize=4096)
 def replay_sleeps(group_us: float, service_us: float,
                   slack_us: float) -> tuple[tuple[tuple[float, int], ...], int]:
     """Replay the bucket (RocksDB 7.x WriteController::GetDelay, DBImpl::DelayWrite) from
