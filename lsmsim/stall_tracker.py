@@ -7,7 +7,7 @@ the same categories.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from lsmsim.event_log import EventLog, EventShape
@@ -47,13 +47,13 @@ class StallEpisode:
     end_s: float | None = None
     rate_bps_start: float | None = None
     rate_bps_min: float | None = None
-    rates_bps: list[float] = field(default_factory=list)
+    rate_changes: int = 0  # delayed rates set during it (a count: a long episode sets many)
 
     def as_dict(self) -> dict[str, Any]:
         return {"condition": self.condition, "cause": self.cause, "start_s": self.start_s,
                 "end_s": self.end_s, "duration_s": (self.end_s or self.start_s) - self.start_s,
                 "rate_bps_start": self.rate_bps_start, "rate_bps_min": self.rate_bps_min,
-                "rate_changes": len(self.rates_bps)}
+                "rate_changes": self.rate_changes}
 
 
 class StallTracker:
@@ -88,7 +88,7 @@ class StallTracker:
         elif rate is not None:
             self.current.rate_bps_min = min(self.current.rate_bps_min or rate, rate)
         if rate is not None:
-            self.current.rates_bps.append(rate)
+            self.current.rate_changes += 1
         self.events.emit_row(self._shape(context, rated=True), at_s, condition.value, name, rate,
                              *context.values())
         return ended
