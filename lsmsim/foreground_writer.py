@@ -148,11 +148,11 @@ class ForegroundWriter:
                    and floor_ops >= wc.delayed_write_rate_bps / self.entry.batch_bytes)
         whole = ((mean_s, 1.0, not self.open_loop and not delayed),)
         if timer_slack_s is not None and delayed:
-            sleeps = [(sleep_s, share) for sleep_s, share
-                      in delay_sleeps(group_s, own_s, timer_slack_s) if share > 0]
-            db_write = tuple((own_s + sleep_s, share, sleep_s == 0.0) for sleep_s, share in sleeps)
-            return tuple((wait_s + s, share, own and wait_s == 0.0)
-                         for s, share, own in db_write), db_write
+            db_write = tuple((own_s + sleep_s, share, sleep_s == 0.0) for sleep_s, share
+                             in delay_sleeps(group_s, own_s, timer_slack_s) if share > 0)
+            if wait_s == 0.0:  # the client waits what DB::Write takes (a closed loop's case)
+                return db_write, db_write
+            return tuple((wait_s + s, share, False) for s, share, _ in db_write), db_write
         limit_bps = self.workload.write_rate_limit_bps
         if self.open_loop or (limit_bps and floor_ops >= limit_bps / self.entry.user_bytes):
             return ((mean_s, 1.0, False),), ((own_s, 1.0, True),)
