@@ -6,7 +6,9 @@
     python benchmarks/speed.py --long     # a simulated day on each device: wall, memory
 
 Also reports peak traced memory for two durations, to show memory does not grow with
-simulated time beyond the trace itself. `--cli` times the command as a user runs it (three
+simulated time beyond the trace itself. `--long` compares the day with the hour on CPU time
+(the children's user + system), as on a shared machine wall time also counts the waits for
+a core. `--cli` times the command as a user runs it (three
 times, with the load average, since wall time depends on it) and splits one run into its
 phases: import, simulate, write (files, and waiting for the forked plotter).
 """
@@ -21,6 +23,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from typing import NamedTuple
 
 import lsmsim
 
@@ -123,28 +126,37 @@ def cli_runs(repeats: int = 3) -> None:
 
 def long_runs(devices: tuple[str, ...] = ("nvme", "pm", "sata-ssd", "hdd")) -> None:
     """A simulated day (`lsmsim run ... --duration 86400 --no-plot`) on each device beside
-    its hour: wall time, the day's over the hour's, and the day's peak memory per simulated
-    hour."""
+    its hour: CPU and wall time, the day's CPU over the hour's, and the day's peak memory per
+    simulated hour."""
     with tempfile.TemporaryDirectory() as out:
         for device in devices:
-            (hour_s, _), (day_s, day_kib) = (
-                _timed_child([sys.executable, "-m", "lsmsim.cli.main", "run", "fillrandom",
-                              "--device", device, "--duration", str(duration), "--no-plot",
-                              "--out", out]) for duration in (3600, 86400))
-            print(f"{device:9} hour {hour_s:6.2f} s, day {day_s:7.2f} s (x{day_s / hour_s:4.1f}), "
-                  f"peak RSS {day_kib / 1024:6.0f} MiB ({day_kib / 1024 / 24:5.1f} MiB per "
-                  "simulated hour)")
+            hour, day = (_timed_child([sys.executable, "-m", "lsmsim.cli.main", "run", "fillrandom",
+                                       "--device", device, "--duration", str(duration),
+                                       "--no-plot", "--out", out]) for duration in (3600, 86400))
+            print(f"{device:9} hour CPU {hour.cpu_s:6.2f} s (wall {hour.wall_s:6.2f}), day CPU "
+                  f"{day.cpu_s:7.2f} s (wall {day.wall_s:7.2f}), day/hour "
+                  f"x{day.cpu_s / hour.cpu_s:4.1f} on CPU, peak RSS {day.peak_kib / 1024:6.0f} MiB "
+                  f"({day.peak_kib / 1024 / 24:5.1f} MiB per simulated hour)")
 
 
-def _timed_child(argv: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak resident memory (KiB) of one child process."""
+class ChildUsage(NamedTuple):
+    """What one child process took: wall and CPU seconds, peak resident memory (KiB)."""
+
+    wall_s: float
+    cpu_s: float
+    peak_kib: int
+
+
+def _timed_child(argv: list[str]) -> ChildUsage:
+    """Run one child process and measure it."""
     started = time.perf_counter()
     child = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode:
         raise subprocess.CalledProcessError(child.returncode, argv)
-    return time.perf_counter() - started, usage.ru_maxrss
+    return ChildUsage(time.perf_counter() - started, usage.ru_utime + usage.ru_stime,
+                      usage.ru_maxrss)
 
 
 def main() -> None:
