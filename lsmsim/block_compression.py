@@ -48,7 +48,7 @@ MAX_STORED_FRACTION = 7.0 / 8.0
 # (validation/traces/local-2core-compression, table_file_creation data_size; see
 # validation/compression_costs.py): Snappy and LZ4 keep a little more than the random part
 # (their framing of each repeat), ZSTD's entropy coding less.
-STORED_VALUE_PER_RATIO = {"snappy": 1.069, "lz4": 1.071, "zstd": 0.880}
+STORED_VALUE_PER_RATIO = {"snappy": 1.070, "lz4": 1.070, "zstd": 0.878}
 # A machine profile's default CPU per uncompressed byte, (compress, decompress) ns, per
 # codec: measured on the local-2core machine kind by validation/compression_costs.py on
 # 2026-11-28 (db_bench 7.8.3's compress/uncompress benchmarks, 4 KiB blocks at
