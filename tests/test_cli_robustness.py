@@ -348,3 +348,11 @@ def test_replay_frames_are_bounded(capsys):
     with pytest.raises(SystemExit):
         main(["replay", str(LOCAL), "--out", "r.html", "--frames", "100000"])
     assert "argument --frames: must be at most 1,000" in capsys.readouterr().err
+
+
+def test_an_option_set_twice_is_one_line_naming_both_values(capsys):
+    """--set X=1 --set X=2 kept the last without a word."""
+    assert main(["run", "fillrandom", "--duration", "1", "--no-plot", "--set",
+                 "write_buffer_size=4MB", "--set", "write_buffer_size=8MB"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "write_buffer_size: given twice" in err and "8MB" in err

@@ -81,11 +81,16 @@ def _integer(text: str, minimum: int, maximum: int | None = None, why: str = "")
 
 
 def parse_sets(items: list[str]) -> dict[str, str]:
+    """`--set OPTION=VALUE` items as {option: value}; an option set twice is an error (the
+    last one silently won), as a policy parameter given twice is."""
     values: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise OptionError(f"--set {item!r}: expected OPTION=VALUE, e.g. write_buffer_size=64MB")
+        if name.strip() in values:
+            raise OptionError(f"--set {name.strip()}: given twice ({values[name.strip()]!r} and "
+                              f"{value.strip()!r}); give it once")
         values[name.strip()] = value.strip()
     return values
 
