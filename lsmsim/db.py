@@ -171,8 +171,6 @@ class DB:
         self.distribution = workload.distribution()
         self.keyspace = KeySpace.for_distribution(workload.num_keys, self.distribution, key_buckets)
         self._bucket_keys = self.keyspace.keys_per_bucket
-        # Uncompressed bytes per byte of an SST file (1.0: no compression).
-        self._raw_per_file_byte = self.entry.uncompressed_sst_bytes / self.entry.sst_bytes
         self.memtables = MemtableList(self.entry.memtable_bytes)
         self.version = VersionStorage(options.num_levels)
         self._level_keys = [f"level{level}_bytes" for level in range(options.num_levels)]
@@ -803,14 +801,14 @@ class DB:
         merge's per-byte work on what the files hold uncompressed
         (`MachineProfile.compaction_cpu_s`), decompressing the input and compressing the
         output (`lsmsim.block_compression`)."""
-        raw_input = input_bytes * self._raw_per_file_byte
+        raw_input = input_bytes * self.entry.uncompressed_per_sst_byte
         return (self.machine.compaction_cpu_s(raw_input, input_bytes / self.entry.sst_bytes,
                                               sorted_runs)
                 + self._codec_cpu_s(output_bytes, input_bytes))
 
     def _codec_cpu_s(self, compressed_file_bytes: float, decompressed_file_bytes: float) -> float:
         """CPU of writing and of reading that many file bytes' blocks with the DB's codec."""
-        raw = self._raw_per_file_byte
+        raw = self.entry.uncompressed_per_sst_byte
         return self.machine.codec_cpu_s(self.options.compression, compressed_file_bytes * raw,
                                         decompressed_file_bytes * raw)
 

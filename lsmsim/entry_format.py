@@ -63,6 +63,12 @@ class EntryFormat:
         return self.key_size + SEQNO_TYPE_BYTES + self.value_size + SST_ENTRY_OVERHEAD_BYTES
 
     @cached_property
+    def uncompressed_per_sst_byte(self) -> float:
+        """Uncompressed bytes per byte of an SST file (exactly 1.0 without compression):
+        what turns file bytes into the bytes a codec or a merge works on."""
+        return self.uncompressed_sst_bytes / self.sst_bytes
+
+    @cached_property
     def sst_bytes(self) -> float:
         """Bytes one live entry takes in an SST file: uncompressed, or with its value
         compressed to `stored_value_fraction` (keys and framing barely shrink)."""

@@ -139,7 +139,8 @@ def merge_distinct(space_keys: np.ndarray, inputs: list[np.ndarray],
 
     Up to SMALL_MERGE buckets (many compactions below L1 span a few dozen) the same
     per-bucket operations run on Python floats, which beats a dozen numpy calls on short
-    vectors; there is no sum, so the results are the same to the bit."""
+    vectors; the counts two files of a run hold in one bucket add in the same order on both
+    paths, so the results are the same to the bit."""
     if offsets is None:
         offsets = [0] * len(inputs)
     if follows is None:

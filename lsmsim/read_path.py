@@ -290,7 +290,7 @@ class ReadPath:
         # uncompressed blocks, decompresses it (`lsmsim.block_compression`).
         entry = self.entry
         entries_per_block = max(1.0, options.block_size / entry.uncompressed_sst_bytes)
-        stored = options.block_size / (entry.uncompressed_sst_bytes / entry.sst_bytes)
+        stored = options.block_size / entry.uncompressed_per_sst_byte
         data_blocks = sst_keys / entries_per_block
         access = p * (reached * blocks).sum(axis=0)
         block_hit, self._block_log_t = che_hit_rates(

@@ -63,7 +63,7 @@ def raw_bytes_per_file_byte(trace: Trace) -> tuple[str, float]:
         return options.compression, 1.0
     entry = EntryFormat(workload["key_size"], workload["value_size"], stored_value_fraction(
         options.compression, workload.get("compression_ratio", DEFAULT_COMPRESSION_RATIO)))
-    return options.compression, entry.uncompressed_sst_bytes / entry.sst_bytes
+    return options.compression, entry.uncompressed_per_sst_byte
 
 
 def sharing_factors(trace: Trace, machine: MachineProfile | None) -> dict[int, float]:
