@@ -214,6 +214,9 @@ class DB:
         self._replan_pending = False
         # Succeeds when the clients have issued workload.max_ops puts (db_bench's end of run).
         self.writes_done = env.event()
+        # Set by `request_stop` (a signal handler); `stopped` then succeeds at the next event.
+        self.stop_requested = False
+        self.stopped = env.event()
         self._install_super_version()
         self._process = env.process(self._run())
         policy.start(self.policy_view, self.policy_control)
@@ -321,6 +324,8 @@ class DB:
         so the dynamics do not depend on how often the run is sampled."""
         passes_at_instant, instant_s = 0, self.env.now
         while True:
+            if self.stop_requested and not self.stopped.triggered:
+                self.stopped.succeed()  # here, between events, the state is whole
             self._allocate()
             dt = self._time_to_next_event()
             now = self.env.now
@@ -341,6 +346,11 @@ class DB:
                 self._replan_pending = False
             self._advance(self.env.now)
             self._process_due()
+
+    def request_stop(self) -> None:
+        """End the run at the next event (Ctrl-C): safe to call from a signal handler, which
+        may run in the middle of an event; the loop fires `stopped` between events."""
+        self.stop_requested = True
 
     def _stuck_state(self, dt: float) -> str:
         """What a SimulationStuckError says: the time, the next event and every activity."""

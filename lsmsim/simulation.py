@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import signal
+import threading
 import time
 from typing import Any, Callable, Mapping, Sequence
 
@@ -41,6 +43,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
              key_buckets: int = DEFAULT_BUCKETS, without: Sequence[str] = (),
              on_timeseries: Callable[[dict[str, Any], dict[str, np.ndarray]], None] | None = None,
              on_progress: Callable[[float], None] | None = None,
+             stop_on_signals: bool = False,
              **workload_fields: Any) -> SimulationResult:
     """Run one simulation. Names are resolved here: devices from `device_models`, machine
     profiles from `lsmsim/machine_profiles`, policies from `policies`.
@@ -83,8 +86,15 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     end = db.writes_done if duration_s is None else env.timeout(duration_s) | db.writes_done
     if on_progress is not None and duration_s is not None:
         env.process(_progress_ticks(env, duration_s, on_progress))
-    with collector_held_off():
-        env.run(until=end)
+    stop = RunStopSignals(db) if stop_on_signals else None
+    if stop is not None:  # ends env.run as `end` does, without wrapping `end` in a Condition
+        db.stopped.callbacks.append(simpy.core.StopSimulation.callback)
+    try:
+        with collector_held_off():
+            env.run(until=end)
+    finally:
+        if stop is not None:
+            stop.restore()
     duration_s = env.now
     if on_progress is not None:
         on_progress(duration_s)
@@ -103,6 +113,8 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
         "key_buckets": key_buckets,
         "mechanisms_off": mechanisms.switched_off(),
     }
+    if stop is not None and stop.signum:
+        config["interrupted_by"] = signal.Signals(stop.signum).name
     timeseries = {name: np.asarray(values) for name, values in db.recorder.columns.items()}
     if on_timeseries is not None:
         on_timeseries(config, timeseries)
@@ -110,6 +122,33 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
                             timeseries=timeseries, events=db.events.events,
                             stall_episodes=[e.as_dict() for e in db.stalls.episodes],
                             wall_s=wall_s)
+
+
+class RunStopSignals:
+    """SIGINT and SIGTERM while one run simulates: the first asks the DB to stop at its
+    next event (`DB.request_stop`), between events, where the tree and the accounts are
+    whole; later ones are ignored until the run has stopped (a terminal's second Ctrl-C
+    must not cut the stop short). Installed from the main thread only (Python delivers
+    signals there); `restore` puts the old handlers back."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, db: DB) -> None:
+        self.db = db
+        self.signum = 0
+        self.previous: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            self.previous = {s: signal.signal(s, self._stop) for s in self.SIGNALS}
+
+    def _stop(self, signum: int, _frame: Any) -> None:
+        self.signum = signum
+        for each in self.SIGNALS:
+            signal.signal(each, signal.SIG_IGN)
+        self.db.request_stop()
+
+    def restore(self) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
 
 
 def _progress_ticks(env: simpy.Environment, duration_s: float,

@@ -356,3 +356,42 @@ def test_an_option_set_twice_is_one_line_naming_both_values(capsys):
                  "write_buffer_size=4MB", "--set", "write_buffer_size=8MB"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "write_buffer_size: given twice" in err and "8MB" in err
+
+
+@pytest.mark.parametrize("command, signum", [
+    (["run", "fillrandom", "--device", "nvme", "--duration", "86400"], signal.SIGINT),
+    (["db_bench", "--benchmarks=fillrandom", "--duration=86400"], signal.SIGTERM)])
+def test_a_signal_ends_a_single_run_early_and_its_files_cover_what_was_simulated(
+        tmp_path, command, signum):
+    """Ctrl-C (twice, as a terminal sends it) or SIGTERM during a simulated day: the run
+    stops at its next event, writes its files covering the simulated part, says when it
+    stopped, and exits with 128 + the signal."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lsmsim.cli.main", *command, "--no-plot", "--progress",
+         "--out", str(out)] if command[0] == "run" else
+        [sys.executable, "-m", "lsmsim.cli.main", command[0], "--no-plot", "--out", str(out),
+         *command[1:]],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(3.0)  # the run is under way (a simulated day takes over a minute)
+    assert process.poll() is None
+    os.killpg(process.pid, signum)
+    if signum == signal.SIGINT:
+        os.killpg(process.pid, signum)
+    try:
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signum, stderr
+    summary = json.loads((out / "summary.json").read_text())
+    simulated_s = summary["summary"]["duration_s"]
+    assert 0 < simulated_s < 86400
+    assert summary["config"]["interrupted_by"] == signal.Signals(signum).name
+    assert summary["summary"]["throughput_ops_per_s"] > 0
+    rows = list(csv.DictReader(open(out / "timeseries.csv")))
+    assert float(rows[-1]["time_s"]) == pytest.approx(simulated_s)
+    assert f"interrupted by {signal.Signals(signum).name} at " in stderr
+    assert "results written to" in stdout

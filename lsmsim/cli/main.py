@@ -16,6 +16,7 @@ from lsmsim.cli import (compare_command, explain_commands, fidelity_commands, re
                         sweep_command, trace_commands, tune_command)
 from lsmsim.cli.arguments import (add_without_flag, bucket_count, byte_rate_bps, non_negative_int, parse_sets,
                                   path_argument, positive_number)
+from lsmsim.cli.interrupted_run import interruption_status
 from lsmsim.cli.summary_table import format_summary
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS, MAX_BUCKETS
@@ -139,17 +140,19 @@ def _run(args: argparse.Namespace) -> int:
             key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS),
             without=args.without,
             on_timeseries=plotter.draw if plotter is not None else None,
-            on_progress=progress.update)
+            on_progress=progress.update, stop_on_signals=True)
+        progress.close()
         print(format_summary(result.summary, result.config))
         print(f"\n{format_seconds(result.summary['duration_s'])} simulated s in "
               f"{result.wall_s:.2f} s wall "
               f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")
+        status = interruption_status(result, duration_s)
         if args.out:
             out = result.write(args.out)
             if plotter is not None:
                 plotter.wait()
             print(f"results written to {out}/")
-        return 0
+        return status
     finally:
         progress.close()
         if plotter is not None:

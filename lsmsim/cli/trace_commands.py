@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lsmsim.cli.arguments import add_without_flag, path_argument, positive_number
+from lsmsim.cli.interrupted_run import interruption_status
 from lsmsim.output_path import output_folder
 from lsmsim.trace import Trace
 
@@ -114,16 +115,19 @@ def _db_bench(args: argparse.Namespace) -> int:
     if setup.unmodelled:
         print("lsmsim: warning: db_bench flags not modelled (ignored): "
               + ", ".join(setup.unmodelled), file=sys.stderr)
-    result = setup.simulate(device=args.device, machine=args.machine, without=args.without)
+    result = setup.simulate(device=args.device, machine=args.machine, without=args.without,
+                            stop_on_signals=True)
     print(format_summary(result.summary, result.config))
     by_duration = setup.duration_s is not None and \
         result.summary["duration_s"] >= setup.duration_s - 1e-9
-    ends = "at --duration" if by_duration else f"after {setup.workload.max_ops:,} puts"
+    ends = ("at --duration" if by_duration else "interrupted" if "interrupted_by" in result.config
+            else f"after {setup.workload.max_ops:,} puts")
     print(f"\n{result.summary['duration_s']:.0f} simulated s ({ends}) in "
           f"{result.wall_s:.2f} s wall")
+    status = interruption_status(result, setup.duration_s)
     if args.out:
         print(f"results written to {write_run(result, args.out, args.no_plot)}/")
-    return 0
+    return status
 
 
 def write_run(trace: Trace, out: Path, no_plot: bool) -> Path:

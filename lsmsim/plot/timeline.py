@@ -101,13 +101,18 @@ def rolling_max(values: np.ndarray, window: int) -> np.ndarray:
     return np.lib.stride_tricks.sliding_window_view(padded, window).max(axis=1)
 
 
+def sample_step_s(t: np.ndarray) -> float:
+    """The run's sampling interval: the median step between rows, so that a last row cut
+    short (a run ended by op count or Ctrl-C between boundaries) does not change it."""
+    return float(np.median(np.diff(t))) if t.size > 1 else 1.0
+
+
 def rolling_window(t: np.ndarray) -> tuple[int, float]:
     """Rows and seconds of the rolling mean for a run sampled at times `t`."""
     if t.size < 2:
         return 1, 0.0
-    step_s = float(t[-1] - t[0]) / (t.size - 1)
     rows = max(1, int(round(t.size * ROLLING_FRACTION)))
-    return rows, rows * step_s
+    return rows, rows * sample_step_s(t)
 
 
 def draw_throughput(ax, t: np.ndarray, ops_per_s: np.ndarray,  # type: ignore[no-untyped-def]
@@ -116,7 +121,7 @@ def draw_throughput(ax, t: np.ndarray, ops_per_s: np.ndarray,  # type: ignore[no
     by cause, stops hatched; the legend, outside the data, names only the causes seen."""
     kops = np.asarray(ops_per_s, dtype=float) / 1e3
     rows, window_s = rolling_window(t)
-    step_s = window_s / rows if rows > 1 else (float(t[1] - t[0]) if t.size > 1 else 1.0)
+    step_s = sample_step_s(t)
     ax.plot(t, kops, lw=0.5, color="#9a9a9a",
             label="per second" if abs(step_s - 1.0) < 1e-9 else f"per {step_s:g} s")
     if rows > 1:
