@@ -270,6 +270,20 @@ def test_db_bench_unknown_flag_is_an_error_with_did_you_mean(capsys):
         setup_from_flags(["--benchmarks=readrandom"])
 
 
+def test_db_bench_reporting_meta_operations_beside_the_write_change_nothing():
+    """`--benchmarks=fillrandom,stats` (the wiki's first example) runs fillrandom; meta
+    operations that change the DB (compact, flush, waitforcompaction) are refused, as is
+    a list with only reporting ones."""
+    plain = setup_from_flags(["--benchmarks=fillrandom", "--num=5000"])
+    reported = setup_from_flags(["--benchmarks=stats,fillrandom,levelstats,sstables",
+                                 "--num=5000"])
+    assert reported.workload == plain.workload and reported.options == plain.options
+    for benchmarks in ("fillrandom,compact", "fillrandom,waitforcompaction", "stats",
+                       "fillrandom,fillseq"):
+        with pytest.raises(DbBenchError, match="one write benchmark"):
+            setup_from_flags([f"--benchmarks={benchmarks}"])
+
+
 def test_db_bench_unmodelled_flag_is_listed_in_a_warning(capsys):
     argv = ["db_bench", "--benchmarks=fillrandom", "--num=20000", "--compression_type=none",
             "--write_buffer_size=1048576", "--use_direct_reads=true", "--bloom_bits=10",
