@@ -356,3 +356,15 @@ def test_capture_without_db_bench_says_how_to_install(tmp_path, capsys):
         capture(tmp_path, ["--benchmarks=fillrandom"], seconds=1, db_bench="no-such-db-bench")
     with pytest.raises(CaptureError, match="sets --db"):
         capture(tmp_path, ["--benchmarks=fillrandom", f"--db={tmp_path}"], seconds=1)
+
+
+def test_db_bench_bloom_bits_and_cache_size_set_the_read_path_options():
+    """db_bench's --bloom_bits (NewBloomFilterPolicy; its default -1 is no filter) and
+    --cache_size (the LRU block cache) are the options bloom_bits_per_key and
+    block_cache_size, not unmodelled flags."""
+    setup = setup_from_flags(["--benchmarks=fillrandom", "--bloom_bits=10",
+                              "--cache_size=1073741824"])
+    assert (setup.options.bloom_bits_per_key, setup.options.block_cache_size) == (10, 1 << 30)
+    assert setup.unmodelled == ()
+    assert setup_from_flags(["--benchmarks=fillrandom", "--bloom_bits=-1"]
+                            ).options.bloom_bits_per_key == 0

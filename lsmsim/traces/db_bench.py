@@ -27,7 +27,9 @@ from lsmsim.workload import WORKLOAD_RANGES, WRITE_ONLY, Workload, make_workload
 FLAGS_FILE = Path(__file__).parent / "data" / "db_bench_7.8.3_flags.txt"
 
 # db_bench flags that set an LsmOptions field of another name (the option's, in the LOG).
-RENAMED_OPTION_FLAGS = {"subcompactions": "max_subcompactions"}
+RENAMED_OPTION_FLAGS = {"subcompactions": "max_subcompactions",
+                        "bloom_bits": "bloom_bits_per_key",  # NewBloomFilterPolicy(bloom_bits)
+                        "cache_size": "block_cache_size"}    # NewLRUCache(cache_size)
 # db_bench flags that set an LsmOptions field.
 OPTION_FLAGS = frozenset(LsmOptions.names()) | frozenset(RENAMED_OPTION_FLAGS)
 # db_bench flags that set the workload or the run.
@@ -116,6 +118,13 @@ def parse_flags(argv: Sequence[str], source: str = "db_bench") -> dict[str, str]
     return values
 
 
+def _is_negative_number(value: str | None) -> bool:
+    try:
+        return value is not None and float(value) < 0
+    except ValueError:
+        return False  # left for the option's own check to name
+
+
 def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
                      duration_s: float | None = None) -> DbBenchSetup:
     """The simulation of a db_bench command line. `duration_s` overrides --duration (a run
@@ -162,6 +171,9 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
         raise DbBenchError(f"{source}: {exc}") from None
     option_values = {RENAMED_OPTION_FLAGS.get(name, name): value
                      for name, value in flags.items() if name in OPTION_FLAGS}
+    if _is_negative_number(option_values.get("bloom_bits_per_key")):
+        # db_bench's default -1: the table's default filter policy, none (0 also sets none)
+        option_values["bloom_bits_per_key"] = 0
     unmodelled = sorted(set(flags) - OPTION_FLAGS - WORKLOAD_FLAGS - OBSERVATION_FLAGS)
     codec = str(get["compression_type"])
     if codec.lower() in UNMODELLED:
