@@ -102,7 +102,7 @@ class BackgroundJob:
                 dirty_bytes = synced * file_bytes / 2.0
             woken = 0.0 if wakeups is None else job_wakeups(
                 wakeups, len(self.outputs), synced * self.write_bytes, self.read_bytes,
-                options.compaction_readahead_size)
+                options.effective_compaction_readahead_size)
             self._thread_work = self.with_synced(ThreadWork(
                 self.cpu_s, read_s, write_s, synced, range_tail, dirty_bytes, woken, 0.0, 0.0,
                 0.0, 0.0), synced)

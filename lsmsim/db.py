@@ -24,6 +24,7 @@ from lsmsim.compaction_picker import Compaction
 from lsmsim.core_sharing import cost_factor
 from lsmsim.db_control import DBControl
 from lsmsim.db_view import DBView
+from lsmsim.direct_io import DirectIo
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog, EventShape
 from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_streams,
@@ -131,8 +132,12 @@ class DB:
         self.machine = machine
         self.device = device
         self._one_stream_bps = device.bandwidth_bps(1, False)  # a job thread's own I/O
-        # Linux's writeback of the jobs' output (None: every byte waited for at Sync).
-        self._writeback = machine.kernel_writeback() if mechanisms.page_cache_writeback else None
+        # SST reads and writes that bypass the page cache (`lsmsim.direct_io`).
+        self._direct_io = DirectIo.of(options)
+        # Linux's writeback of the jobs' output (None: every byte waited for at Sync, as
+        # when the output is written with O_DIRECT).
+        self._writeback = (machine.kernel_writeback() if mechanisms.page_cache_writeback
+                           and not self._direct_io.writes else None)
         self._wakeups = machine.wakeup_model() if mechanisms.wakeup_wait else None
         # Each job's CPU cost multiplier, drawn when it starts from a stream of its own.
         self._cost_spread = machine.job_cost_spread() if mechanisms.job_cost_spread else None
@@ -837,8 +842,11 @@ class DB:
     def _device_read_bytes(self, parts: list[tuple[SstFile, float]]) -> float:
         """Bytes of (file, bytes read) parts that come from the device, not the page cache
         (`lsmsim.page_cache_residency`; without it, files written more than
-        page_cache_bytes of SST bytes ago) nor a memory path."""
+        page_cache_bytes of SST bytes ago; none with direct I/O, `lsmsim.direct_io`) nor a
+        memory path."""
         memory = self.memory_path_files
+        if self._direct_io.compaction_inputs_uncached:
+            return sum(size for f, size in parts if f.number not in memory)
         residency = self._cached_files
         if residency is not None:
             return sum(size for f, size in parts
@@ -854,7 +862,7 @@ class DB:
         written = sum([f.size_bytes for f in outputs])
         if self.policy.output_on_device(self.policy_view, kind):
             self._sst_bytes_written += written
-            if self._cached_files is not None:
+            if self._cached_files is not None and not self._direct_io.writes:
                 self._cached_files.written(outputs)
             return written
         self.memory_path_files.update(f.number for f in outputs)
@@ -1015,7 +1023,7 @@ class DB:
         """An install made `files` obsolete: every job running now pins them
         (`lsmsim.obsolete_file_purge`); the bytes the installing job's thread deletes
         itself (all of them when no job runs)."""
-        if self._pins is None or not files:
+        if self._pins is None or not files or not self._direct_io.obsolete_sst_pages_cached:
             return 0.0
         return self._pins.obsoleted(sum([f.size_bytes for f in files]),
                                     [j.job_id for j in (*self.flush_jobs, *self.compaction_jobs)])

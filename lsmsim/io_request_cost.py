@@ -34,7 +34,7 @@ IO_REQUEST_NS = 1024.7
 
 def read_request_bytes(options: LsmOptions) -> int:
     """Bytes one read request of a compaction brings in: the readahead buffer, or a block."""
-    return options.compaction_readahead_size or options.block_size
+    return options.effective_compaction_readahead_size or options.block_size
 
 
 def job_requests(read_bytes: float, write_bytes: float, options: LsmOptions) -> float:

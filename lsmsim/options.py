@@ -42,6 +42,7 @@ def _opt(default: Any, kind: str, scope: str, mutable: bool, doc: str,
         "range": allowed or _DEFAULT_RANGE.get(kind)})
 
 
+DIRECT_READ_COMPACTION_READAHEAD_BYTES = 2 * MIB  # SanitizeOptions: 1024 * 1024 * 2
 POSITIVE_INT32 = Range(1, INT32_MAX, integer=True)
 POSITIVE_UINT64 = Range(1, UINT64_MAX, integer=True)
 DERIVED_INT32 = Range(1, INT32_MAX, integer=True, special=(-1,))  # -1 = derive
@@ -137,6 +138,13 @@ class LsmOptions:
     writable_file_max_buffer_size: int = _opt(1 * MIB, "size", "db", True,
                                               "bytes an SST file's writer buffers per write() "
                                               "call (WritableFileWriter)", POSITIVE_UINT64)
+    use_direct_reads: bool = _opt(False, "bool", "db", False,
+                                  "O_DIRECT for Gets and compaction input reads: no page cache "
+                                  "(lsmsim.direct_io)")
+    use_direct_io_for_flush_and_compaction: bool = _opt(
+        False, "bool", "db", False,
+        "O_DIRECT for flush and compaction output: each write waits for the device, nothing "
+        "is left to writeback or kept in the page cache (lsmsim.direct_io)")
     bytes_per_sync: int = _opt(0, "size", "db", True,
                                "start writeback of an SST file every this many bytes "
                                "(sync_file_range); 0 = only at the file's Sync")
@@ -196,6 +204,14 @@ class LsmOptions:
     def effective_min_write_buffer_number_to_merge(self) -> int:
         """SanitizeOptions: min(to_merge, max_write_buffer_number - 1), at least 1."""
         return max(1, min(self.min_write_buffer_number_to_merge, self.max_write_buffer_number - 1))
+
+    @property
+    def effective_compaction_readahead_size(self) -> int:
+        """SanitizeOptions (db/db_impl/db_impl_open.cc, 7.x): with `use_direct_reads` and no
+        readahead, compactions read 2 MiB at a time (a direct read has no kernel readahead)."""
+        if self.use_direct_reads and self.compaction_readahead_size == 0:
+            return DIRECT_READ_COMPACTION_READAHEAD_BYTES
+        return self.compaction_readahead_size
 
     @property
     def effective_max_compaction_bytes(self) -> float:

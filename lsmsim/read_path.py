@@ -295,12 +295,17 @@ class ReadPath:
         access = p * (reached * blocks).sum(axis=0)
         block_hit, self._block_log_t = che_hit_rates(
             data_blocks, access, options.block_cache_size / options.block_size, self._block_log_t)
+        # With use_direct_reads a block-cache miss reads the device by DMA into RocksDB's
+        # buffer: no page cache to hit, no copy out of it (`lsmsim.direct_io`).
+        direct = options.use_direct_reads
         page_hit, self._page_log_t = che_hit_rates(
-            data_blocks, access, machine.page_cache_bytes / stored, self._page_log_t)
+            data_blocks, access, 0.0 if direct else machine.page_cache_bytes / stored,
+            self._page_log_t)
         device_share = 1.0 - np.maximum(block_hit, page_hit)
         decompress_s = machine.codec_cpu_s(options.compression, 0.0, options.block_size)
+        copy_s_per_byte = 0.0 if direct else machine.page_cache_cpu_s_per_byte
         block_cpu = (machine.get_cpu_s_per_block
-                     + (1 - block_hit) * machine.page_cache_cpu_s_per_byte * stored
+                     + (1 - block_hit) * copy_s_per_byte * stored
                      + (1 - block_hit) * decompress_s)
         io_s = self.device.read_latency_s + stored / self.device.bandwidth_bps(1, False)[0]
         base = machine.get_cpu_s_per_op

@@ -286,11 +286,11 @@ def test_db_bench_reporting_meta_operations_beside_the_write_change_nothing():
 
 def test_db_bench_unmodelled_flag_is_listed_in_a_warning(capsys):
     argv = ["db_bench", "--benchmarks=fillrandom", "--num=20000", "--compression_type=none",
-            "--write_buffer_size=1048576", "--use_direct_reads=true", "--open_files=500",
+            "--write_buffer_size=1048576", "--mmap_read=true", "--open_files=500",
             "--report_interval_seconds=1", "--machine", "local-2core", "--device", "nvme"]
     assert main(argv) == 0
     captured = capsys.readouterr()
-    assert "not modelled" in captured.err and "use_direct_reads" in captured.err
+    assert "not modelled" in captured.err and "mmap_read" in captured.err
     assert "open_files" in captured.err and "report_interval" not in captured.err
     assert "after 20,000 puts" in captured.out
 
