@@ -11,8 +11,9 @@ paper's setup (`SCALES`): 100 M pairs, 300 M operations per mix.
 
 At both scales the runs are set up as §4 states: "a Samsung 870 EVO SSD" (the `sata-ssd`
 preset, a SATA SSD), "we make use of Direct I/O so that the read operations are not affected
-by the page cache" (no page cache), "loading 100 million KV pairs (with 16 threads)" (the
-Load runs' 16 client threads; the mixes' thread count is not stated, so they keep one), and
+by the page cache" (use_direct_reads and use_direct_io_for_flush_and_compaction, on its
+"32GB of DRAM"), "loading 100 million KV pairs (with 16 threads)" (the Load runs' 16 client
+threads; the mixes' thread count is not stated, so they keep one), and
 "a single compaction thread is used for both DOPA-DB and RocksDB" (RocksDB's default two
 background jobs: one flush and one compaction slot, GetBGJobLimits)."""
 
@@ -33,20 +34,25 @@ SHIFTS = ("dopa_shift_up", "dopa_shift_down")
 ENTRY = {"key_size": 16, "value_size": 100}
 DEVICE = "sata-ssd"  # §4: "a Samsung 870 EVO SSD 1TB disk"
 LOAD_THREADS = 16    # §4: "loading 100 million KV pairs (with 16 threads)"
-DIRECT_IO = 0.0      # the page cache, GiB; §4: "we make use of Direct I/O"
+# §4: "we make use of Direct I/O so that the read operations are not affected by the page
+# cache": db_bench's --use_direct_reads and --use_direct_io_for_flush_and_compaction
+# (lsmsim.direct_io), on the paper's "32GB of DRAM".
+DIRECT_IO = {"use_direct_reads": True, "use_direct_io_for_flush_and_compaction": True}
+DRAM_GIB = 32.0
 SCALES = PaperScale(
     source="DOPA-DB §4: \"we first initialize the database by loading 100 million KV pairs "
            "... Each of the individual workloads consists of 300 million operations\"; the "
            "machine has \"32GB of DRAM\" but \"we make use of Direct I/O so that the read "
-           "operations are not affected by the page cache\" (so no page cache, at either scale); "
+           "operations are not affected by the page cache\" (use_direct_reads and "
+           "use_direct_io_for_flush_and_compaction, at either scale); "
            "Fig. 9's shifted mixes run \"after initializing the database\" alike; the Load "
            "runs load the paper's 100 M pairs at either scale",
-    default=Scale(600.0, load_pairs=5_000_000, page_cache_GiB=DIRECT_IO),
+    default=Scale(600.0, load_pairs=5_000_000, page_cache_GiB=DRAM_GIB),
     paper=Scale(200_000.0, load_pairs=100_000_000, mix_ops=300_000_000,
-                page_cache_GiB=DIRECT_IO, paper=True))
+                page_cache_GiB=DRAM_GIB, paper=True))
 # The default scale's shifted mixes (at the paper's scale they run at `SCALES.paper`): a
 # 1 M-pair load, the first mix for 3 M operations, the second until 200 s.
-SHORT_SHIFT = Scale(200.0, load_pairs=1_000_000, page_cache_GiB=DIRECT_IO)
+SHORT_SHIFT = Scale(200.0, load_pairs=1_000_000, page_cache_GiB=DRAM_GIB)
 LOAD_PAIRS = 100_000_000  # the Load runs', at every scale: 16 threads load it in minutes
 # Why a Load claim may not hold: the runs are the paper's load (size, threads, device,
 # Direct I/O, one compaction thread), so what is left is the model of DOPA-DB's tree.
@@ -160,11 +166,13 @@ def build(scale: Scale) -> Experiment:
     shift = scale if scale.paper else SHORT_SHIFT
     runs = (*(Run(f"{workload}-{policy}", workload, device=DEVICE, policy=policy,
                   duration_s=scale.duration_s, page_cache_GiB=scale.page_cache_GiB,
+                  options=DIRECT_IO,
                   workload_fields=mix_ending(workload, _fields(workload, scale), scale),
                   series=SERIES)
               for workload in WORKLOADS for policy in POLICIES),
             *(Run(f"{workload}-{policy}", workload, device=DEVICE, policy=policy,
                   duration_s=shift.duration_s, page_cache_GiB=shift.page_cache_GiB,
+                  options=DIRECT_IO,
                   workload_fields=mix_ending(workload, _fields(workload, shift), shift),
                   series=SERIES)
               for workload in SHIFTS for policy in POLICIES))
