@@ -9,7 +9,9 @@ values, no compression, `--seed=42`, 1e8 keys, `--max_background_jobs=2`, 16 MiB
 memtables): sequential keys (trivial moves), 100 B and 4000 B values (per-put CPU against
 per-byte costs), four memtables merged two at a time (memtable slowdown, merged flushes),
 lower L0 triggers, a 5 M-key space (overwrites, so compactions drop keys), and Snappy,
-LZ4 and ZSTD block compression (`--setups base,snappy,lz4,zstd` into a folder of its own).
+LZ4 and ZSTD block compression (`--setups base,snappy,lz4,zstd` into a folder of its own),
+and direct I/O for flush and compaction output, alone and with direct reads (`--setups
+base,direct_writes,direct_io`).
 Two repeats,
 interleaved (every setup once, then again), on a quiet machine, as
 `capture_jobs_sweep.py` takes them (the same flags and `capture_log.csv`).
@@ -38,6 +40,9 @@ SETUPS = {
     "snappy": {"compression_type": "snappy"},
     "lz4": {"compression_type": "lz4"},
     "zstd": {"compression_type": "zstd"},
+    # O_DIRECT output, and O_DIRECT output and reads (lsmsim.direct_io).
+    "direct_writes": {"use_direct_io_for_flush_and_compaction": "true"},
+    "direct_io": {"use_direct_io_for_flush_and_compaction": "true", "use_direct_reads": "true"},
 }
 
 
