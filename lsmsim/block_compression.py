@@ -34,6 +34,9 @@ CODECS = (NONE, "snappy", "lz4", "zstd")
 LOG_NAMES = {"NoCompression": NONE, "Snappy": "snappy", "LZ4": "lz4", "ZSTD": "zstd",
              "kNoCompression": NONE, "kSnappyCompression": "snappy", "kLZ4Compression": "lz4",
              "kZSTD": "zstd"}
+# What the EVENT_LOG_v1 flush_finished and compaction_finished lines say of each codec
+# (their "compression" field, CompressionTypeToString).
+EVENT_NAMES = {NONE: "NoCompression", "snappy": "Snappy", "lz4": "LZ4", "zstd": "ZSTD"}
 # Real codecs RocksDB has that lsmsim has no measurement of, by every name above.
 UNMODELLED = ("zlib", "bzip2", "lz4hc", "xpress", "Zlib", "BZip2", "LZ4HC", "Xpress",
               "ZSTDNotFinal", "kZlibCompression", "kBZip2Compression", "kLZ4HCCompression",

@@ -32,7 +32,7 @@ from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_stre
 from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter, LatencySplit
 from lsmsim.io_request_cost import job_requests
-from lsmsim.block_compression import stored_value_fraction
+from lsmsim.block_compression import EVENT_NAMES, stored_value_fraction
 from lsmsim.keyspace import DEFAULT_BUCKETS, KeySpace, memtable_keys
 from lsmsim.machine import MachineProfile
 from lsmsim.mechanisms import Mechanisms
@@ -895,7 +895,8 @@ class DB:
             self.counters.flush_bytes_written += done.write_bytes
             self.counters.bytes_written_per_level[done.output_level] += done.write_bytes
             installed_any = True
-            self.events.emit_row(FLUSH_FINISHED, self.env.now, done.job_id, "NoCompression",
+            self.events.emit_row(FLUSH_FINISHED, self.env.now, done.job_id,
+                                 EVENT_NAMES[self.options.compression],
                                  self.version.file_counts(),
                                  self.memtables.num_not_flushed())
         self._purge(job, purge_bytes)
@@ -1005,7 +1006,8 @@ class DB:
                              len(job.outputs), round(job.write_bytes),
                              round(compaction.input_entries),
                              round(sum([f.num_entries for f in job.outputs])),
-                             job.subcompactions, "NoCompression", version.file_counts())
+                             job.subcompactions, EVENT_NAMES[self.options.compression],
+                             version.file_counts())
         self._install_super_version()
 
     def _purge(self, job: BackgroundJob, own_bytes: float) -> None:

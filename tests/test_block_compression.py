@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+import lsmsim
+
 from lsmsim.block_compression import (MAX_STORED_FRACTION, STORED_VALUE_PER_RATIO,
                                       CompressionError, codec_name, stored_value_fraction)
 from lsmsim.entry_format import EntryFormat
@@ -90,3 +92,17 @@ def test_a_scenario_file_sets_the_values_compressibility_within_its_range(tmp_pa
     path.write_text('[workload]\nname = "fillrandom"\ncompression_ratio = 0\n')
     with pytest.raises(ScenarioError, match="compression_ratio"):
         load_scenario(path)
+
+
+@pytest.mark.parametrize("codec, name", [("none", "NoCompression"), ("lz4", "LZ4"),
+                                         ("zstd", "ZSTD")])
+def test_flush_and_compaction_events_name_the_codec_as_rocksdb_logs_it(codec, name):
+    """EVENT_LOG_v1's flush_finished output_compression and compaction_finished
+    output_compression (CompressionTypeToString), as real LOGs of compressed runs show."""
+    run = lsmsim.simulate("fillrandom", device="nvme", duration_s=20,
+                          options={"compression": codec, "write_buffer_size": "4MB",
+                                   "max_bytes_for_level_base": "16MB"}, key_buckets=256)
+    named = {e["output_compression"] for e in run.events
+             if e["event"] in ("flush_finished", "compaction_finished")}
+    kinds = {e["event"] for e in run.events if "output_compression" in e}
+    assert named == {name} and kinds == {"flush_finished", "compaction_finished"}
