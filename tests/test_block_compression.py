@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 import lsmsim
-
 from lsmsim.block_compression import (MAX_STORED_FRACTION, STORED_VALUE_PER_RATIO,
                                       CompressionError, codec_name, stored_value_fraction)
 from lsmsim.entry_format import EntryFormat
