@@ -17,6 +17,7 @@ from typing import Callable, ClassVar, NamedTuple
 
 import numpy as np
 
+from lsmsim.block_compression import NONE
 from lsmsim.compaction_picker import Compaction
 from lsmsim.keyspace import SMALL_VECTOR, merge_distinct
 from lsmsim.memtable import Memtable
@@ -73,6 +74,7 @@ class BackgroundJob:
     # CPU it spent beyond `cpu_s` on cores shared with more runnable threads
     # (`lsmsim.core_sharing`): what its LOG's compaction_time_cpu_micros adds.
     shared_core_cpu_s: float = 0.0
+    codec: str = NONE  # its output's compression
     _thread_work: ThreadWork | None = field(default=None, init=False, repr=False)
 
     kind: ClassVar[str] = "job"
@@ -180,7 +182,7 @@ class PurgeJob(BackgroundJob):
 
 def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
                           at_s: float, write_position_bytes: float,
-                          largest_seqno: int) -> SstFile | None:
+                          largest_seqno: int, codec: str = NONE) -> SstFile | None:
     """An SST holding `keys` (full key-space vector), trimmed to its non-empty range; it
     keeps a view of `keys` (no copy): pass a vector built for it alone."""
     if keys[0] > 0 and keys[-1] > 0:  # the usual flush of random keys: nothing to trim
@@ -192,7 +194,7 @@ def file_from_bucket_keys(number: int, keys: np.ndarray, entry_bytes: int,
             return None
         hi = len(keys) - int(held[::-1].argmax())
     return SstFile(number, lo, hi, keys[lo:hi], entry_bytes, at_s, write_position_bytes,
-                   largest_seqno)
+                   largest_seqno, codec=codec)
 
 
 def clip_to_inputs(outputs: list[SstFile], inputs: list[SstFile]) -> None:
@@ -227,7 +229,7 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
                  first_number: int, at_s: float, write_position_bytes: float,
                  cuts: tuple[int, ...] = (),
                  grandparent_bounds: list[int] | None = None,
-                 largest_seqno: int = 0) -> list[SstFile]:
+                 largest_seqno: int = 0, codec: str = NONE) -> list[SstFile]:
     """Cut merged output into files of about `target_file_bytes`, at bucket edges, and at
     every edge in `cuts` (absolute bucket indices, as an SstPartitioner would).
 
@@ -243,21 +245,21 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
     ShouldStopBefore cuts on size at that maximum only). Simplified: the "skippable
     grandparent file" and max_compaction_bytes cuts are left out (random keys rarely
     trigger them). Every file takes `largest_seqno`, the newest input's (random keys put
-    the newest write in every output file).
+    the newest write in every output file), and is written with `codec`.
 
     The files hold views of `merged` (no copies): pass a vector built for them alone."""
     n = len(merged)
     inner = [c - lo for c in cuts if 0 < c - lo < n]
     if not inner:  # the usual compaction: no partitioner cuts, one run
         return _split_run(merged, lo, entry_bytes, target_file_bytes, first_number, at_s,
-                          write_position_bytes, grandparent_bounds, largest_seqno)
+                          write_position_bytes, grandparent_bounds, largest_seqno, codec)
     bounds = sorted({0, n, *inner})
     files: list[SstFile] = []
     position = write_position_bytes
     for a, b in zip(bounds, bounds[1:]):
         part = _split_run(merged[a:b], lo + a, entry_bytes, target_file_bytes,
                           first_number + len(files), at_s, position, grandparent_bounds,
-                          largest_seqno)
+                          largest_seqno, codec)
         position += sum(f.size_bytes for f in part)
         files += part
     return files
@@ -266,7 +268,7 @@ def split_output(merged: np.ndarray, lo: int, entry_bytes: int, target_file_byte
 def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes: float,
                first_number: int, at_s: float, write_position_bytes: float,
                grandparent_bounds: list[int] | None = None,
-               largest_seqno: int = 0) -> list[SstFile]:
+               largest_seqno: int = 0, codec: str = NONE) -> list[SstFile]:
     """CompactionOutputs::ShouldStopBefore closes a file once it reaches the compaction's
     max_output_file_size (the target, or twice it with grandparent bounds); here a file
     closes at the first bucket edge where it reaches it (or, with grandparent bounds, at
@@ -305,7 +307,7 @@ def _split_run(merged: np.ndarray, lo: int, entry_bytes: int, target_file_bytes:
             b -= 1
         if b > a:
             sst = SstFile(first_number + len(files), lo + a, lo + b, merged[a:b],
-                          entry_bytes, at_s, position, largest_seqno)
+                          entry_bytes, at_s, position, largest_seqno, codec=codec)
             position += sst.size_bytes
             files.append(sst)
         base = float(cumulative[end - 1])

@@ -34,6 +34,10 @@ CODECS = (NONE, "snappy", "lz4", "zstd")
 LOG_NAMES = {"NoCompression": NONE, "Snappy": "snappy", "LZ4": "lz4", "ZSTD": "zstd",
              "kNoCompression": NONE, "kSnappyCompression": "snappy", "kLZ4Compression": "lz4",
              "kZSTD": "zstd"}
+# bottommost_compression's default, kDisableCompressionOption: no codec of its own. The
+# names a LOG header ("Disabled"), an OPTIONS file and a user may give it.
+DISABLE_COMPRESSION = "disable"
+DISABLE_NAMES = (DISABLE_COMPRESSION, "disabled", "Disabled", "kDisableCompressionOption")
 # What the EVENT_LOG_v1 flush_finished and compaction_finished lines say of each codec
 # (their "compression" field, CompressionTypeToString).
 EVENT_NAMES = {NONE: "NoCompression", "snappy": "Snappy", "lz4": "LZ4", "zstd": "ZSTD"}
@@ -76,6 +80,22 @@ def codec_name(name: str) -> str:
     known = "a RocksDB codec lsmsim has no measured cost of" if text in UNMODELLED or \
         text.lower() in UNMODELLED else "not a RocksDB compression type"
     raise CompressionError(f"compression {text!r} is {known}; modelled: {', '.join(CODECS)}")
+
+
+def codec_list(value: object) -> tuple[str, ...]:
+    """`compression_per_level` as codecs: a list, or text separated by ':' (RocksDB's
+    OPTIONS file form, "kNoCompression:kLZ4Compression") or ','; empty for none."""
+    items = value if isinstance(value, (list, tuple)) else str(value).replace(",", ":").split(":")
+    names = [str(item).strip() for item in items]
+    if names == [""]:
+        return ()
+    return tuple(codec_name(name) for name in names)
+
+
+def bottommost_codec(value: object) -> str:
+    """`bottommost_compression` as a codec, or DISABLE_COMPRESSION (RocksDB's
+    kDisableCompressionOption, its default: the level's own codec)."""
+    return DISABLE_COMPRESSION if str(value).strip() in DISABLE_NAMES else codec_name(value)
 
 
 def stored_value_fraction(codec: str, compression_ratio: float) -> float:

@@ -171,8 +171,13 @@ class DB:
         self.policy_control = DBControl(self)
         # The policy's limit on admitted client requests per second (None: none).
         self.admission_limit_ops: float | None = None
-        self.entry = EntryFormat(workload.key_size, workload.value_size, stored_value_fraction(
-            self.options.compression, workload.compression_ratio))
+        # An entry's bytes with each codec a file may be written with
+        # (`LsmOptions.compression_for_output`); `entry` is `compression`'s.
+        self.entries = {codec: EntryFormat(workload.key_size, workload.value_size,
+                                           stored_value_fraction(codec,
+                                                                 workload.compression_ratio))
+                        for codec in sorted(self.options.codecs)}
+        self.entry = self.entries[self.options.compression]
         self.distribution = workload.distribution()
         self.keyspace = KeySpace.for_distribution(workload.num_keys, self.distribution, key_buckets)
         self._bucket_keys = self.keyspace.keys_per_bucket
@@ -767,8 +772,11 @@ class DB:
         spans = [(m.first_op, m.ops) for m in memtables]
         keys = memtable_keys(self.distribution, self.keyspace, spans)
         largest_seqno = max(m.first_op + round(m.ops) for m in memtables)  # one seqno a put
-        output = file_from_bucket_keys(self._next_file_number, keys, self.entry.sst_bytes,
-                                       self.env.now, self._sst_bytes_written, largest_seqno)
+        codec = (self.options.compression_for_flush() if level == 0
+                 else self._output_codec(level))
+        output = file_from_bucket_keys(self._next_file_number, keys,
+                                       self.entries[codec].sst_bytes, self.env.now,
+                                       self._sst_bytes_written, largest_seqno, codec)
         key_range = self.distribution.key_range(self.keyspace, spans)
         if output is not None and key_range is not None:
             output.clip_key_range(*key_range)
@@ -784,25 +792,24 @@ class DB:
             lo = min(f.lo for f in [output, *below])
             hi = max(f.hi for f in [output, *below])
             merged = merge_inputs(self._bucket_keys, [output, *below], lo, hi)
-            outputs = split_output(merged, lo, self.entry.sst_bytes,
+            outputs = split_output(merged, lo, self.entries[codec].sst_bytes,
                                    self.options.max_file_size_for_level(level),
                                    self._next_file_number, self.env.now, self._sst_bytes_written,
-                                   largest_seqno=largest_seqno)
+                                   largest_seqno=largest_seqno, codec=codec)
             clip_to_inputs(outputs, [output, *below])
             self.version.set_being_compacted(level, below, True)
-            below_bytes = sum(f.size_bytes for f in below)
-            cpu_s += self._compaction_cpu_s(below_bytes, 0.0, 2)  # the flushed run and the level
+            cpu_s += self._compaction_cpu_s(below, 0.0, codec, 2)  # the flushed run and the level
             read_bytes = self._device_read_bytes([(f, f.size_bytes) for f in below])
         self._next_file_number += max(1, len(outputs))
         for memtable in memtables:
             memtable.being_flushed = True
         written = self._device_write_bytes(outputs, "flush")
         output_bytes = sum(f.size_bytes for f in outputs)
-        cpu_s += self._codec_cpu_s(output_bytes, 0.0)
+        cpu_s += self._codec_cpu_s(codec, output_bytes, 0.0)
         cpu_s += self._requests_cpu_s(sum(f.size_bytes for f in below), output_bytes)
         job = FlushJob(self._new_job_id(), self.env.now,
                        cpu_s=cpu_s * self._job_cost_multiplier(), read_bytes=read_bytes,
-                       write_bytes=written, outputs=outputs, memtables=memtables,
+                       write_bytes=written, outputs=outputs, codec=codec, memtables=memtables,
                        output_level=level, level_inputs=below)
         self.flush_jobs.append(job)
         self.events.emit_row(FLUSH_STARTED, self.env.now, job.job_id, len(memtables),
@@ -810,22 +817,38 @@ class DB:
                              round(memtable_bytes), "Write Buffer Full")
         return True
 
-    def _compaction_cpu_s(self, input_bytes: float, output_bytes: float,
+    def _compaction_cpu_s(self, inputs: list[SstFile], output_bytes: float, output_codec: str,
                           sorted_runs: int) -> float:
-        """CPU of merging input files of `input_bytes` into outputs of `output_bytes`: the
-        merge's per-byte work on what the files hold uncompressed
-        (`MachineProfile.compaction_cpu_s`), decompressing the input and compressing the
-        output (`lsmsim.block_compression`)."""
-        raw_input = input_bytes * self.entry.uncompressed_per_sst_byte
-        return (self.machine.compaction_cpu_s(raw_input, input_bytes / self.entry.sst_bytes,
-                                              sorted_runs)
-                + self._codec_cpu_s(output_bytes, input_bytes))
+        """CPU of merging the whole input files into outputs of `output_bytes` written with
+        `output_codec`: the merge's per-byte work on what the files hold uncompressed
+        (`MachineProfile.compaction_cpu_s`), decompressing each input with its own codec and
+        compressing the output (`lsmsim.block_compression`)."""
+        by_codec: dict[str, float] = {}
+        for sst in inputs:
+            by_codec[sst.codec] = by_codec.get(sst.codec, 0.0) + sst.size_bytes
+        raw_input = entries = decompress_s = 0.0
+        for codec, file_bytes in by_codec.items():
+            entry = self.entries[codec]
+            raw_input += file_bytes * entry.uncompressed_per_sst_byte
+            entries += file_bytes / entry.sst_bytes
+            decompress_s += self._codec_cpu_s(codec, 0.0, file_bytes)
+        return (self.machine.compaction_cpu_s(raw_input, entries, sorted_runs)
+                + (self._codec_cpu_s(output_codec, output_bytes, 0.0) + decompress_s))
 
-    def _codec_cpu_s(self, compressed_file_bytes: float, decompressed_file_bytes: float) -> float:
-        """CPU of writing and of reading that many file bytes' blocks with the DB's codec."""
-        raw = self.entry.uncompressed_per_sst_byte
-        return self.machine.codec_cpu_s(self.options.compression, compressed_file_bytes * raw,
+    def _codec_cpu_s(self, codec: str, compressed_file_bytes: float,
+                     decompressed_file_bytes: float) -> float:
+        """CPU of writing and of reading that many file bytes' blocks with `codec`."""
+        raw = self.entries[codec].uncompressed_per_sst_byte
+        return self.machine.codec_cpu_s(codec, compressed_file_bytes * raw,
                                         decompressed_file_bytes * raw)
+
+    def _output_codec(self, output_level: int) -> str:
+        """The codec of a compaction's output to `output_level` (GetCompressionType): by the
+        level, the base level and the last level that holds files now."""
+        levels = self.version.levels
+        last_non_empty = max([i for i, files in enumerate(levels) if files], default=-1)
+        return self.options.compression_for_output(output_level, self.scores.base_level,
+                                                   last_non_empty)
 
     def _requests_cpu_s(self, read_bytes: float, write_bytes: float) -> float:
         """CPU of a job's read and write requests (`lsmsim.io_request_cost`)."""
@@ -896,7 +919,7 @@ class DB:
             self.counters.bytes_written_per_level[done.output_level] += done.write_bytes
             installed_any = True
             self.events.emit_row(FLUSH_FINISHED, self.env.now, done.job_id,
-                                 EVENT_NAMES[self.options.compression],
+                                 EVENT_NAMES[done.codec],
                                  self.version.file_counts(),
                                  self.memtables.num_not_flushed())
         self._purge(job, purge_bytes)
@@ -922,11 +945,12 @@ class DB:
             target = self.options.max_file_size_for_level(compaction.output_level)
         plan = plan_subcompactions(compaction, self.options,
                                    self.mechanisms.subcompaction_key_anchors)
-        outputs = split_output(merged, lo, self.entry.sst_bytes, target, self._next_file_number,
-                               self.env.now, self._sst_bytes_written,
+        codec = self._output_codec(compaction.output_level)
+        outputs = split_output(merged, lo, self.entries[codec].sst_bytes, target,
+                               self._next_file_number, self.env.now, self._sst_bytes_written,
                                compaction.output_cuts + plan.boundaries,
                                self._grandparent_bounds(compaction.output_level, lo, hi),
-                               max([f.largest_seqno for f in inputs]))
+                               max([f.largest_seqno for f in inputs]), codec)
         clip_to_inputs(outputs, inputs)
         self._next_file_number += max(1, len(outputs))
         if compaction.key_range is None:  # input_bytes_of: whole files, their size_bytes
@@ -938,12 +962,13 @@ class DB:
         file_bytes = sum([f.size_bytes for f in inputs])  # whole input files
         output_bytes = sum([f.size_bytes for f in outputs])
         job = CompactionJob(self._new_job_id(), self.env.now,
-                            cpu_s=(self._compaction_cpu_s(file_bytes, output_bytes,
+                            cpu_s=(self._compaction_cpu_s(inputs, output_bytes, codec,
                                                           compaction.sorted_runs)
                                    + self._requests_cpu_s(file_bytes, output_bytes))
                             * self._job_cost_multiplier(),
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
-                            threads=plan.parallelism, subcompactions=plan.subcompactions,
+                            codec=codec, threads=plan.parallelism,
+                            subcompactions=plan.subcompactions,
                             compaction=compaction, input_bytes=sum(read), high_pool=high_pool)
         self.compaction_jobs.append(job)
         files = {f"files_L{compaction.start_level}": [f.number for f in compaction.inputs]}
@@ -1006,7 +1031,7 @@ class DB:
                              len(job.outputs), round(job.write_bytes),
                              round(compaction.input_entries),
                              round(sum([f.num_entries for f in job.outputs])),
-                             job.subcompactions, EVENT_NAMES[self.options.compression],
+                             job.subcompactions, EVENT_NAMES[job.codec],
                              version.file_counts())
         self._install_super_version()
 
@@ -1100,6 +1125,13 @@ class DB:
         ended = self.stalls.finish(end_s)
         if ended is not None and ended.condition == STOPPED_VALUE:
             self.recorder.add_stop_wait(end_s - ended.start_s, self.workload.threads)
+
+    def full_compaction_codec(self) -> str:
+        """The codec a full compaction (CompactRange to the last level) would write with:
+        what live keys take in the smallest tree holding them."""
+        levels = self.version.levels
+        last = max([i for i, files in enumerate(levels) if files], default=0)
+        return self._output_codec(last)
 
     def live_keys(self) -> float:
         """Distinct keys in the whole tree (what a full compaction would keep)."""

@@ -61,7 +61,7 @@ class ForegroundClients:
         self.db = db
         self.workload = db.workload
         self.schedule = PhaseSchedule(db.workload, db.env.now)
-        self.read_path = ReadPath(db.keyspace, db.entry, db.machine, db.device)
+        self.read_path = ReadPath(db.keyspace, db.entry, db.machine, db.device, db.entries)
         self.streams = self._streams_for(self.schedule.phase)
         self.ops_done = 0.0
         self._phase_start = (db.env.now, 0.0)  # (at_s, ops_done) when the current phase began

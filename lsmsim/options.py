@@ -15,7 +15,8 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from lsmsim.block_compression import codec_name
+from lsmsim.block_compression import (DISABLE_COMPRESSION, bottommost_codec, codec_list,
+                                      codec_name)
 from lsmsim.units import UnitError, parse_rate_bps, parse_size_bytes
 from lsmsim.value_range import INT32_MAX, INT64_MAX, UINT64_MAX, Order, Range, order_problem
 
@@ -113,6 +114,13 @@ class LsmOptions:
                             "(lsmsim.block_compression); RocksDB's default is snappy where "
                             "linked, lsmsim's none, as the seed papers ran; fixed at open "
                             "(RocksDB's SetOptions may change it)")
+    compression_per_level: tuple[str, ...] = _opt(
+        (), "codec_list", "cf", False,
+        "codec of each level, L0 first, as 'none:none:lz4:zstd' (entry 1 is the base level's; "
+        "the last entry serves deeper levels); empty = `compression` everywhere")
+    bottommost_compression: str = _opt(
+        DISABLE_COMPRESSION, "bottommost_codec", "cf", False,
+        "codec of compaction output to the last non-empty level; disable = its level's codec")
     # -- background jobs (DB) ---------------------------------------------------------------
     max_background_jobs: int = _opt(2, "int", "db", True, "flush + compaction threads",
                                     POSITIVE_INT32)
@@ -205,6 +213,36 @@ class LsmOptions:
         """SanitizeOptions: min(to_merge, max_write_buffer_number - 1), at least 1."""
         return max(1, min(self.min_write_buffer_number_to_merge, self.max_write_buffer_number - 1))
 
+    def compression_for_flush(self) -> str:
+        """GetCompressionFlush (db/flush_job.cc, 7.x; leveled compaction): the first entry of
+        `compression_per_level` when it has any, else `compression`; never the
+        bottommost codec."""
+        return self.compression_per_level[0] if self.compression_per_level else self.compression
+
+    def compression_for_output(self, level: int, base_level: int,
+                               last_non_empty_level: int) -> str:
+        """GetCompressionType (db/compaction/compaction_picker.cc, 7.x) for compaction
+        output to `level`: `bottommost_compression` when set and `level` is at or below the
+        last non-empty level (num_non_empty_levels() - 1); else `compression_per_level`'s
+        entry 0 for L0 and `level - base_level + 1` below it, the last entry past its end;
+        else `compression`."""
+        if (self.bottommost_compression != DISABLE_COMPRESSION
+                and level >= last_non_empty_level):
+            return self.bottommost_compression
+        per_level = self.compression_per_level
+        if per_level:
+            index = 0 if level == 0 else level - base_level + 1
+            return per_level[max(0, min(index, len(per_level) - 1))]
+        return self.compression
+
+    @property
+    def codecs(self) -> frozenset[str]:
+        """Every codec some file may be written with."""
+        found = {self.compression, *self.compression_per_level}
+        if self.bottommost_compression != DISABLE_COMPRESSION:
+            found.add(self.bottommost_compression)
+        return frozenset(found)
+
     @property
     def effective_compaction_readahead_size(self) -> int:
         """SanitizeOptions (db/db_impl/db_impl_open.cc, 7.x): with `use_direct_reads` and no
@@ -275,6 +313,10 @@ def _parse_value(source: str, name: str, kind: str, raw: Any) -> Any:
     try:
         if kind == "codec":
             return codec_name(raw)
+        if kind == "codec_list":
+            return codec_list(raw)
+        if kind == "bottommost_codec":
+            return bottommost_codec(raw)
         if kind == "bool":
             if isinstance(raw, bool):
                 return raw

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -134,13 +134,27 @@ class ReadCost:
                                    latency_s=self.latency_s + self.reads_by_latency * wait_s)
 
 
+def _read_codec(version: "VersionStorage", default: str) -> str:
+    """The codec the read path sizes and decompresses blocks with: the one most SST bytes
+    were written with (`default` for an empty tree). Simplified: with per-level codecs
+    (`compression_per_level`, `bottommost_compression`) a Get's blocks in other levels are
+    costed as these; the deepest level holds most of the data and most Gets end there."""
+    by_codec: dict[str, float] = {}
+    for files in version.levels:
+        for sst in files:
+            by_codec[sst.codec] = by_codec.get(sst.codec, 0.0) + sst.size_bytes
+    return max(by_codec, key=by_codec.__getitem__) if by_codec else default
+
+
 class ReadPath:
     """Computes Get and scan costs from the memtables and the current version."""
 
     def __init__(self, space: KeySpace, entry: EntryFormat, machine: MachineProfile,
-                 device: StorageDevice) -> None:
+                 device: StorageDevice, entries: Mapping[str, EntryFormat] | None = None) -> None:
         self.space = space
         self.entry = entry
+        # An entry's bytes by the codec its file was written with (`DB.entries`).
+        self.entries = entries or {}
         self.machine = machine
         self.device = device
         buckets = space.buckets
@@ -290,7 +304,9 @@ class ReadPath:
         # uncompressed blocks, decompresses it (`lsmsim.block_compression`).
         entry = self.entry
         entries_per_block = max(1.0, options.block_size / entry.uncompressed_sst_bytes)
-        stored = options.block_size / entry.uncompressed_per_sst_byte
+        codec = (_read_codec(version, options.compression) if len(self.entries) > 1
+                 else options.compression)
+        stored = options.block_size / self.entries.get(codec, entry).uncompressed_per_sst_byte
         data_blocks = sst_keys / entries_per_block
         access = p * (reached * blocks).sum(axis=0)
         block_hit, self._block_log_t = che_hit_rates(
@@ -302,7 +318,7 @@ class ReadPath:
             data_blocks, access, 0.0 if direct else machine.page_cache_bytes / stored,
             self._page_log_t)
         device_share = 1.0 - np.maximum(block_hit, page_hit)
-        decompress_s = machine.codec_cpu_s(options.compression, 0.0, options.block_size)
+        decompress_s = machine.codec_cpu_s(codec, 0.0, options.block_size)
         copy_s_per_byte = 0.0 if direct else machine.page_cache_cpu_s_per_byte
         block_cpu = (machine.get_cpu_s_per_block
                      + (1 - block_hit) * copy_s_per_byte * stored

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lsmsim.block_compression import NONE
+
 
 @dataclass(eq=False)
 class SstFile:
@@ -22,6 +24,7 @@ class SstFile:
     key range; the merge arithmetic reads the buckets.
     `largest_seqno` is FileMetaData's fd.largest_seqno: the sequence number (the count of
     writes, one per put) of the newest key it holds. It orders L0 (`VersionStorage.add_file`).
+    `codec` is the compression its blocks were written with; `entry_bytes` follows from it.
     """
 
     number: int
@@ -34,6 +37,7 @@ class SstFile:
     largest_seqno: int = 0
     key_start: float | None = None  # None: the bucket range's start, `lo`
     key_end: float | None = None    # None: `hi`
+    codec: str = NONE  # its data blocks' codec (`LsmOptions.compression_for_output`)
     being_compacted: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -77,6 +81,6 @@ class SstFile:
         first, last = int(nonzero[0]), int(nonzero[-1]) + 1
         rest = SstFile(self.number, self.lo + first, self.lo + last, keys[first:last],
                        self.entry_bytes, self.created_at_s, self.write_position_bytes,
-                       self.largest_seqno)
+                       self.largest_seqno, codec=self.codec)
         rest.clip_key_range(self.key_start, self.key_end)
         return rest

@@ -167,7 +167,7 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
     episodes = [e.as_dict() for e in db.stalls.episodes]
     summary = summarize_trace(columns, db.events.events.scalar_fields(), episodes, duration_s,
                               db.entry.user_bytes)
-    live_bytes = db.live_keys() * db.entry.sst_bytes
+    live_bytes = db.live_keys() * db.entries[db.full_compaction_codec()].sst_bytes
     recorder = db.recorder
     latency = with_own_puts(recorder.latency, recorder.latency_own, db.put_spread)
     interval_s = db.recorder.interval_s

@@ -105,3 +105,84 @@ def test_flush_and_compaction_events_name_the_codec_as_rocksdb_logs_it(codec, na
              if e["event"] in ("flush_finished", "compaction_finished")}
     kinds = {e["event"] for e in run.events if "output_compression" in e}
     assert named == {name} and kinds == {"flush_finished", "compaction_finished"}
+
+
+def test_each_level_takes_its_codec_as_rocksdb_picks_it():
+    """GetCompressionType: bottommost_compression at or below the last non-empty level,
+    else compression_per_level by level (entry 1 is the base level's, the last entry serves
+    deeper levels), else compression; GetCompressionFlush: the first entry, never the
+    bottommost codec."""
+    options = LsmOptions.from_mapping({"compression": "lz4",
+                                       "compression_per_level": "none:none:lz4:snappy",
+                                       "bottommost_compression": "kZSTD"})
+    assert options.compression_for_flush() == "none"
+    assert [options.compression_for_output(level, 1, 5) for level in range(7)] == [
+        "none", "none", "lz4", "snappy", "snappy", "zstd", "zstd"]
+    # With dynamic level bytes the base level is deeper: entry 1 is that level's.
+    assert [options.compression_for_output(level, 4, 6) for level in (0, 4, 5, 6)] == [
+        "none", "none", "lz4", "zstd"]
+    plain = LsmOptions(compression="lz4")
+    assert plain.compression_for_flush() == "lz4"
+    assert {plain.compression_for_output(level, 1, 2) for level in range(7)} == {"lz4"}
+    assert LsmOptions(bottommost_compression="zstd").compression_for_flush() == "none"
+    assert plain.codecs == {"lz4"} and options.codecs == {"none", "lz4", "snappy", "zstd"}
+
+
+@pytest.mark.parametrize("value, parsed", [
+    ("none:none:lz4", ("none", "none", "lz4")), ("kNoCompression,kZSTD", ("none", "zstd")),
+    (["snappy", "LZ4"], ("snappy", "lz4")), ("", ())])
+def test_compression_per_level_reads_rocksdbs_and_lsmsims_names(value, parsed):
+    assert LsmOptions.from_mapping({"compression_per_level": value}
+                                   ).compression_per_level == parsed
+
+
+def test_a_bad_per_level_or_bottommost_codec_names_the_option():
+    with pytest.raises(OptionError, match="compression_per_level.*'gzip'"):
+        LsmOptions.from_mapping({"compression_per_level": "none:gzip"})
+    with pytest.raises(OptionError, match="bottommost_compression.*zlib"):
+        LsmOptions.from_mapping({"bottommost_compression": "zlib"})
+    assert LsmOptions.from_mapping({"bottommost_compression": "Disabled"}
+                                   ).bottommost_compression == "disable"
+
+
+def test_db_bench_min_level_to_compress_leaves_the_upper_levels_uncompressed():
+    """db_bench: --num_levels entries, kNoCompression below --min_level_to_compress."""
+    setup = setup_from_flags(["--benchmarks=fillrandom", "--compression_type=zstd",
+                              "--min_level_to_compress=2", "--num_levels=5"])
+    assert setup.options.compression_per_level == ("none", "none", "zstd", "zstd", "zstd")
+    assert setup_from_flags(["--benchmarks=fillrandom"]).options.compression_per_level == ()
+
+
+def test_files_of_the_last_level_take_the_bottommost_codec():
+    """LZ4 above, ZSTD at the bottom: compactions into the last non-empty level write
+    ZSTD, the others LZ4 (as each job's output_compression says), and the bottom's
+    smaller files make the run write fewer bytes than LZ4 everywhere."""
+    def run(options):
+        return lsmsim.simulate("fillrandom", device="nvme", duration_s=60,
+                               options={"write_buffer_size": "4MB",
+                                        "max_bytes_for_level_base": "16MB",
+                                        "target_file_size_base": "4MB", **options},
+                               key_buckets=256)
+
+    lz4 = run({"compression": "lz4"})
+    both = run({"compression": "lz4", "bottommost_compression": "zstd"})
+    finished = [e for e in both.events if e["event"] == "compaction_finished"]
+    deepest = max(e["output_level"] for e in finished)
+    late = [e for e in finished if e["time_micros"] > 30e6]
+    assert {e["output_compression"] for e in late if e["output_level"] == deepest} == {"ZSTD"}
+    assert {e["output_compression"] for e in late if e["output_level"] < deepest} == {"LZ4"}
+    assert {e["output_compression"] for e in both.events
+            if e["event"] == "flush_finished"} == {"LZ4"}
+    assert both.summary["write_amplification"] < lz4.summary["write_amplification"]
+
+
+def test_calibration_refuses_a_run_with_per_level_codecs():
+    """Its jobs' input and output codecs differ, and the LOG's are not read yet: taking its
+    job CPU apart with one codec would give wrong per-byte costs."""
+    from lsmsim.fidelity.job_cpu import raw_bytes_per_file_byte
+    from lsmsim.trace import Trace
+
+    config = {"options": {"compression": "lz4", "bottommost_compression": "zstd"},
+              "workload": {"key_size": 16, "value_size": 1000}}
+    with pytest.raises(OptionError, match="per-level codecs"):
+        raw_bytes_per_file_byte(Trace(config, {}, {}, [], []))

@@ -113,7 +113,11 @@ def mostly(good: st.SearchStrategy, anything: st.SearchStrategy) -> st.SearchStr
 SIZES = st.sampled_from(["64KB", "1MB", "4MB", "16MB", "64MB", "1GB", 65536, 4 << 20])
 BY_KIND = {"size": SIZES, "rate": st.sampled_from([0, "1MB", "16MB", "1GB"]),
            "int": st.integers(1, 40), "float": st.floats(0, 20), "bool": st.booleans(),
-           "codec": st.sampled_from(["none", "snappy", "lz4", "zstd", "Snappy", "zlib"])}
+           "codec": st.sampled_from(["none", "snappy", "lz4", "zstd", "Snappy", "zlib"]),
+           "codec_list": st.sampled_from(["", "none:lz4", "none,none,zstd", "kLZ4Compression",
+                                          "lz4::zstd", "none:zlib"]),
+           "bottommost_codec": st.sampled_from(["disable", "zstd", "kZSTD", "Disabled",
+                                                "lz4hc"])}
 
 
 def option_value(name: str) -> st.SearchStrategy:

@@ -26,7 +26,7 @@ from lsmsim.block_compression import DEFAULT_COMPRESSION_RATIO, NONE, stored_val
 from lsmsim.fidelity.core_sharing_fit import job_shared_fractions
 from lsmsim.entry_format import EntryFormat
 from lsmsim.io_request_cost import job_requests
-from lsmsim.options import LsmOptions
+from lsmsim.options import LsmOptions, OptionError
 from lsmsim.trace import Trace
 
 if TYPE_CHECKING:  # machine.py reads job_cost_spread, which reads this module
@@ -58,6 +58,10 @@ def raw_bytes_per_file_byte(trace: Trace) -> tuple[str, float]:
     takes them (`EntryFormat`; exactly 1.0 uncompressed, or when the run's trace does not
     say its key and value sizes)."""
     options = LsmOptions.from_mapping(trace.config.get("options", {}))
+    if len(options.codecs) > 1:
+        raise OptionError("a run with per-level codecs (compression_per_level, "
+                          "bottommost_compression) cannot be taken apart into per-byte costs "
+                          "yet: its jobs' codecs are not read from its LOG")
     workload = trace.config.get("workload")
     if options.compression == NONE or workload is None:
         return options.compression, 1.0

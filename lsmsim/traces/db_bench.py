@@ -35,7 +35,7 @@ OPTION_FLAGS = frozenset(LsmOptions.names()) | frozenset(RENAMED_OPTION_FLAGS)
 # db_bench flags that set the workload or the run.
 WORKLOAD_FLAGS = frozenset({"benchmarks", "num", "writes", "key_size", "value_size", "threads",
                             "duration", "benchmark_write_rate_limit", "seed",
-                            "compression_type", "compression_ratio"})
+                            "compression_type", "compression_ratio", "min_level_to_compress"})
 # Flags that only change what db_bench reports or where it puts files: nothing to model.
 OBSERVATION_FLAGS = frozenset({
     "db", "wal_dir", "report_interval_seconds", "report_file", "stats_interval",
@@ -181,6 +181,11 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
                           "simulated uncompressed)")
     else:
         option_values["compression"] = codec
+    min_level = _integer(get.get("min_level_to_compress", -1), "min_level_to_compress", source)
+    if min_level >= 0:
+        option_values["compression_per_level"] = per_level_from_min_level(
+            min_level, _integer(get.get("num_levels", 7), "num_levels", source),
+            option_values.get("compression", "none"), source)
     try:
         options = LsmOptions.from_mapping(DB_BENCH_DEFAULTS).updated(option_values, source=source)
     except OptionError as exc:
@@ -190,6 +195,16 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
     return DbBenchSetup(command=shlex.join(["db_bench", *argv]), workload=workload,
                         options=options, duration_s=duration_s, seed=seed,
                         unmodelled=tuple(unmodelled))
+
+
+def per_level_from_min_level(min_level: int, num_levels: int, codec: str,
+                             source: str = "db_bench") -> str:
+    """db_bench's --min_level_to_compress (tools/db_bench_tool.cc, 7.8.3): compression_per_level
+    of --num_levels entries, none below that level and --compression_type from it on."""
+    if min_level > num_levels:
+        raise DbBenchError(f"{source}: --min_level_to_compress={min_level} is above "
+                           f"--num_levels={num_levels} (db_bench asserts it is not)")
+    return ":".join(["none"] * min_level + [codec] * (num_levels - min_level))
 
 
 def _integer(value: Any, name: str, source: str) -> int:
