@@ -845,6 +845,8 @@ class DB:
     def _output_codec(self, output_level: int) -> str:
         """The codec of a compaction's output to `output_level` (GetCompressionType): by the
         level, the base level and the last level that holds files now."""
+        if len(self.entries) == 1:  # one codec for every level (no per-level options)
+            return self.options.compression
         levels = self.version.levels
         last_non_empty = max([i for i, files in enumerate(levels) if files], default=-1)
         return self.options.compression_for_output(output_level, self.scores.base_level,
