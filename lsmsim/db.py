@@ -400,6 +400,10 @@ class DB:
                         to_event_s = done_s
         if self.clients is not None:
             to_event_s = _sooner(to_event_s, self.clients.time_to_next_event_s(now))
+        limiter = self.rate_limiter
+        if limiter.auto_tuned and _requests_tokens(self._jobs()):
+            # A writing job's next RequestToken runs the tune once it is due (TuneLocked).
+            to_event_s = _sooner(to_event_s, limiter.next_tune_s - now)
         return max(0.0, to_event_s)
 
     def _jobs(self) -> list[BackgroundJob]:
@@ -483,7 +487,7 @@ class DB:
             demands = self.clients.demands(read_bps, write_bps, cap_ops, read_wait_s)
         clients = len(demands)
         limiter = self.rate_limiter
-        if jobs:
+        if limiter.auto_tuned and _requests_tokens(jobs):
             limiter.maybe_tune(self.env.now)   # Request() tunes an auto-tuned limiter
         limiter_bps = limiter.rate_bps
         cores = float(self.machine.cores)
@@ -1146,6 +1150,12 @@ class DB:
 def _sooner(a_s: float, b_s: float) -> float:
     """min(a_s, b_s) without the builtin's call overhead (the event loop's hot path)."""
     return b_s if b_s < a_s else a_s
+
+
+def _requests_tokens(jobs: list[BackgroundJob]) -> bool:
+    """Whether any job writes, so calls GenericRateLimiter::Request (kWritesOnly: flush and
+    compaction writes; a purge writes nothing)."""
+    return any(job.write_bytes > 0 for job in jobs)
 
 
 def _runnable_threads(foreground: float, fractions: list[float], threads: list[float]) -> float:

@@ -15,6 +15,12 @@ model a request waits while the jobs' demand saturates the limiter, so each refi
 drain. `tune` is TuneLocked, exact: constants 50 % / 90 % / 5 % / 20, run on the first
 request at least 100 refill periods after the previous tune; drained_pct is
 num_drains * 100 / elapsed periods (rounded up), and the count restarts after a tune.
+
+When the tune runs: `Request` tunes before it looks at the bucket, and a job writing
+requests tokens for every chunk it writes (at most one refill's bytes, `RequestToken`), so
+while any job writes the tune runs when the 100 periods are up, not at the simulator's
+next event: the DB wakes at `next_tune_s` while a job writes (`DB._time_to_next_event`).
+With no job writing there is no request, and the tune waits for the next write.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ HIGH_WATERMARK_PCT = 90            # kHighWatermarkPct
 ADJUST_PCT = 5                     # kAdjustFactorPct
 ALLOWED_RANGE_FACTOR = 20          # kAllowedRangeFactor
 PERIOD_TOLERANCE = 1e-9            # in periods: a stretch ending on a boundary
+DUE_TOLERANCE_S = 1e-9             # a wake-up for the tune landing a rounding short of it
 
 
 class GenericRateLimiter:
@@ -65,9 +72,17 @@ class GenericRateLimiter:
             self.num_drains += last - first + 1
             self._last_drained_period = last
 
+    @property
+    def next_tune_s(self) -> float:
+        """When Request's check `now - tuned_time_ >= kRefillsPerTune * refill_period_us_`
+        first holds: 100 refill periods after the last tune (infinite when not auto-tuned)."""
+        if not self.auto_tuned:
+            return math.inf
+        return self.last_tune_s + TUNE_EVERY_PERIODS * REFILL_PERIOD_S
+
     def maybe_tune(self, now_s: float) -> bool:
         """Request's check: tune once 100 refill periods have passed. True if it tuned."""
-        if not self.auto_tuned or now_s - self.last_tune_s < TUNE_EVERY_PERIODS * REFILL_PERIOD_S:
+        if not self.auto_tuned or now_s < self.next_tune_s - DUE_TOLERANCE_S:
             return False
         intervals = math.ceil((now_s - self.last_tune_s) / REFILL_PERIOD_S - 1e-9)
         num_drains = int(self.num_drains + 1e-9)

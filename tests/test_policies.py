@@ -3,9 +3,13 @@ another), plus the plug-in interface: parameters, variants and errors."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import SMALL, run_small
 from lsmsim.policy import Param, Policy, PolicyError, Weights
@@ -117,6 +121,50 @@ def test_auto_tuned_limiter_counts_one_drain_per_refill_period_with_a_wait():
     limiter.add_saturated(0.05, end_s=10.2)         # inside period 101 again: no drain
     limiter.add_saturated(0.25, end_s=10.5)         # 10.25 .. 10.5: periods 102, 103, 104
     assert limiter.num_drains == 4
+
+
+def test_auto_tuned_limiter_is_due_100_refill_periods_after_its_last_tune():
+    limiter = GenericRateLimiter(200 * MIB, auto_tuned=True, now_s=5.0)
+    assert limiter.next_tune_s == pytest.approx(15.0)
+    assert not limiter.maybe_tune(15.0 - 1e-6)
+    assert limiter.maybe_tune(15.0 - 1e-12)          # a wake-up a rounding short of it
+    assert limiter.next_tune_s == pytest.approx(25.0)
+    assert GenericRateLimiter(200 * MIB).next_tune_s == float("inf")   # not auto-tuned
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 3.0), st.floats(0.0, 3.0)), max_size=12),
+       st.integers(1, 4))
+def test_auto_tuned_limiter_drains_at_most_once_per_elapsed_period(stretches, tunes):
+    """Request's drain count never exceeds the refill periods elapsed since the last tune
+    (one `++num_drains_` per period at most), so the tuned rate stays in [max/20, max]."""
+    limiter = GenericRateLimiter(300 * MIB, auto_tuned=True)
+    now_s = 0.0
+    for gap_s, length_s in stretches:
+        now_s += gap_s + length_s
+        limiter.add_saturated(length_s, end_s=now_s)
+        assert limiter.num_drains <= math.ceil((now_s - limiter.last_tune_s) / 0.1 - 1e-9)
+        if limiter.maybe_tune(now_s):
+            assert 300 * MIB // 20 <= limiter.rate_bps <= 300 * MIB
+            assert limiter.num_drains == 0
+
+
+def test_rocksdb_at_tunes_when_due_while_jobs_write(monkeypatch):
+    """Request tunes on the first write 100 refill periods after the last tune: with the
+    jobs writing all along (a 10 MB limiter they cannot leave idle), every tune is 10 s
+    after the one before, not at the simulator's next event."""
+    tuned_at = []
+    maybe_tune = GenericRateLimiter.maybe_tune
+
+    def recording(self, now_s):
+        tuned = maybe_tune(self, now_s)
+        if tuned:
+            tuned_at.append(now_s)
+        return tuned
+
+    monkeypatch.setattr(GenericRateLimiter, "maybe_tune", recording)
+    run_small(duration_s=45, policy="rocksdb-at:rate_bytes_per_sec=10MB")
+    assert tuned_at == pytest.approx([10.0, 20.0, 30.0, 40.0], abs=1e-6)
 
 
 def test_rocksdb_at_rate_moves_by_tune_steps_given_the_observed_drain():
