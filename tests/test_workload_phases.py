@@ -175,3 +175,35 @@ def test_a_flush_spanning_a_phase_change_holds_the_keys_of_both_phases():
     assert distinct.sum() == pytest.approx(200, rel=1e-3)
     assert distinct[10] == pytest.approx(100, rel=1e-6)  # the inserts: keys 1000-1099
     assert distinct[:10].sum() == pytest.approx(100, rel=1e-3)  # 100 loaded records
+
+
+def test_a_load_memtable_holds_its_share_of_one_key_buckets_too():
+    """A YCSB load puts each record once, in random order: a memtable of the first 10 of
+    1000 puts holds 1% of every bucket's keys. Zipfian key spaces start with one-key buckets
+    (the hottest keys); the conversion to random-equivalent writes made any share of such
+    a key the whole key, so every memtable and flushed file of the load held them all."""
+    workload = _ycsb_like(Phase("run", read=1.0, key_distribution="zipfian"))
+    keys = PhasedKeys(workload)
+    space = KeySpace(10_000, np.array([0, 1, 2, 3, 5, 100, 1000, 10_000]))
+    distinct = keys.distinct_keys(space, keys.bucket_writes(space, 0, 10))
+    loaded = np.minimum(space.edges[1:], 1000) - space.edges[:-1]
+    assert distinct == pytest.approx(loaded * 10 / 1000, rel=1e-9)
+
+
+@given(st.lists(st.integers(1, 1000), min_size=1, max_size=20), st.floats(0.0, 1.0),
+       st.floats(0.0, 1.0))
+def test_random_equivalent_writes_give_back_the_distinct_keys_and_merge_two_phases(
+        sizes, first_share, second_share):
+    """distinct_keys inverts _random_equivalent in buckets of any size, one key included,
+    and two phases' writes added leave the union of independent shares."""
+    from lsmsim.workload_phases import _random_equivalent
+    space = KeySpace(sum(sizes), np.concatenate(([0], np.cumsum(sizes))))
+    size = space.keys_per_bucket
+    keys = PhasedKeys(_ycsb_like(OPEN))
+    first = _random_equivalent(size, first_share * size)
+    second = _random_equivalent(size, second_share * size)
+    assert keys.distinct_keys(space, first) == pytest.approx(
+        np.minimum(first_share, 1 - 1e-12) * size, rel=1e-6, abs=1e-9)
+    union = 1 - (1 - min(first_share, 1 - 1e-12)) * (1 - min(second_share, 1 - 1e-12))
+    assert keys.distinct_keys(space, first + second) == pytest.approx(union * size, rel=1e-6,
+                                                                      abs=1e-9)
