@@ -211,7 +211,17 @@ def clip_to_inputs(outputs: list[SstFile], inputs: list[SstFile]) -> None:
 def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int) -> np.ndarray:
     """Distinct keys per bucket over [lo, hi) after merging the input files' keys in it
     (a file reaching past the range, as in a range compaction, counts only its part in it;
-    a file whose keys all follow the previous input's adds to it, `merge_distinct`)."""
+    a file whose keys all follow the previous input's adds to it, `merge_distinct`).
+    Files written once (`SstFile.written_once`, a load of unique keys) hold none of each
+    other's keys: they are merged first, as one run whose counts add, and the rest meet
+    them at random; with fewer than two such files the inputs keep their order. RocksDB
+    drops an entry only when a newer one of the same user key is in the same snapshot
+    stripe (CompactionIterator::NextFromInput, rule (A): num_record_drop_hidden), and a
+    key put once has none."""
+    once = [sst for sst in inputs if sst.written_once]
+    if len(once) > 1:
+        once.sort(key=lambda sst: sst.lo)  # a run is in key order (`merge_distinct`)
+        inputs = once + [sst for sst in inputs if not sst.written_once]
     parts, offsets, follows = [], [], []
     previous: SstFile | None = None
     for sst in inputs:
@@ -220,7 +230,9 @@ def merge_inputs(space_keys: np.ndarray, inputs: list[SstFile], lo: int, hi: int
         if a < b:
             parts.append(sst.keys if (a, b) == (sst.lo, sst.hi) else sst.keys[a - sst.lo:b - sst.lo])
             offsets.append(a - lo)
-            follows.append(previous is not None and previous.key_end <= sst.key_start)
+            follows.append(previous is not None and (
+                previous.key_end <= sst.key_start
+                or (len(once) > 1 and sst.written_once and previous.written_once)))
             previous = sst
     return merge_distinct(space_keys[lo:hi], parts, offsets, follows)
 

@@ -784,6 +784,8 @@ class DB:
         key_range = self.distribution.key_range(self.keyspace, spans)
         if output is not None and key_range is not None:
             output.clip_key_range(*key_range)
+        if output is not None:
+            output.written_once = self.distribution.written_once(spans, self.keyspace.num_keys)
         memtable_bytes = sum(m.size_bytes for m in memtables)
         below: list[SstFile] = []
         cpu_s = self.machine.flush_cpu_s(memtable_bytes, sum(m.ops for m in memtables))
@@ -801,6 +803,7 @@ class DB:
                                    self._next_file_number, self.env.now, self._sst_bytes_written,
                                    largest_seqno=largest_seqno, codec=codec)
             clip_to_inputs(outputs, [output, *below])
+            _mark_written_once(outputs, [output, *below])
             self.version.set_being_compacted(level, below, True)
             cpu_s += self._compaction_cpu_s(below, 0.0, codec, 2)  # the flushed run and the level
             read_bytes = self._device_read_bytes([(f, f.size_bytes) for f in below])
@@ -958,6 +961,7 @@ class DB:
                                self._grandparent_bounds(compaction.output_level, lo, hi),
                                max([f.largest_seqno for f in inputs]), codec)
         clip_to_inputs(outputs, inputs)
+        _mark_written_once(outputs, inputs)
         self._next_file_number += max(1, len(outputs))
         if compaction.key_range is None:  # input_bytes_of: whole files, their size_bytes
             read = [f.size_bytes for f in inputs]
@@ -1145,6 +1149,13 @@ class DB:
         if not files:
             return 0.0
         return float(merge_inputs(self._bucket_keys, files, 0, self.keyspace.buckets).sum())
+
+
+def _mark_written_once(outputs: list[SstFile], inputs: list[SstFile]) -> None:
+    """A merge of files written once holds keys written once (`SstFile.written_once`)."""
+    if all([f.written_once for f in inputs]):
+        for f in outputs:
+            f.written_once = True
 
 
 def _sooner(a_s: float, b_s: float) -> float:

@@ -60,6 +60,11 @@ class KeyDistribution(Protocol):
         their buckets; None where it does not (random keys reach the ends of every bucket
         they write)."""
 
+    def written_once(self, spans: list[tuple[int, float]], num_keys: int) -> bool:
+        """Whether every key the puts `spans` ((first_op, n_ops) each) write is written by
+        no other put (a load of unique keys, YCSB's or db_bench filluniquerandom's): their
+        keys then share none with any other such puts' (`SstFile.written_once`)."""
+
 
 @dataclass(frozen=True)
 class KeySpace:
@@ -175,8 +180,9 @@ def _miss(missing: np.ndarray, space_keys: np.ndarray, run: list[tuple[int, np.n
     end = max(offset + len(part) for offset, part in run)
     if len(run) == 1:
         held = run[0][1]
-    elif sum(len(part) for _, part in run) == end - first:  # adjacent: no gaps, no sharing
-        held = np.concatenate([part for _, part in run])
+    elif (sum(len(part) for _, part in run) == end - first
+          and all(a + len(part) == b for (a, part), (b, _) in zip(run, run[1:]))):
+        held = np.concatenate([part for _, part in run])  # adjacent: no gaps, no sharing
     else:
         held = np.zeros(end - first)
         for offset, part in run:
@@ -260,6 +266,9 @@ class UniformKeys:
     def key_range(self, space: KeySpace, spans: list[tuple[int, float]]) -> None:
         return None
 
+    def written_once(self, spans: list[tuple[int, float]], num_keys: int) -> bool:
+        return False
+
 
 class UniqueKeys(UniformKeys):
     """db_bench filluniquerandom / YCSB load: every key of [0, record_count) once, in random
@@ -277,6 +286,12 @@ class UniqueKeys(UniformKeys):
 
     def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
         return np.minimum(writes, space.keys_per_bucket)
+
+    def written_once(self, spans: list[tuple[int, float]], num_keys: int) -> bool:
+        """Puts within the first pass over the records (`bucket_writes` spreads later ones
+        as every key once again, keys other puts wrote)."""
+        limit = self.record_count or num_keys
+        return all(first_op + n_ops <= limit * (1 + 1e-12) for first_op, n_ops in spans)
 
 
 def keys_below(space: KeySpace, frontier: int) -> np.ndarray:
@@ -335,6 +350,9 @@ class ZipfianKeys:
     def key_range(self, space: KeySpace, spans: list[tuple[int, float]]) -> None:
         return None
 
+    def written_once(self, spans: list[tuple[int, float]], num_keys: int) -> bool:
+        return False
+
 
 class SequentialKeys:
     """db_bench fillseq: op i writes key i (mod num_keys); no key is written twice per pass."""
@@ -376,6 +394,10 @@ class SequentialKeys:
         if end > space.num_keys:
             return None
         return space.position(start), space.position(end)
+
+    def written_once(self, spans: list[tuple[int, float]], num_keys: int) -> bool:
+        """False: a pass's files have their key ranges, which place them (`key_range`)."""
+        return False
 
 
 class LatestKeys(SequentialKeys):

@@ -11,8 +11,11 @@ through the OS page cache to the device. Index and filter blocks stay in table-r
 memory (`cache_index_and_filter_blocks=false`, the default), so they cost CPU, not I/O.
 
 Exact: the order of sources, early stop, bloom false positives (`FastLocalBloomImpl`,
-format_version 5). Simplified: keys are random within a key-space bucket and presence in
-different files independent (the keyspace model's assumption); costs are averaged over
+format_version 5). Sources written once (`SstFile.written_once`: a load of unique keys, and
+memtables of it) hold disjoint keys, so a key missing from the ones before is in the next
+with its share of the keys they left (a key of a YCSB load is found in exactly one).
+Simplified: keys are random within a key-space bucket and presence in other files
+independent (the keyspace model's assumption); costs are averaged over
 coarse groups of buckets; both caches are LRU caches of data blocks whose hit rates come
 from Che's approximation over the read popularity of each group (the page cache sees only
 reads); a scan positions an iterator in every source and reads `scan_length` entries.
@@ -252,6 +255,7 @@ class ReadPath:
         p = self._requests[1]
         groups = len(p)
         rows_cov, rows_found, rows_cpu_probe, is_sst, on_device = [], [], [], [], []
+        rows_once = []  # sources of keys written once (disjoint from each other)
         step_ops = options.write_buffer_size / self.entry.memtable_bytes / ACTIVE_STEPS
         for position, memtable in enumerate(memtables):
             rows_cov.append(np.ones(groups))
@@ -261,6 +265,8 @@ class ReadPath:
             rows_cpu_probe.append(machine.memtable_insert_cpu_s_per_level * depth)
             is_sst.append(False)
             on_device.append(False)
+            rows_once.append(distribution.written_once([(memtable.first_op, memtable.ops)],
+                                                       self.space.num_keys))
         sst_keys = np.zeros(groups)
         live = set()
         for level, files in enumerate(version.levels):
@@ -270,11 +276,14 @@ class ReadPath:
             if level == 0:
                 vectors = [self._file_vectors(f) for f in files]
                 devices = [f.number not in memory_files for f in files]
+                once = [f.written_once for f in files]
             else:
                 vectors = [self._level_vectors(level, files)]
                 devices = [not memory_files or any(f.number not in memory_files for f in files)]
+                once = [all([f.written_once for f in files])]
             for f in files:
                 live.add(f.number)
+            rows_once += once
             for (coverage, found), device in zip(vectors, devices):
                 rows_cov.append(coverage)
                 rows_found.append(found)
@@ -284,7 +293,7 @@ class ReadPath:
                 sst_keys += found * self._group_keys
         self._forget(live, memtables)
         cov = np.array(rows_cov)               # memtable rows: 1 (always searched)
-        found = np.array(rows_found)
+        found = _given_earlier_misses(np.array(rows_found), rows_once)
         sst = np.array(is_sst, dtype=float)[:, None]
         device_sst = np.array(on_device, dtype=float)[:, None]  # SST rows read from the device
         probe_cpu = np.array(rows_cpu_probe)[:, None]
@@ -374,6 +383,22 @@ class ReadPath:
         ids = {m.memtable_id for m in memtables}
         for memtable_id in [i for i in self._memtables if i not in ids]:
             del self._memtables[memtable_id]
+
+
+def _given_earlier_misses(found: np.ndarray, once: list[bool]) -> np.ndarray:
+    """`found` (sources x groups: the share of each group's keys a source holds) as the
+    chance a key missing from every source before is in this one. Independent sources keep
+    their share; among sources written once, whose keys are disjoint, a source holding f of
+    the keys where those before held F holds f / (1 - F) of the keys they left."""
+    if sum(once) < 2:
+        return found
+    rows = np.flatnonzero(once)
+    held = np.cumsum(found[rows], axis=0)
+    left = 1.0 - (held - found[rows])
+    given = found.copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        given[rows] = np.where(left > 1e-12, np.minimum(found[rows] / left, 1.0), 1.0)
+    return given
 
 
 def _cost(cpu_s: float, device_reads: float, io_s: float, weights: np.ndarray,

@@ -25,6 +25,10 @@ class SstFile:
     `largest_seqno` is FileMetaData's fd.largest_seqno: the sequence number (the count of
     writes, one per put) of the newest key it holds. It orders L0 (`VersionStorage.add_file`).
     `codec` is the compression its blocks were written with; `entry_bytes` follows from it.
+    `written_once`: every key it holds was put once and only once (a load of unique keys,
+    `KeyDistribution.written_once`), so no other such file holds any of them: a merge adds
+    their counts, as CompactionIterator finds no older version of a key to drop, and a
+    Get's key is in at most one of them.
     """
 
     number: int
@@ -38,6 +42,7 @@ class SstFile:
     key_start: float | None = None  # None: the bucket range's start, `lo`
     key_end: float | None = None    # None: `hi`
     codec: str = NONE  # its data blocks' codec (`LsmOptions.compression_for_output`)
+    written_once: bool = False
     being_compacted: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -81,6 +86,7 @@ class SstFile:
         first, last = int(nonzero[0]), int(nonzero[-1]) + 1
         rest = SstFile(self.number, self.lo + first, self.lo + last, keys[first:last],
                        self.entry_bytes, self.created_at_s, self.write_position_bytes,
-                       self.largest_seqno, codec=self.codec)
+                       self.largest_seqno, codec=self.codec,
+                       written_once=self.written_once)
         rest.clip_key_range(self.key_start, self.key_end)
         return rest

@@ -109,6 +109,24 @@ class PhasedKeys:
     def key_range(self, space: KeySpace, spans: list[tuple[int, float]]) -> None:
         return None  # updates land anywhere in the phases' shapes: bucket resolution
 
+    def written_once(self, spans: list[tuple[int, float]], num_keys: int) -> bool:
+        """Every span within the puts of phases that only put keys once (a load, whose
+        `updates` write each record once), as far as their distribution says so."""
+        segments = self._segments
+        for first_op, n_ops in spans:
+            end = first_op + n_ops
+            for position, segment in enumerate(segments):
+                stop = (segments[position + 1].start_op if position + 1 < len(segments)
+                        else float("inf"))
+                lo, hi = max(first_op, segment.start_op), min(end, stop)
+                if hi <= lo:
+                    continue
+                if (segment.update_share < 1 or segment.updates is None
+                        or not segment.updates.written_once([(lo - segment.start_op, hi - lo)],
+                                                              num_keys)):
+                    return False
+        return True
+
 
 def _log_miss_per_write(space: KeySpace) -> np.ndarray:
     """What one random-equivalent write leaves a given key of its bucket unwritten, as a
