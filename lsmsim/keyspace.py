@@ -211,12 +211,22 @@ def _miss_small(missing: list[float], space: list[float],
 def memtable_keys(distribution: KeyDistribution, space: KeySpace,
                   spans: list[tuple[int, float]]) -> np.ndarray:
     """Expected distinct keys per bucket in memtables that took the puts `spans` ((first_op,
-    n_ops) each), as a flush writes them: their writes summed, then deduplicated. A
+    n_ops) each), as a flush writes them: their writes summed, then deduplicated (the keys
+    of memtables written once, `KeyDistribution.written_once`, added: none repeats). A
     distribution whose `size_only` is true (its writes to a bucket depend on the bucket's
     size alone) is evaluated on `space.by_size` and spread back to the buckets."""
     of_bucket = None
     if distribution.size_only:
         space, of_bucket = space.by_size
+    if len(spans) > 1 and distribution.written_once(spans, space.num_keys):
+        # Memtables of keys written once hold disjoint keys: their counts add.
+        keys = None
+        for first_op, n_ops in spans:
+            part = distribution.distinct_keys(
+                space, distribution.bucket_writes(space, first_op, n_ops))
+            keys = part if keys is None else keys + part
+        keys = np.minimum(keys, space.keys_per_bucket)
+        return keys if of_bucket is None else keys.take(of_bucket)
     writes = None  # the spans' writes added in order (sum() would start from 0 + ...)
     for first_op, n_ops in spans:
         part = distribution.bucket_writes(space, first_op, n_ops)

@@ -87,3 +87,15 @@ def test_a_ycsb_load_leaves_each_record_once_in_the_tree():
                                       "target_file_size_base": "8MB"}, key_buckets=512)
     assert max(result.timeseries["level2_bytes"]) > 0  # compactions merged load files
     assert result.summary["space_amplification"] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_a_flush_of_two_load_memtables_holds_both_their_keys():
+    """min_write_buffer_number_to_merge 2 (or a flush that waited): 2 x 300 puts of a load
+    of 1000 records hold 600 keys, not 1000(1 - 0.7^2) = 510."""
+    from lsmsim.keyspace import KeySpace, memtable_keys
+    workload = make_workload("ycsb_c", num_keys=1000)
+    keys = PhasedKeys(workload)
+    space = KeySpace(1000, np.arange(0, 1001, 100))
+    held = memtable_keys(keys, space, [(0, 300), (300, 300)])
+    assert held == pytest.approx(np.full(10, 60.0))
+    assert memtable_keys(keys, space, [(0, 600)]) == pytest.approx(held)
