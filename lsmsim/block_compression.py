@@ -16,9 +16,10 @@ kept per unit of `compression_ratio` is measured from the table properties of re
 (`STORED_VALUE_PER_RATIO`); the CPU per uncompressed byte is a machine profile cost
 (`<codec>_compress_ns_per_byte`, `<codec>_decompress_ns_per_byte`), measured by
 `validation/compression_costs.py`. Codecs without measurements (zlib, bzip2, lz4hc) are
-refused by name rather than guessed. Simplified: one codec for every level (no
-`compression_per_level` or `bottommost_compression`). A Get that misses the block cache
-(which holds uncompressed blocks) reads a compressed block and decompresses it
+refused by name rather than guessed. Levels may use different codecs
+(`compression_per_level`, `bottommost_compression`; `LsmOptions.compression_for_output`):
+each file keeps the codec it was written with. A Get that misses the block cache (which
+holds uncompressed blocks) reads a compressed block and decompresses it
 (`lsmsim.read_path`).
 """
 
@@ -39,8 +40,8 @@ LOG_NAMES = {"NoCompression": NONE, "Snappy": "snappy", "LZ4": "lz4", "ZSTD": "z
 DISABLE_COMPRESSION = "disable"
 DISABLE_NAMES = (DISABLE_COMPRESSION, "disabled", "Disabled", "kDisableCompressionOption")
 # What the EVENT_LOG_v1 flush_finished and compaction_finished lines say of each codec
-# (their "compression" field, CompressionTypeToString).
-EVENT_NAMES = {NONE: "NoCompression", "snappy": "Snappy", "lz4": "LZ4", "zstd": "ZSTD"}
+# (their "output_compression" field): the LOG header's name, CompressionTypeToString.
+EVENT_NAMES = {codec: name for name, codec in LOG_NAMES.items() if not name.startswith("k")}
 # Real codecs RocksDB has that lsmsim has no measurement of, by every name above.
 UNMODELLED = ("zlib", "bzip2", "lz4hc", "xpress", "Zlib", "BZip2", "LZ4HC", "Xpress",
               "ZSTDNotFinal", "kZlibCompression", "kBZip2Compression", "kLZ4HCCompression",

@@ -854,10 +854,8 @@ class DB:
         level, the base level and the last level that holds files now."""
         if len(self.entries) == 1:  # one codec for every level (no per-level options)
             return self.options.compression
-        levels = self.version.levels
-        last_non_empty = max([i for i, files in enumerate(levels) if files], default=-1)
         return self.options.compression_for_output(output_level, self.scores.base_level,
-                                                   last_non_empty)
+                                                   self.version.last_non_empty_level())
 
     def _requests_cpu_s(self, read_bytes: float, write_bytes: float) -> float:
         """CPU of a job's read and write requests (`lsmsim.io_request_cost`)."""
@@ -1139,9 +1137,7 @@ class DB:
     def full_compaction_codec(self) -> str:
         """The codec a full compaction (CompactRange to the last level) would write with:
         what live keys take in the smallest tree holding them."""
-        levels = self.version.levels
-        last = max([i for i, files in enumerate(levels) if files], default=0)
-        return self._output_codec(last)
+        return self._output_codec(max(0, self.version.last_non_empty_level()))
 
     def live_keys(self) -> float:
         """Distinct keys in the whole tree (what a full compaction would keep)."""

@@ -179,6 +179,11 @@ class VersionStorage:
     def file_counts(self) -> list[int]:
         return list(map(len, self.levels))
 
+    def last_non_empty_level(self) -> int:
+        """The deepest level holding a file, -1 for an empty tree
+        (VersionStorageInfo::num_non_empty_levels() - 1)."""
+        return max([i for i, files in enumerate(self.levels) if files], default=-1)
+
     # -- edits --------------------------------------------------------------------------------
     def add_file(self, level: int, sst: SstFile) -> None:
         """Add `sst` to `level`. L0 stays newest first by largest sequence number, as
