@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import signal
-import threading
 import time
 from typing import Any, Callable, Mapping, Sequence
 
@@ -20,6 +19,7 @@ from lsmsim.mechanisms import Mechanisms
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Policy
 from lsmsim.result import SimulationResult
+from lsmsim.stop_signals import StopSignals
 from lsmsim.storage_device import StorageDevice
 from lsmsim.summary import summarize
 from lsmsim.workload import Workload, make_workload
@@ -86,7 +86,8 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     end = db.writes_done if duration_s is None else env.timeout(duration_s) | db.writes_done
     if on_progress is not None and duration_s is not None:
         env.process(_progress_ticks(env, duration_s, on_progress))
-    stop = RunStopSignals(db) if stop_on_signals else None
+    # Ctrl-C asks the DB to stop between events, where the tree and accounts are whole.
+    stop = StopSignals(lambda _signum: db.request_stop()) if stop_on_signals else None
     if stop is not None:  # ends env.run as `end` does, without wrapping `end` in a Condition
         db.stopped.callbacks.append(simpy.core.StopSimulation.callback)
     try:
@@ -122,33 +123,6 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
                             timeseries=timeseries, events=db.events.events,
                             stall_episodes=[e.as_dict() for e in db.stalls.episodes],
                             wall_s=wall_s)
-
-
-class RunStopSignals:
-    """SIGINT and SIGTERM while one run simulates: the first asks the DB to stop at its
-    next event (`DB.request_stop`), between events, where the tree and the accounts are
-    whole; later ones are ignored until the run has stopped (a terminal's second Ctrl-C
-    must not cut the stop short). Installed from the main thread only (Python delivers
-    signals there); `restore` puts the old handlers back."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self, db: DB) -> None:
-        self.db = db
-        self.signum = 0
-        self.previous: dict[int, Any] = {}
-        if threading.current_thread() is threading.main_thread():
-            self.previous = {s: signal.signal(s, self._stop) for s in self.SIGNALS}
-
-    def _stop(self, signum: int, _frame: Any) -> None:
-        self.signum = signum
-        for each in self.SIGNALS:
-            signal.signal(each, signal.SIG_IGN)
-        self.db.request_stop()
-
-    def restore(self) -> None:
-        for signum, handler in self.previous.items():
-            signal.signal(signum, handler)
 
 
 def _progress_ticks(env: simpy.Environment, duration_s: float,

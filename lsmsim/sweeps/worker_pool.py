@@ -19,10 +19,11 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import sys
-import threading
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TypeVar, Union
+
+from lsmsim.stop_signals import STOP_SIGNALS, StopSignals as SignalHandlers
 
 if TYPE_CHECKING:
     from lsmsim.sweeps.progress import Progress
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 # Called in the main process with (job index, result) as each job comes back.
 OnResult = Optional[Callable[[int, Any], None]]
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 NOT_RUN = "not run: interrupted"  # the error of a job an interruption left undone
 CHECK_S = 0.1  # how often the main process looks at a stop signal it could not raise
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -71,6 +71,10 @@ class Interrupted(KeyboardInterrupt):
     def summary(self) -> str:
         return (f"interrupted by {self.signal_name}: {self.finished} of {self.total} "
                 f"{self.noun} finished")
+
+
+def _raise_stop(signum: int) -> None:
+    raise Stop(signum)
 
 
 class Stop(BaseException):
@@ -225,29 +229,15 @@ def _die_with_parent() -> None:
             pass
 
 
-class StopSignals:
-    """SIGINT and SIGTERM while jobs run (main thread only: Python delivers signals there).
-    The first raises `Stop` and is kept in `signum`, since Python swallows an exception
-    raised where it cannot propagate (a signal handled inside an at-fork hook or a
-    `__del__` prints "Exception ignored"): `check` raises it again. From then on both are
-    ignored until `restore` (a second Ctrl-C must not cut the clean-up short)."""
+class StopSignals(SignalHandlers):
+    """SIGINT and SIGTERM while jobs run (`lsmsim.stop_signals`). The first raises `Stop` and
+    is kept in `signum`, since Python swallows an exception raised where it cannot propagate
+    (a signal handled inside an at-fork hook or a `__del__` prints "Exception ignored"):
+    `check` raises it again."""
 
     def __init__(self) -> None:
-        self.signum = 0
-        self.previous: dict[int, Any] = {}
-        if threading.current_thread() is threading.main_thread():
-            self.previous = {s: signal.signal(s, self._stop) for s in STOP_SIGNALS}
-
-    def _stop(self, signum: int, _frame: Any) -> None:
-        for each in STOP_SIGNALS:
-            signal.signal(each, signal.SIG_IGN)
-        self.signum = signum
-        raise Stop(signum)
+        super().__init__(_raise_stop)
 
     def check(self) -> None:
         if self.signum:
             raise Stop(self.signum)
-
-    def restore(self) -> None:
-        for signum, handler in self.previous.items():
-            signal.signal(signum, handler)
