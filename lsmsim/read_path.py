@@ -23,6 +23,7 @@ reads); a scan positions an iterator in every source and reads `scan_length` ent
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 from collections.abc import Mapping, Set
@@ -149,6 +150,20 @@ def _read_codec(version: "VersionStorage", default: str) -> str:
     return max(by_codec, key=by_codec.__getitem__) if by_codec else default
 
 
+@dataclass(eq=False)
+class _LevelVectors:
+    """A sorted level's summed (coverage, found) per group, as of its `edits`-th edit: the
+    sums, their clipped values the read costs use, and whether every file was written once."""
+
+    edits: int
+    numbers: set[int]
+    coverage: np.ndarray
+    found: np.ndarray
+    clipped_coverage: np.ndarray
+    clipped_found: np.ndarray
+    written_once: bool
+
+
 class ReadPath:
     """Computes Get and scan costs from the memtables and the current version."""
 
@@ -168,8 +183,11 @@ class ReadPath:
         group_edges = np.append(self._starts, buckets)
         self._group_lo_keys = self._prefix_keys[group_edges[:-1]]
         self._group_hi_keys = self._prefix_keys[group_edges[1:]]
-        self._files: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._levels: dict[int, tuple[set[int], np.ndarray, np.ndarray]] = {}
+        self._group_edges = group_edges.tolist()  # bucket edges of the groups, for bisect
+        # Per file number: (coverage, found, first group, end group, the file it was made
+        # for: a partly compacted L0 file keeps its number, `SstFile.without`).
+        self._files: dict[int, tuple[np.ndarray, np.ndarray, int, int, SstFile]] = {}
+        self._levels: dict[int, _LevelVectors] = {}
         self._memtables: dict[int, np.ndarray] = {}
         self._active: tuple[int, float, np.ndarray] | None = None  # (id, ops, found)
         self._block_log_t = self._page_log_t = 0.0
@@ -180,41 +198,57 @@ class ReadPath:
         """Sum a per-bucket vector into the coarse groups."""
         return np.add.reduceat(bucket_values, self._starts)
 
-    def _file_vectors(self, sst: SstFile) -> tuple[np.ndarray, np.ndarray]:
-        """(coverage, found) of a file per group: the share of the group's keys inside the
-        file's range, and the share of the group's keys the file holds."""
+    def _file_vectors(self, sst: SstFile) -> tuple[np.ndarray, np.ndarray, int, int, SstFile]:
+        """(coverage, found, g0, g1, sst) of a file: per group, the share of the group's keys
+        inside the file's range and the share the file holds; both are 0 outside groups
+        [g0, g1), the ones its buckets reach (a deep level's file reaches one or two)."""
         cached = self._files.get(sst.number)
-        if cached is None:
-            padded = np.zeros(self.space.buckets)
-            padded[sst.lo:sst.hi] = sst.keys
-            found = self.group_shares(padded) / self._group_keys
-            lo_keys, hi_keys = self._prefix_keys[sst.lo], self._prefix_keys[sst.hi]
-            inside = (np.minimum(self._group_hi_keys, hi_keys)
-                      - np.maximum(self._group_lo_keys, lo_keys))
-            coverage = np.clip(inside, 0.0, None) / self._group_keys
-            cached = self._files[sst.number] = (coverage, np.minimum(found, coverage))
+        if cached is None or cached[4] is not sst:
+            edges = self._group_edges
+            groups = len(edges) - 1
+            g0 = bisect.bisect_right(edges, sst.lo) - 1 if sst.hi > sst.lo else 0
+            g1 = bisect.bisect_left(edges, sst.hi) if sst.hi > sst.lo else 0
+            coverage, found = np.zeros(groups), np.zeros(groups)
+            if g1 > g0:
+                b0 = edges[g0]
+                padded = np.zeros(edges[g1] - b0)
+                padded[sst.lo - b0:sst.hi - b0] = sst.keys
+                group_keys = self._group_keys[g0:g1]
+                part = np.add.reduceat(padded, self._starts[g0:g1] - b0) / group_keys
+                lo_keys, hi_keys = self._prefix_keys[sst.lo], self._prefix_keys[sst.hi]
+                inside = (np.minimum(self._group_hi_keys[g0:g1], hi_keys)
+                          - np.maximum(self._group_lo_keys[g0:g1], lo_keys))
+                coverage[g0:g1] = np.clip(inside, 0.0, None) / group_keys
+                found[g0:g1] = np.minimum(part, coverage[g0:g1])
+            cached = self._files[sst.number] = (coverage, found, g0, g1, sst)
         return cached
 
-    def _level_vectors(self, level: int, files: list[SstFile]) -> tuple[np.ndarray, np.ndarray]:
-        """Summed (coverage, found) of a sorted level, updated by the files that changed."""
+    def _level_vectors(self, level: int, files: list[SstFile], edits: int) -> "_LevelVectors":
+        """Summed (coverage, found) of a sorted level, updated by the files that changed
+        since the level's last edit count (`VersionStorage.level_edits`) it was built at."""
+        cached = self._levels.get(level)
+        if cached is not None and cached.edits == edits:
+            return cached
         numbers = {f.number for f in files}
-        known, coverage, found = self._levels.get(
-            level, (set(), np.zeros(len(self._starts)), np.zeros(len(self._starts))))
-        if numbers != known:
-            coverage, found = coverage.copy(), found.copy()
-            for sst in files:
-                if sst.number not in known:
-                    c, f = self._file_vectors(sst)
-                    coverage += c
-                    found += f
-            for number in known - numbers:
-                c, f = self._files[number]
-                coverage -= c
-                found -= f
-            if not numbers:
-                coverage[:], found[:] = 0.0, 0.0
-            self._levels[level] = (numbers, coverage, found)
-        return np.clip(coverage, 0.0, 1.0), np.clip(found, 0.0, 1.0)
+        if cached is None:
+            known, coverage, found = set(), np.zeros(len(self._starts)), np.zeros(len(self._starts))
+        else:
+            known, coverage, found = cached.numbers, cached.coverage.copy(), cached.found.copy()
+        for sst in files:
+            if sst.number not in known:
+                c, f, g0, g1, _ = self._file_vectors(sst)
+                coverage[g0:g1] += c[g0:g1]
+                found[g0:g1] += f[g0:g1]
+        for number in known - numbers:
+            c, f, g0, g1, _ = self._files[number]
+            coverage[g0:g1] -= c[g0:g1]
+            found[g0:g1] -= f[g0:g1]
+        if not numbers:
+            coverage[:], found[:] = 0.0, 0.0
+        cached = self._levels[level] = _LevelVectors(
+            edits, numbers, coverage, found, np.clip(coverage, 0.0, 1.0),
+            np.clip(found, 0.0, 1.0), all([f.written_once for f in files]))
+        return cached
 
     def _memtable_found(self, memtable: Memtable, distribution: KeyDistribution,
                         frozen: bool, step_ops: float) -> np.ndarray:
@@ -268,21 +302,19 @@ class ReadPath:
             rows_once.append(distribution.written_once([(memtable.first_op, memtable.ops)],
                                                        self.space.num_keys))
         sst_keys = np.zeros(groups)
-        live = set()
         for level, files in enumerate(version.levels):
             if not files:
                 self._levels.pop(level, None)
                 continue
             if level == 0:
-                vectors = [self._file_vectors(f) for f in files]
+                vectors = [self._file_vectors(f)[:2] for f in files]
                 devices = [f.number not in memory_files for f in files]
                 once = [f.written_once for f in files]
             else:
-                vectors = [self._level_vectors(level, files)]
+                sums = self._level_vectors(level, files, version.level_edits(level))
+                vectors = [(sums.clipped_coverage, sums.clipped_found)]
                 devices = [not memory_files or any(f.number not in memory_files for f in files)]
-                once = [all([f.written_once for f in files])]
-            for f in files:
-                live.add(f.number)
+                once = [sums.written_once]
             rows_once += once
             for (coverage, found), device in zip(vectors, devices):
                 rows_cov.append(coverage)
@@ -291,7 +323,7 @@ class ReadPath:
                 is_sst.append(True)
                 on_device.append(device)
                 sst_keys += found * self._group_keys
-        self._forget(live, memtables)
+        self._forget(version, memtables)
         cov = np.array(rows_cov)               # memtable rows: 1 (always searched)
         found = _given_earlier_misses(np.array(rows_found), rows_once)
         sst = np.array(is_sst, dtype=float)[:, None]
@@ -375,9 +407,11 @@ class ReadPath:
                         np.array([scan_io]))
         return get, scan
 
-    def _forget(self, live: set[int], memtables: list[Memtable]) -> None:
-        """Drop cached vectors of files and memtables that are gone."""
-        if len(self._files) > 2 * len(live) + 64:
+    def _forget(self, version: "VersionStorage", memtables: list[Memtable]) -> None:
+        """Drop cached vectors of files and memtables that are gone, once the files' cache
+        holds twice the tree's files."""
+        if len(self._files) > 2 * sum(map(len, version.levels)) + 64:
+            live = {f.number for files in version.levels for f in files}
             for number in [n for n in self._files if n not in live]:
                 del self._files[number]
         ids = {m.memtable_id for m in memtables}

@@ -176,6 +176,11 @@ class VersionStorage:
         """Files of `level` not being compacted."""
         return len(self.levels[level]) - self._compacting_files[level]
 
+    def level_edits(self, level: int) -> int:
+        """How many files have been added to or removed from `level` so far: a cache key
+        for anything computed from its files alone."""
+        return self._edits[level]
+
     def file_counts(self) -> list[int]:
         return list(map(len, self.levels))
 
