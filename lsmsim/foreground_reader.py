@@ -5,10 +5,12 @@ A stream's unit of progress is one operation of its mix (so many puts, gets and 
 its per-operation CPU and device time are the mix's average, and its rate is capped by
 Little's law (threads / unloaded latency of an operation) and, through its puts, by the
 write controller (a stopped write stops every thread that has a put to make, as YCSB's
-threads block on it). The expected cost of a Get or scan is recomputed only when the tree
-changes (SuperVersion installs, memtable switches) and at interval ends, not per read,
-and at most every REFRESH_MIN_S of simulated time (with 64 MB memtables installs are rarer
-than that; with tiny memtables it spares hundreds of recomputations per second).
+threads block on it). The expected cost of a Get or scan is recomputed when the tree
+changes (SuperVersion installs, memtable switches), at most every REFRESH_MIN_S of
+simulated time (with 64 MB memtables installs are rarer than that; with tiny memtables it
+spares hundreds of recomputations per second), and, at most every GROWTH_REFRESH_S, when
+puts have grown the active memtable enough to change it (`ReadPath.active_stale_at_ops`;
+a mix with few puts needs one every few minutes), not per read.
 A device read issued while the device writes waits behind the write in service
 (`lsmsim.reads_behind_writes`): the DB passes that wait per read to `demands`, and it is
 part of every operation's unloaded latency until the next allocation.
@@ -28,7 +30,7 @@ import numpy as np
 from lsmsim.fluid_share import Demand
 from lsmsim.keyspace import KeyDistribution
 from lsmsim.metrics import IntervalAccumulator, LatencyHistogram
-from lsmsim.read_path import ReadCost, ReadPath
+from lsmsim.read_path import HALF_OP, ReadCost, ReadPath
 from lsmsim.workload import Phase
 from lsmsim.workload_phases import PhasedKeys, PhaseSchedule
 
@@ -36,8 +38,9 @@ if TYPE_CHECKING:
     from lsmsim.db import DB
 
 REFRESH_MIN_S = 0.1
-# While puts fill the active memtable, read costs are recomputed this often (simulated s),
-# as an event of their own, so how often rows are recorded never changes them.
+# While puts fill the active memtable, read costs are recomputed once it has grown enough to
+# change them (`ReadPath.active_stale_at_ops`), but at most this often (simulated s), as an
+# event of their own, so how often rows are recorded never changes them.
 GROWTH_REFRESH_S = 1.0
 
 
@@ -80,6 +83,7 @@ class ForegroundClients:
         self.put_device_s = 0.0  # a put's WAL device time (synced WAL only)
         self._dirty = True
         self._refreshed_at_s = float("-inf")
+        self._stale_at_ops = float("-inf")  # active memtable ops that make the costs stale
 
     @property
     def loaded_get_cost(self) -> ReadCost | None:
@@ -116,6 +120,7 @@ class ForegroundClients:
             self.schedule.phase.scan_length, db.memory_path_files)
         self._dirty = False
         self._refreshed_at_s = db.env.now
+        self._stale_at_ops = self.read_path.active_stale_at_ops
 
     def device_streams(self) -> int:
         """Threads whose reads reach the device (its queue depth)."""
@@ -129,10 +134,11 @@ class ForegroundClients:
         """One Demand per stream (units: operations of its mix); each device read waits
         `read_wait_s` behind the device's writes (latency, not device time)."""
         now_s = self.db.env.now
-        if ((self._dirty and now_s >= self._refreshed_at_s + REFRESH_MIN_S)
-                or now_s >= self._refreshed_at_s + GROWTH_REFRESH_S):
-            self._refresh()
         db = self.db
+        if ((self._dirty and now_s >= self._refreshed_at_s + REFRESH_MIN_S)
+                or (now_s >= self._refreshed_at_s + GROWTH_REFRESH_S
+                    and db.memtables.active.ops + HALF_OP >= self._stale_at_ops)):
+            self._refresh()
         assert self.get_cost is not None and self.scan_cost is not None
         get, scan = self.get_cost.waited(read_wait_s), self.scan_cost.waited(read_wait_s)
         self._loaded = (get, scan)
@@ -208,12 +214,18 @@ class ForegroundClients:
         self._interval_latency.add_many(latency_s, ops)
 
     def time_to_next_event_s(self, now_s: float) -> float:
-        """To the phase's end or, while puts grow the memtable, the next read-cost refresh."""
-        to_end_s = self.schedule.time_to_end_s(now_s, self.ops_done,
-                                               sum(s.rate for s in self.streams))
-        if any(s.puts > 0 and s.rate > 0 for s in self.streams):
-            return min(to_end_s, max(self._refreshed_at_s + GROWTH_REFRESH_S - now_s, 0.0))
-        return to_end_s
+        """To the phase's end or the next read-cost refresh: REFRESH_MIN_S after the last
+        one once the tree has changed, or when puts have grown the memtable enough."""
+        next_s = self.schedule.time_to_end_s(now_s, self.ops_done,
+                                             sum(s.rate for s in self.streams))
+        if self._dirty:
+            next_s = min(next_s, max(self._refreshed_at_s + REFRESH_MIN_S - now_s, 0.0))
+        put_rate = self.db.writer.rate
+        if put_rate > 0:
+            grow_ops = self._stale_at_ops - self.db.memtables.active.ops
+            next_s = min(next_s, max(grow_ops / put_rate,
+                                     self._refreshed_at_s + GROWTH_REFRESH_S - now_s, 0.0))
+        return next_s
 
     def process_due(self, now_s: float) -> bool:
         """At a phase's end: start the next phase (its mix and keys), or end the run."""
@@ -236,6 +248,7 @@ class ForegroundClients:
             db.events.emit(now_s, "workload_phase", phase=phase.name, index=self.schedule.index)
         self._dirty = True
         self._refreshed_at_s = float("-inf")
+        self._stale_at_ops = float("-inf")
         return True
 
     # -- observation ------------------------------------------------------------------------------

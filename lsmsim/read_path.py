@@ -47,6 +47,7 @@ READ_GROUPS = 128         # coarse key-space groups the read cost is averaged ov
 CACHE_LINE_BITS = 512     # FastLocalBloomImpl probes stay in one 64-byte cache line
 CHE_ITERATIONS = 40       # at most; Newton usually converges in a few
 ACTIVE_STEPS = 16         # the active memtable's keys are refreshed 16 times as it fills
+HALF_OP = 0.5             # op counts within half an op of a refresh point are at it
 
 
 def bloom_num_probes(bits_per_key: float) -> int:
@@ -190,6 +191,7 @@ class ReadPath:
         self._levels: dict[int, _LevelVectors] = {}
         self._memtables: dict[int, np.ndarray] = {}
         self._active: tuple[int, float, np.ndarray] | None = None  # (id, ops, found)
+        self.active_stale_at_ops = float("inf")  # see `_memtable_found`
         self._block_log_t = self._page_log_t = 0.0
         self._requests: tuple[np.ndarray, np.ndarray] | None = None  # (by bucket, by group)
 
@@ -253,14 +255,16 @@ class ReadPath:
     def _memtable_found(self, memtable: Memtable, distribution: KeyDistribution,
                         frozen: bool, step_ops: float) -> np.ndarray:
         """Share of each group's keys in a memtable. The active one grows between every two
-        events; its keys are recomputed once it has grown by `step_ops`."""
+        events; its keys are recomputed once it has grown by `step_ops`, so the costs
+        computed with it go stale (`active_stale_at_ops`) at that many ops, or sooner, when
+        its entries double and a search in it takes one more skiplist level."""
         if frozen:
             cached = self._memtables.get(memtable.memtable_id)
         else:
             active = self._active
             cached = None
             if (active is not None and active[0] == memtable.memtable_id
-                    and memtable.ops < active[1] + step_ops):
+                    and memtable.ops + HALF_OP < active[1] + step_ops):
                 cached = active[2]
         if cached is None:
             writes = distribution.bucket_writes(self.space, memtable.first_op, memtable.ops)
@@ -270,6 +274,8 @@ class ReadPath:
                 self._memtables[memtable.memtable_id] = cached
             else:
                 self._active = (memtable.memtable_id, memtable.ops, cached)
+        if not frozen:
+            self.active_stale_at_ops = min(self._active[1] + step_ops, 2.0 * memtable.ops + 2.0)
         return cached
 
     # -- the costs ---------------------------------------------------------------------------------
