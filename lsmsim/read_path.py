@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 import math
+import operator
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -48,6 +50,8 @@ CACHE_LINE_BITS = 512     # FastLocalBloomImpl probes stay in one 64-byte cache 
 CHE_ITERATIONS = 40       # at most; Newton usually converges in a few
 ACTIVE_STEPS = 16         # the active memtable's keys are refreshed 16 times as it fills
 HALF_OP = 0.5             # op counts within half an op of a refresh point are at it
+_NUMBER = operator.attrgetter("number")
+_WRITTEN_ONCE = operator.attrgetter("written_once")
 
 
 def bloom_num_probes(bits_per_key: float) -> int:
@@ -231,16 +235,18 @@ class ReadPath:
         cached = self._levels.get(level)
         if cached is not None and cached.edits == edits:
             return cached
-        numbers = {f.number for f in files}
+        # Loops in C (map, compress): a DOPA-DB level holds thousands of files.
+        in_order = list(map(_NUMBER, files))
+        numbers = set(in_order)
         if cached is None:
             known, coverage, found = set(), np.zeros(len(self._starts)), np.zeros(len(self._starts))
         else:
             known, coverage, found = cached.numbers, cached.coverage.copy(), cached.found.copy()
-        for sst in files:
-            if sst.number not in known:
-                c, f, g0, g1, _ = self._file_vectors(sst)
-                coverage[g0:g1] += c[g0:g1]
-                found[g0:g1] += f[g0:g1]
+        added = numbers - known
+        for sst in itertools.compress(files, map(added.__contains__, in_order)):
+            c, f, g0, g1, _ = self._file_vectors(sst)
+            coverage[g0:g1] += c[g0:g1]
+            found[g0:g1] += f[g0:g1]
         for number in known - numbers:
             c, f, g0, g1, _ = self._files[number]
             coverage[g0:g1] -= c[g0:g1]
@@ -249,7 +255,7 @@ class ReadPath:
             coverage[:], found[:] = 0.0, 0.0
         cached = self._levels[level] = _LevelVectors(
             edits, numbers, coverage, found, np.clip(coverage, 0.0, 1.0),
-            np.clip(found, 0.0, 1.0), all([f.written_once for f in files]))
+            np.clip(found, 0.0, 1.0), all(map(_WRITTEN_ONCE, files)))
         return cached
 
     def _memtable_found(self, memtable: Memtable, distribution: KeyDistribution,
