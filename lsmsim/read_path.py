@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import itertools
 import math
-import operator
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -50,8 +48,6 @@ CACHE_LINE_BITS = 512     # FastLocalBloomImpl probes stay in one 64-byte cache 
 CHE_ITERATIONS = 40       # at most; Newton usually converges in a few
 ACTIVE_STEPS = 16         # the active memtable's keys are refreshed 16 times as it fills
 HALF_OP = 0.5             # op counts within half an op of a refresh point are at it
-_NUMBER = operator.attrgetter("number")
-_WRITTEN_ONCE = operator.attrgetter("written_once")
 
 
 def bloom_num_probes(bits_per_key: float) -> int:
@@ -158,15 +154,14 @@ def _read_codec(version: "VersionStorage", default: str) -> str:
 @dataclass(eq=False)
 class _LevelVectors:
     """A sorted level's summed (coverage, found) per group, as of its `edits`-th edit: the
-    sums, their clipped values the read costs use, and whether every file was written once."""
+    sums, their clipped values the read costs use, and how many files were not written once."""
 
     edits: int
-    numbers: set[int]
     coverage: np.ndarray
     found: np.ndarray
     clipped_coverage: np.ndarray
     clipped_found: np.ndarray
-    written_once: bool
+    not_written_once: int  # files not written once (`SstFile.written_once`)
 
 
 class ReadPath:
@@ -229,33 +224,38 @@ class ReadPath:
             cached = self._files[sst.number] = (coverage, found, g0, g1, sst)
         return cached
 
-    def _level_vectors(self, level: int, files: list[SstFile], edits: int) -> "_LevelVectors":
-        """Summed (coverage, found) of a sorted level, updated by the files that changed
-        since the level's last edit count (`VersionStorage.level_edits`) it was built at."""
+    def _level_vectors(self, level: int, version: "VersionStorage") -> "_LevelVectors":
+        """Summed (coverage, found) of a sorted level: built from its files once, then
+        updated by the files added and removed since (`VersionStorage.take_journal`; a
+        DOPA-DB level holds thousands of files, a compaction changes a few)."""
+        edits = version.level_edits(level)
         cached = self._levels.get(level)
         if cached is not None and cached.edits == edits:
             return cached
-        # Loops in C (map, compress): a DOPA-DB level holds thousands of files.
-        in_order = list(map(_NUMBER, files))
-        numbers = set(in_order)
+        journal = version.take_journal(level)
         if cached is None:
-            known, coverage, found = set(), np.zeros(len(self._starts)), np.zeros(len(self._starts))
+            groups = len(self._starts)
+            coverage, found, not_once = np.zeros(groups), np.zeros(groups), 0
+            journal = [(True, sst) for sst in version.levels[level]]
         else:
-            known, coverage, found = cached.numbers, cached.coverage.copy(), cached.found.copy()
-        added = numbers - known
-        for sst in itertools.compress(files, map(added.__contains__, in_order)):
-            c, f, g0, g1, _ = self._file_vectors(sst)
-            coverage[g0:g1] += c[g0:g1]
-            found[g0:g1] += f[g0:g1]
-        for number in known - numbers:
-            c, f, g0, g1, _ = self._files[number]
-            coverage[g0:g1] -= c[g0:g1]
-            found[g0:g1] -= f[g0:g1]
-        if not numbers:
+            coverage, found = cached.coverage.copy(), cached.found.copy()
+            not_once = cached.not_written_once
+        for added, sst in journal:
+            if added:
+                c, f, g0, g1, _ = self._file_vectors(sst)
+                coverage[g0:g1] += c[g0:g1]
+                found[g0:g1] += f[g0:g1]
+            else:
+                c, f, g0, g1, _ = self._files[sst.number]
+                coverage[g0:g1] -= c[g0:g1]
+                found[g0:g1] -= f[g0:g1]
+            if not sst.written_once:
+                not_once += 1 if added else -1
+        if not version.levels[level]:
             coverage[:], found[:] = 0.0, 0.0
         cached = self._levels[level] = _LevelVectors(
-            edits, numbers, coverage, found, np.clip(coverage, 0.0, 1.0),
-            np.clip(found, 0.0, 1.0), all(map(_WRITTEN_ONCE, files)))
+            edits, coverage, found, np.clip(coverage, 0.0, 1.0), np.clip(found, 0.0, 1.0),
+            not_once)
         return cached
 
     def _memtable_found(self, memtable: Memtable, distribution: KeyDistribution,
@@ -314,19 +314,21 @@ class ReadPath:
             rows_once.append(distribution.written_once([(memtable.first_op, memtable.ops)],
                                                        self.space.num_keys))
         sst_keys = np.zeros(groups)
+        version.start_journal()
         for level, files in enumerate(version.levels):
             if not files:
-                self._levels.pop(level, None)
+                if self._levels.pop(level, None) is not None:
+                    version.take_journal(level)  # rebuilt from its files when refilled
                 continue
             if level == 0:
                 vectors = [self._file_vectors(f)[:2] for f in files]
                 devices = [f.number not in memory_files for f in files]
                 once = [f.written_once for f in files]
             else:
-                sums = self._level_vectors(level, files, version.level_edits(level))
+                sums = self._level_vectors(level, version)
                 vectors = [(sums.clipped_coverage, sums.clipped_found)]
                 devices = [not memory_files or any(f.number not in memory_files for f in files)]
-                once = [sums.written_once]
+                once = [sums.not_written_once == 0]
             rows_once += once
             for (coverage, found), device in zip(vectors, devices):
                 rows_cov.append(coverage)

@@ -146,6 +146,8 @@ class VersionStorage:
                            | None] = [None] * num_levels
         self._unchanged: list[list[int]] = [[0, 0] for _ in range(num_levels)]
         self._edits = [0] * num_levels  # per-level edit count: keys the priority cache
+        # Per level, once `start_journal` is called: the (added, file) edits not yet taken.
+        self._journals: list[list[tuple[bool, SstFile]]] | None = None
         self._by_priority: dict[tuple[int, int], _PriorityOrder] = {}
         self._generation = 0  # bumped by every change the compaction score depends on
         self._files_generation = 0  # bumped by file additions and removals only
@@ -181,6 +183,19 @@ class VersionStorage:
         for anything computed from its files alone."""
         return self._edits[level]
 
+    def start_journal(self) -> None:
+        """From now on, record every file added to or removed from each level, for
+        `take_journal` (the read path follows its deep levels by their edits)."""
+        if self._journals is None:
+            self._journals = [[] for _ in self.levels]
+
+    def take_journal(self, level: int) -> list[tuple[bool, SstFile]]:
+        """The (added, file) edits of `level` since the last take, oldest first."""
+        assert self._journals is not None, "start_journal first"
+        journal = self._journals[level]
+        self._journals[level] = []
+        return journal
+
     def file_counts(self) -> list[int]:
         return list(map(len, self.levels))
 
@@ -201,6 +216,8 @@ class VersionStorage:
         self._files_generation += 1
         self._edits[level] += 1
         self._level_bytes[level] += sst.size_bytes
+        if self._journals is not None:
+            self._journals[level].append((True, sst))
         if level == 0:
             files = self.levels[0]
             position = 0
@@ -224,6 +241,8 @@ class VersionStorage:
         self._files_generation += 1
         self._edits[level] += 1
         self._level_bytes[level] -= sst.size_bytes
+        if self._journals is not None:
+            self._journals[level].append((False, sst))
         if sst.being_compacted:
             self.set_being_compacted(level, [sst], False)
         files = self.levels[level]
