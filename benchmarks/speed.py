@@ -73,9 +73,9 @@ CASES = [
     ("readrandomwriterandom sata-ssd 3600 s", dict(workload="readrandomwriterandom",
                                                    device="sata-ssd", duration_s=3600,
                                                    num_keys=2_000_000)),
-    ("ycsb_a sata-ssd 3600 s, dopadb", dict(workload="ycsb_a", policy="dopadb",
-                                             device="sata-ssd", duration_s=3600,
-                                             num_keys=5_000_000)),
+    ("ycsb_a sata-ssd 600 s, dopadb", dict(workload="ycsb_a", policy="dopadb",
+                                            device="sata-ssd", duration_s=600,
+                                            num_keys=5_000_000)),
 ]
 
 
