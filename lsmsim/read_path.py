@@ -251,8 +251,6 @@ class ReadPath:
                 found[g0:g1] -= f[g0:g1]
             if not sst.written_once:
                 not_once += 1 if added else -1
-        if not version.levels[level]:
-            coverage[:], found[:] = 0.0, 0.0
         cached = self._levels[level] = _LevelVectors(
             edits, coverage, found, np.clip(coverage, 0.0, 1.0), np.clip(found, 0.0, 1.0),
             not_once)
@@ -316,9 +314,12 @@ class ReadPath:
         sst_keys = np.zeros(groups)
         version.start_journal()
         for level, files in enumerate(version.levels):
+            if level == 0 or not files:
+                # L0 is read file by file, and an emptied level is rebuilt from its files
+                # when refilled: their edits are not needed, and must not pile up.
+                version.take_journal(level)
             if not files:
-                if self._levels.pop(level, None) is not None:
-                    version.take_journal(level)  # rebuilt from its files when refilled
+                self._levels.pop(level, None)
                 continue
             if level == 0:
                 vectors = [self._file_vectors(f)[:2] for f in files]

@@ -59,3 +59,21 @@ def test_a_level_followed_by_its_edits_sums_as_one_built_afresh(edits, refresh_p
     np.testing.assert_allclose(mine.coverage, fresh.coverage, atol=1e-9)
     np.testing.assert_allclose(mine.found, fresh.found, atol=1e-9)
     assert (mine.not_written_once == 0) == all(f.written_once for f in version.levels[1])
+
+
+def test_edits_the_read_path_does_not_follow_do_not_pile_up(monkeypatch):
+    """L0 is read file by file and an emptied level is rebuilt: their edits are dropped at
+    each refresh rather than kept (with their files) for the whole run."""
+    from lsmsim.simulation import simulate
+
+    versions = []
+    start = VersionStorage.start_journal
+
+    def record(self):
+        start(self)
+        versions.append(self)
+
+    monkeypatch.setattr(VersionStorage, "start_journal", record)
+    simulate("ycsb_a", device="nvme", duration_s=300, num_keys=500_000)
+    # What is left: the edits since the last refresh, at most a flush and a compaction's.
+    assert versions and max(len(journal) for journal in versions[-1]._journals) <= 10
