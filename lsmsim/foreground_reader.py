@@ -68,6 +68,10 @@ class ForegroundClients:
         self.streams = self._streams_for(self.schedule.phase)
         self.ops_done = 0.0
         self._phase_start = (db.env.now, 0.0)  # (at_s, ops_done) when the current phase began
+        # Client ops and seconds of each phase's finished stretches, by phase name (a phase
+        # of a repeating cycle adds every stretch it runs).
+        self._phase_totals: dict[str, list[float]] = {}
+        self._phases_ended = False
         self.gets_done = 0.0
         self.scans_done = 0.0
         self.read_latency = LatencyHistogram()
@@ -232,7 +236,9 @@ class ForegroundClients:
         if not self.schedule.is_due(now_s, self.ops_done):
             return False
         db = self.db
+        self._end_phase(now_s)
         if not self.schedule.next_phase(now_s, self.ops_done):
+            self._phases_ended = True
             self.streams = []
             db.writer.rate = 0.0
             if not db.writes_done.triggered:
@@ -250,6 +256,25 @@ class ForegroundClients:
         self._refreshed_at_s = float("-inf")
         self._stale_at_ops = float("-inf")
         return True
+
+    def _end_phase(self, now_s: float) -> None:
+        """Add the current phase's stretch, from its start to `now_s`, to its totals."""
+        at_s, ops = self._phase_start
+        totals = self._phase_totals.setdefault(self.schedule.phase.name, [0.0, 0.0])
+        totals[0] += self.ops_done - ops
+        totals[1] += now_s - at_s
+
+    def phase_ops_per_s(self, duration_s: float) -> dict[str, float]:
+        """Client ops per second of each phase over the seconds it ran (YCSB's throughput
+        of a stage, when a run chains the stages as ADOC §6.3 does), the running phase's up
+        to `duration_s`; in the order the phases first ran."""
+        totals = {name: list(pair) for name, pair in self._phase_totals.items()}
+        if not self._phases_ended:
+            at_s, ops = self._phase_start
+            pair = totals.setdefault(self.schedule.phase.name, [0.0, 0.0])
+            pair[0] += self.ops_done - ops
+            pair[1] += duration_s - at_s
+        return {name: ops / seconds for name, (ops, seconds) in totals.items() if seconds > 0}
 
     # -- observation ------------------------------------------------------------------------------
     def close_interval(self, length_s: float) -> dict[str, Any]:
@@ -284,4 +309,5 @@ class ForegroundClients:
             "read_latency_p99_us": self.read_latency.percentile_s(99) * 1e6,
             "read_latency_p999_us": self.read_latency.percentile_s(99.9) * 1e6,
             "final_phase": self.schedule.phase.name,
+            "phase_ops_per_s": self.phase_ops_per_s(duration_s),
         }

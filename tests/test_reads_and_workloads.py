@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -140,6 +141,26 @@ def test_final_phase_throughput_leaves_the_load_out():
     expected = (s["client_ops"] - 20_000) / (s["duration_s"] - started_s)
     assert s["final_phase_ops_per_s"] == pytest.approx(expected, rel=1e-6)
     assert s["final_phase_ops_per_s"] != pytest.approx(s["client_ops_per_s"], rel=1e-3)
+
+
+def test_each_chained_stage_has_its_own_throughput():
+    """ADOC §6.3 runs the YCSB stages one after another on one store: each stage's
+    throughput is its own stretch's ops over its own seconds, and the stretches add up."""
+    load = make_workload("ycsb_a", num_keys=20_000).phases[0]
+    stages = tuple(dataclasses.replace(make_workload(name, num_keys=20_000).phases[-1],
+                                       duration_s=4.0) for name in ("ycsb_a", "ycsb_c"))
+    result = lsmsim.simulate("ycsb_a", device="nvme", duration_s=30, options=TINY,
+                             key_buckets=256, num_keys=20_000, phases=(load, *stages))
+    s = result.summary
+    starts = {e["phase"]: e["time_micros"] / 1e6 for e in result.events
+              if e["event"] == "workload_phase"}
+    per_phase = s["phase_ops_per_s"]
+    assert list(per_phase) == ["load", "ycsb_a", "ycsb_c"]
+    assert per_phase["load"] == pytest.approx(20_000 / starts["ycsb_a"], rel=1e-4)
+    seconds = {"load": starts["ycsb_a"], "ycsb_a": 4.0, "ycsb_c": 4.0}
+    assert sum(per_phase[p] * seconds[p] for p in per_phase) == pytest.approx(s["client_ops"],
+                                                                               rel=1e-6)
+    assert per_phase["ycsb_c"] == pytest.approx(s["final_phase_ops_per_s"], rel=1e-9)
 
 
 @pytest.mark.parametrize("fields, message", [

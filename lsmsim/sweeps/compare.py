@@ -87,6 +87,8 @@ def run_cell(policy: str, device: str, workload: str, duration_s: float,
                         if isinstance(value, (int, float))}
         cell.metrics.update({column: float(summary[key]) for column, _, _, key in METRICS if key})
         cell.metrics["peak_memtable_MiB"] = summary["peak_memtable_bytes"] / (1 << 20)
+        for phase, ops_per_s in summary.get("phase_ops_per_s", {}).items():
+            cell.metrics[f"ops_per_s_{phase}"] = float(ops_per_s)
         for family, causes in STALL_FAMILIES.items():
             cell.metrics[f"stall_s_{family}"] = sum(
                 summary["stall_duration_s_by_cause"].get(c, 0.0) for c in causes)
