@@ -435,9 +435,9 @@ def format_claims(rows: Sequence[ClaimRow]) -> str:
 def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Sequence[ClaimRow],
                   out: Path, figures: bool = True) -> None:
     """`<name>.csv` (one row per run: its settings and metrics), `<name>.png` (one panel per
-    metric of the experiment, a bar per run), `<name>_claims.csv` and `<name>_claims.json`
-    (a claim per row, with the gap class and reason of one that does not hold); without
-    `figures`, the CSV and JSON files only."""
+    metric of the experiment, a bar per run that has it or failed), `<name>_claims.csv` and
+    `<name>_claims.json` (a claim per row, with the gap class and reason of one that does
+    not hold); without `figures`, the CSV and JSON files only."""
 
     columns = sorted({m for c in cells.values() for m in c.metrics})
     with open(out / f"{experiment.name}.csv", "w", newline="") as handle:
@@ -462,11 +462,16 @@ def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Seque
         return
     from lsmsim.plot.timeline import plt, save_figure
 
-    labels = [run.label for run in experiment.runs]
+    # A panel draws the runs that have its metric (a chained stage's throughput is only its
+    # chain run's), so no panel is mostly empty slots.
+    panels = [(metric, [run.label for run in experiment.runs
+                        if metric in cells[run.label].metrics or cells[run.label].error])
+              for metric in experiment.metrics]
+    widest = max(len(labels) for _, labels in panels)
     figure, axes = plt.subplots(len(experiment.metrics), 1, squeeze=False,
-                                figsize=(max(5.0, 0.55 * len(labels) + 2),
+                                figsize=(max(5.0, 0.55 * widest + 2),
                                          2.4 * len(experiment.metrics)))
-    for axis, metric in zip(axes[:, 0], experiment.metrics):
+    for axis, (metric, labels) in zip(axes[:, 0], panels):
         values = [cells[label].metrics.get(metric, np.nan) for label in labels]
         axis.bar(range(len(labels)), values)
         axis.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=7)
