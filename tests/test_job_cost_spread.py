@@ -17,7 +17,7 @@ from conftest import assert_spread_round_trips, run_small
 from lsmsim.cli.main import main
 from lsmsim.fidelity.job_cost_spread_fit import SPREAD_POINTS, measure_spread, spread_table
 from lsmsim.job_cost_spread import JobCostSpread
-from lsmsim.machine import load_machine
+from lsmsim.machine import load_machine, profile_names
 from lsmsim.trace import Trace
 
 LOCAL = Path(__file__).resolve().parents[1] / "validation" / "traces" / "local-2core-jobs"
@@ -92,6 +92,16 @@ def test_one_seed_gives_one_run_bit_for_bit(seed):
 def test_different_seeds_give_different_runs():
     runs = [run_small(duration_s=10.0, machine=SPREAD, seed=seed) for seed in (1, 2)]
     assert cpu_micros(runs[0]) and cpu_micros(runs[0]) != cpu_micros(runs[1])
+    assert not same_run(*runs)
+
+
+@pytest.mark.parametrize("name", profile_names())
+def test_every_shipped_machine_has_its_measured_spread_so_seeds_differ_on_it(name):
+    """Each shipped profile was measured from real LOGs, whose compactions spread (the
+    default `server` had no table, and every seed gave the same run on it)."""
+    machine = load_machine(name)
+    assert len(machine.job_cpu_spread) == SPREAD_POINTS
+    runs = [run_small(duration_s=10.0, machine=machine, seed=seed) for seed in (1, 2)]
     assert not same_run(*runs)
 
 
