@@ -37,7 +37,7 @@ def test_the_sweep_writes_write_amplification_and_device_busy(sweep, tmp_path, m
     write amplification counts it once it is done."""
     monkeypatch.setattr(sys, "argv", ["thread_sweep.py", "--devices", "sata-ssd", "--jobs",
                                       "2,4", "--puts", "1000000", "--workers", "1",
-                                      "--out", str(tmp_path)])
+                                      "--seeds", "1", "--out", str(tmp_path)])
     sweep.main()
     with open(tmp_path / "thread_sweep.csv") as handle:
         rows = list(csv.DictReader(handle))
@@ -53,7 +53,7 @@ def test_the_sweep_runs_the_rocksdb_version_it_is_given(sweep):
     compaction, into an empty L1, forms no subcompactions there (6.11
     ShouldFormSubcompactions) and 7.8's does, so the two differ after 400 000 puts."""
     assert sweep.ADOC_ROCKSDB_VERSION == "6.11.0"
-    cells = [sweep.run_cell(("sata-ssd", "sata-ssd", 2, 400_000, (), version))
+    cells = [sweep.run_cell(("sata-ssd", "sata-ssd", 2, 400_000, (), version, 1))
              for version in ("6.11.0", "7.8.3")]
     assert cells[0].write_amplification < cells[1].write_amplification
 
@@ -63,3 +63,16 @@ def test_a_malformed_rocksdb_version_is_an_error_not_the_default_model(sweep, te
     with pytest.raises(Exception, match="not a RocksDB release"):
         sweep._version(text)
     assert sweep._version("6.11.0") == "6.11.0"
+
+
+def test_a_cell_is_the_mean_of_its_seeds_which_differ(sweep):
+    """The server's jobs cost what its measured job_cpu_spread draws, so seeds give different
+    runs; a cell is their mean, figure by figure."""
+    runs = [sweep.run_cell(("sata-ssd", "sata-ssd", 4, 1_000_000, (), "6.11.0", seed))
+            for seed in (1, 2)]
+    assert runs[0].throughput_ops_per_s != runs[1].throughput_ops_per_s
+    cell = sweep.mean_cell(runs)
+    assert cell.throughput_ops_per_s == pytest.approx(
+        (runs[0].throughput_ops_per_s + runs[1].throughput_ops_per_s) / 2)
+    assert cell.stall_s["MT"] == pytest.approx((runs[0].stall_s["MT"] + runs[1].stall_s["MT"]) / 2)
+    assert (cell.device, cell.jobs) == ("sata-ssd", 4)

@@ -3,12 +3,16 @@ thread sweep (§3.2 and §4; Fig. 3, Fig. 7(b), Table 2 [L1] and [C5]): draw it 
 its shape.
 
     python validation/thread_sweep.py --out sweep/        # about a minute on two cores
+    python validation/thread_sweep.py --seeds 1 --out sweep-1/   # one seed: a third of it
     python validation/thread_sweep.py --without io_streams --out sweep-off/
 
 Each cell is `db_bench --benchmarks=fillrandom --num=20000000 --value_size=1000
 --write_buffer_size=64MB --max_write_buffer_number=2 --subcompactions=20
---max_background_jobs=N` with db_bench's defaults, on the `server` machine (the ADOC
-authors') and each device preset (or `--device-dir`'s fitted devices), as RocksDB 6.11
+--max_background_jobs=N --seed=K` with db_bench's defaults, on the `server` machine (the ADOC
+authors') and each device preset (or `--device-dir`'s fitted devices), averaged over the
+seeds K = 1..`--seeds` (3 by default, as the ADOC authors repeat each §6 run three times: a
+run's jobs cost what the machine's measured `job_cpu_spread` draws, so one seed's curve
+moves by a few percent), as RocksDB 6.11
 (theirs; `--rocksdb-version` to change) forms subcompactions (`lsmsim.subcompaction`). What the paper
 describes, checked here (the simulator is not tuned to it):
 
@@ -67,18 +71,19 @@ class Cell:
     device_util: float  # the device's mean busy fraction
 
 
-def command(jobs: int, puts: int) -> list[str]:
+def command(jobs: int, puts: int, seed: int) -> list[str]:
     return ["--benchmarks=fillrandom", f"--num={puts}", "--value_size=1000",
             "--compression_type=none", "--write_buffer_size=67108864",
             "--max_write_buffer_number=2", "--subcompactions=20",
-            f"--max_background_jobs={jobs}"]
+            f"--max_background_jobs={jobs}", f"--seed={seed}"]
 
 
-def run_cell(spec: tuple[str, str, int, int, tuple[str, ...], str]) -> Cell:
-    """One cell: the device's name, the preset or file simulated, jobs, puts, mechanisms off,
-    the RocksDB version run."""
-    device, device_file, jobs, puts, without, version = spec
-    setup = dataclasses.replace(setup_from_flags(command(jobs, puts)), rocksdb_version=version)
+def run_cell(spec: tuple[str, str, int, int, tuple[str, ...], str, int]) -> Cell:
+    """One run: the device's name, the preset or file simulated, jobs, puts, mechanisms off,
+    the RocksDB version run, the seed."""
+    device, device_file, jobs, puts, without, version, seed = spec
+    setup = dataclasses.replace(setup_from_flags(command(jobs, puts, seed)),
+                                rocksdb_version=version)
     result = setup.simulate(device=device_file, machine="server", without=without)
     summary = result.summary
     by_cause = summary["stall_duration_s_by_cause"]
@@ -87,6 +92,17 @@ def run_cell(spec: tuple[str, str, int, int, tuple[str, ...], str]) -> Cell:
     return Cell(device, jobs, summary["throughput_ops_per_s"], stall_s,
                 summary["flush_rate_MBps"], summary["write_amplification"],
                 summary["mean_device_util"])
+
+
+def mean_cell(runs: list[Cell]) -> Cell:
+    """One cell's runs (its seeds) as their mean, figure by figure."""
+    first = runs[0]
+    return Cell(first.device, first.jobs,
+                float(np.mean([r.throughput_ops_per_s for r in runs])),
+                {k: float(np.mean([r.stall_s[k] for r in runs])) for k in first.stall_s},
+                float(np.mean([r.flush_rate_MBps for r in runs])),
+                float(np.mean([r.write_amplification for r in runs])),
+                float(np.mean([r.device_util for r in runs])))
 
 
 def checks(cells: list[Cell]) -> list[tuple[str, bool, str]]:
@@ -180,8 +196,12 @@ def main() -> int:
     parser.add_argument("--rocksdb-version", default=ADOC_ROCKSDB_VERSION, type=_version,
                         help="RocksDB release whose subcompaction boundaries are modelled "
                              f"(default {ADOC_ROCKSDB_VERSION}, the ADOC runs')")
+    parser.add_argument("--seeds", type=int, default=3,
+                        help="runs per cell, seeds 1..N, averaged (default 3)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
+    if args.seeds < 1:
+        parser.error(f"--seeds must be at least 1, got {args.seeds}")
     devices = args.devices.split(",")
     jobs = [int(j) for j in args.jobs.split(",")]
     if 2 not in jobs or 4 not in jobs:
@@ -191,15 +211,24 @@ def main() -> int:
         fitted = args.device_dir / f"{name}.toml" if args.device_dir else None
         return str(fitted) if fitted is not None and fitted.exists() else name
 
-    specs = [(d, device_file(d), j, args.puts, tuple(args.without), args.rocksdb_version)
-             for d in devices for j in jobs]
+    seeds = range(1, args.seeds + 1)
+    specs = [(d, device_file(d), j, args.puts, tuple(args.without), args.rocksdb_version, k)
+             for d in devices for j in jobs for k in seeds]
     results = run_jobs(run_cell, specs, args.workers, progress="runs")
     failed = [(spec, r) for spec, r in zip(specs, results) if isinstance(r, JobFailed)]
     if failed:
         for spec, result in failed:
-            print(f"FAILED {spec[1]} {spec[2]} jobs: {result.error}", file=sys.stderr)
+            print(f"FAILED {spec[1]} {spec[2]} jobs seed {spec[6]}: {result.error}",
+                  file=sys.stderr)
         return 1
-    cells: list[Cell] = results  # type: ignore[assignment]  # none failed
+    runs: list[Cell] = results  # type: ignore[assignment]  # none failed
+    by_cell: dict[tuple[str, int], list[Cell]] = {}
+    for run in runs:
+        by_cell.setdefault((run.device, run.jobs), []).append(run)
+    cells = [mean_cell(group) for group in by_cell.values()]
+    ranges = {key: (min(r.throughput_ops_per_s for r in group),
+                    max(r.throughput_ops_per_s for r in group))
+              for key, group in by_cell.items()}
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "thread_sweep.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
@@ -213,11 +242,15 @@ def main() -> int:
     off = f", without {', '.join(args.without)}" if args.without else ""
     draw(cells, args.out / "thread_sweep.png",
          f"fillrandom, {args.puts / 1e6:g} M puts of 1000 B, 64 MB memtables, "
-         f"subcompactions 20, RocksDB {args.rocksdb_version}, server machine{off}")
-    print(f"{'device':9} {'jobs':>4} {'kops/s':>7} {'MT s':>6} {'L0 s':>6} {'PS s':>6} "
-          f"{'flush MB/s':>10} {'WA':>5} {'busy':>5}")
+         f"subcompactions 20, RocksDB {args.rocksdb_version}, server machine, "
+         f"mean of {args.seeds} seed{'s' if args.seeds > 1 else ''}{off}")
+    print(f"mean of seeds 1..{args.seeds}; kops/s range: the seeds' lowest and highest")
+    print(f"{'device':9} {'jobs':>4} {'kops/s':>7} {'range':>13} {'MT s':>6} {'L0 s':>6} "
+          f"{'PS s':>6} {'flush MB/s':>10} {'WA':>5} {'busy':>5}")
     for c in cells:
+        low, high = ranges[(c.device, c.jobs)]
         print(f"{c.device:9} {c.jobs:4d} {c.throughput_ops_per_s / 1e3:7.1f} "
+              f"{low / 1e3:6.1f}-{high / 1e3:6.1f} "
               f"{c.stall_s['MT']:6.0f} {c.stall_s['L0']:6.0f} {c.stall_s['PS']:6.0f} "
               f"{c.flush_rate_MBps:10.1f} {c.write_amplification:5.2f} {c.device_util:5.3f}")
     found = checks(cells)
