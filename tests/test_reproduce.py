@@ -244,3 +244,28 @@ def test_a_claim_with_no_delayed_second_on_one_device_says_so_instead_of_printin
     finding = experiment._similar_low_level(1000)({})
     assert not finding.holds
     assert "SATA flash" in finding.simulated and "nan" not in finding.simulated + finding.magnitude
+
+
+def test_with_several_seeds_a_runs_figures_are_the_mean_of_its_seeds():
+    """`--seeds 2`: each run simulated with its seed and the next (the server's jobs cost
+    what its job_cpu_spread draws, so they differ), its cell their mean, the claims checked
+    on it."""
+    experiments = [tiny_experiment("nvme", "hdd")]
+    single = {s: run_experiments(experiments, workers=1, seed=s)[0]["tiny"] for s in (0, 1)}
+    results, rows = run_experiments(experiments, workers=1, seeds=2)
+    for device in ("nvme", "hdd"):
+        each = [single[s][device].metrics["throughput_ops_per_s"] for s in (0, 1)]
+        assert each[0] != each[1]
+        assert results["tiny"][device].metrics["throughput_ops_per_s"] == pytest.approx(
+            sum(each) / 2, rel=1e-12)
+        assert results["tiny"][device].cpu_s > single[0][device].cpu_s
+    nvme, hdd = (results["tiny"][d].metrics["throughput_ops_per_s"] for d in ("nvme", "hdd"))
+    assert rows[0].finding.holds == (nvme > hdd)
+
+
+def test_a_failed_seed_fails_its_run():
+    good = reproduce.Cell("rocksdb", "nvme", {"x": 1.0}, cpu_s=1.0)
+    bad = reproduce.Cell("rocksdb", "nvme", error="boom", cpu_s=2.0)
+    merged = reproduce.mean_of_seeds([good, bad])
+    assert merged.error == "boom" and merged.cpu_s == 3.0 and not merged.metrics
+    assert reproduce.mean_of_seeds([good]) is good

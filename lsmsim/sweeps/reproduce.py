@@ -363,26 +363,38 @@ class ClaimRow:
 
 def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1.0,
                     workers: int = 2, progress: str = "", seed: int | None = None,
-                    execution: Execution | None = None
+                    execution: Execution | None = None, seeds: int = 1
                     ) -> tuple[dict[str, dict[str, Cell]], list[ClaimRow]]:
     """Every experiment's runs in one pool or as `execution` says (`lsmsim.sweeps.executor`;
     identical runs are simulated once), then every claim measured on them; `seed` replaces
-    every run's own. On Ctrl-C or SIGTERM, raises `worker_pool.Interrupted` carrying
+    every run's own. With `seeds` > 1 each run is simulated with that many seeds from its
+    own (or `seed`) and its cell is their mean (`mean_of_seeds`), as the papers report the
+    mean of repeated runs. On Ctrl-C or SIGTERM, raises `worker_pool.Interrupted` carrying
     this pair, the runs not run failed with `worker_pool.NOT_RUN` (their claims NOT RUN)."""
     from lsmsim.sweeps.worker_pool import Interrupted  # here: `lsmsim run` does not need it
+
+    def specs_of(run: Run) -> list[tuple[Any, ...]]:
+        first = run.seed if seed is None else seed
+        return [run.spec(duration_scale, first + k) for k in range(seeds)]
 
     unique: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for experiment in experiments:
         for run in experiment.runs:
-            spec = run.spec(duration_scale, seed)
-            unique.setdefault(_key(spec), spec)
+            for spec in specs_of(run):
+                unique.setdefault(_key(spec), spec)
     stopped: Interrupted | None = None
     try:
         cells = run_cells(list(unique.values()), workers, progress, execution=execution)
     except Interrupted as stop:
         cells, stopped = stop.results, stop
     by_key = dict(zip(unique, cells))
-    results = {experiment.name: {run.label: by_key[_key(run.spec(duration_scale, seed))]
+    merged: dict[tuple[Any, ...], Cell] = {}  # one Cell per run shared by experiments
+    for experiment in experiments:
+        for run in experiment.runs:
+            keys = tuple(_key(spec) for spec in specs_of(run))
+            if keys not in merged:
+                merged[keys] = mean_of_seeds([by_key[k] for k in keys])
+    results = {experiment.name: {run.label: merged[tuple(_key(spec) for spec in specs_of(run))]
                                  for run in experiment.runs} for experiment in experiments}
     rows = []
     for experiment in experiments:
@@ -397,6 +409,23 @@ def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1
     if stopped is not None:
         raise stopped.carrying((results, rows))
     return results, rows
+
+
+def mean_of_seeds(cells: Sequence[Cell]) -> Cell:
+    """One run's cells under several seeds as one: each metric's mean over the seeds (those
+    every seed has), the first seed's series, the CPU of all; the first error, if any
+    failed. One cell is itself."""
+    if len(cells) == 1:
+        return cells[0]
+    first = cells[0]
+    failed = [c.error for c in cells if c.error]
+    if failed:
+        return Cell(first.policy, first.device, error=failed[0],
+                    cpu_s=sum(c.cpu_s for c in cells))
+    names = [m for m in first.metrics if all(m in c.metrics for c in cells)]
+    return Cell(first.policy, first.device,
+                {m: float(np.mean([c.metrics[m] for c in cells])) for m in names},
+                cpu_s=sum(c.cpu_s for c in cells), policy_series=first.policy_series)
 
 
 def _key(spec: tuple[Any, ...]) -> tuple[Any, ...]:
