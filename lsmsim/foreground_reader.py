@@ -257,12 +257,21 @@ class ForegroundClients:
         self._stale_at_ops = float("-inf")
         return True
 
+    def _stretch(self, now_s: float) -> tuple[float, float]:
+        """The current phase's client ops and seconds from its start to `now_s`."""
+        at_s, ops = self._phase_start
+        return self.ops_done - ops, now_s - at_s
+
+    @staticmethod
+    def _add_stretch(totals: dict[str, list[float]], name: str,
+                     stretch: tuple[float, float]) -> None:
+        pair = totals.setdefault(name, [0.0, 0.0])
+        pair[0] += stretch[0]
+        pair[1] += stretch[1]
+
     def _end_phase(self, now_s: float) -> None:
         """Add the current phase's stretch, from its start to `now_s`, to its totals."""
-        at_s, ops = self._phase_start
-        totals = self._phase_totals.setdefault(self.schedule.phase.name, [0.0, 0.0])
-        totals[0] += self.ops_done - ops
-        totals[1] += now_s - at_s
+        self._add_stretch(self._phase_totals, self.schedule.phase.name, self._stretch(now_s))
 
     def phase_ops_per_s(self, duration_s: float) -> dict[str, float]:
         """Client ops per second of each phase over the seconds it ran (YCSB's throughput
@@ -270,10 +279,7 @@ class ForegroundClients:
         to `duration_s`; in the order the phases first ran."""
         totals = {name: list(pair) for name, pair in self._phase_totals.items()}
         if not self._phases_ended:
-            at_s, ops = self._phase_start
-            pair = totals.setdefault(self.schedule.phase.name, [0.0, 0.0])
-            pair[0] += self.ops_done - ops
-            pair[1] += duration_s - at_s
+            self._add_stretch(totals, self.schedule.phase.name, self._stretch(duration_s))
         return {name: ops / seconds for name, (ops, seconds) in totals.items() if seconds > 0}
 
     # -- observation ------------------------------------------------------------------------------
@@ -294,13 +300,12 @@ class ForegroundClients:
 
     def summary(self, duration_s: float) -> dict[str, Any]:
         reads = self.gets_done + self.scans_done
-        phase_at_s, phase_ops = self._phase_start
-        phase_s = duration_s - phase_at_s
+        phase_ops, phase_s = self._stretch(duration_s)
         return {
             "client_ops": self.ops_done,
             "client_ops_per_s": self.ops_done / duration_s,
             # The last phase alone (a YCSB run stage without its load), as YCSB reports it.
-            "final_phase_ops_per_s": (self.ops_done - phase_ops) / phase_s if phase_s > 0
+            "final_phase_ops_per_s": phase_ops / phase_s if phase_s > 0
             else float("nan"),
             "gets": self.gets_done,
             "scans": self.scans_done,

@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lsmsim.cli.arguments import positive_int
 from lsmsim.mechanisms import release
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.sweeps.reproduce import trend_direction_holds
@@ -196,12 +197,10 @@ def main() -> int:
     parser.add_argument("--rocksdb-version", default=ADOC_ROCKSDB_VERSION, type=_version,
                         help="RocksDB release whose subcompaction boundaries are modelled "
                              f"(default {ADOC_ROCKSDB_VERSION}, the ADOC runs')")
-    parser.add_argument("--seeds", type=int, default=3,
+    parser.add_argument("--seeds", type=positive_int, default=3,
                         help="runs per cell, seeds 1..N, averaged (default 3)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    if args.seeds < 1:
-        parser.error(f"--seeds must be at least 1, got {args.seeds}")
     devices = args.devices.split(",")
     jobs = [int(j) for j in args.jobs.split(",")]
     if 2 not in jobs or 4 not in jobs:

@@ -378,23 +378,24 @@ def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1
         return [run.spec(duration_scale, first + k) for k in range(seeds)]
 
     unique: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    run_keys: dict[tuple[str, str], tuple[tuple[Any, ...], ...]] = {}  # its seeds' keys
     for experiment in experiments:
         for run in experiment.runs:
-            for spec in specs_of(run):
-                unique.setdefault(_key(spec), spec)
+            specs = specs_of(run)
+            run_keys[experiment.name, run.label] = tuple(_key(spec) for spec in specs)
+            for key, spec in zip(run_keys[experiment.name, run.label], specs):
+                unique.setdefault(key, spec)
     stopped: Interrupted | None = None
     try:
         cells = run_cells(list(unique.values()), workers, progress, execution=execution)
     except Interrupted as stop:
         cells, stopped = stop.results, stop
     by_key = dict(zip(unique, cells))
-    merged: dict[tuple[Any, ...], Cell] = {}  # one Cell per run shared by experiments
-    for experiment in experiments:
-        for run in experiment.runs:
-            keys = tuple(_key(spec) for spec in specs_of(run))
-            if keys not in merged:
-                merged[keys] = mean_of_seeds([by_key[k] for k in keys])
-    results = {experiment.name: {run.label: merged[tuple(_key(spec) for spec in specs_of(run))]
+    merged: dict[tuple[tuple[Any, ...], ...], Cell] = {}  # one Cell per run, however shared
+    for keys in run_keys.values():
+        if keys not in merged:
+            merged[keys] = mean_of_seeds([by_key[k] for k in keys])
+    results = {experiment.name: {run.label: merged[run_keys[experiment.name, run.label]]
                                  for run in experiment.runs} for experiment in experiments}
     rows = []
     for experiment in experiments:

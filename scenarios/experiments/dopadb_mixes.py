@@ -78,9 +78,8 @@ SMALL_TREE = ("in 600 s after a 5 M-pair load (a 0.6 GB tree) DOPA-DB's fewer bl
 def _fields(workload: str, scale: Scale) -> dict:
     """The workload fields: a Load run loads the paper's 100 M pairs, a mix loads
     `scale.load_pairs`, with 16 client threads."""
-    if workload == "ycsb_load":
-        return {"num_keys": LOAD_PAIRS, **ENTRY, "threads": CLIENT_THREADS}
-    return {"num_keys": scale.load_pairs, **ENTRY, "threads": CLIENT_THREADS}
+    pairs = LOAD_PAIRS if workload == "ycsb_load" else scale.load_pairs
+    return {"num_keys": pairs, **ENTRY, "threads": CLIENT_THREADS}
 
 
 def _csr_example(results: Results) -> Finding:
