@@ -10,8 +10,9 @@ MaybeScheduleFlushOrCompaction (db/db_impl/db_impl_compaction_flush.cc).
 
 from __future__ import annotations
 
+
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -129,6 +130,8 @@ class DB:
         self.open_options = options   # as opened, after the policy's own settings
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.options = options
+        if not mechanisms.memtable_cache_misses:
+            machine = replace(machine, memtable_miss_cpu_s_per_level=0.0)
         self.machine = machine
         self.device = device
         self._one_stream_bps = device.bandwidth_bps(1, False)  # a job thread's own I/O

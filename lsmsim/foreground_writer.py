@@ -56,8 +56,8 @@ class ForegroundWriter:
         self.service_s = 0.0  # one put's own CPU and WAL time, as of the last `demand`
 
     def cpu_s_per_op(self, memtable_entries: float) -> float:
-        return self.machine.write_cpu_s(self.entry.batch_bytes, memtable_entries,
-                                        splice_hit=self.splice_hit)
+        return self.machine.write_cpu_s(self.entry.batch_bytes, self.entry.memtable_bytes,
+                                        memtable_entries, splice_hit=self.splice_hit)
 
     def demand(self, wc: WriteController, memtable_entries: float, full_entries: float,
                device_write_bps: float, device_write_latency_s: float,
@@ -72,8 +72,8 @@ class ForegroundWriter:
         into the page cache, and the WAL file is deleted once its memtable is flushed,
         mostly before writeback reaches it: the ADOC authors' HDD runs wrote fewer bytes to
         the device (iostat, 73 GB) than their SST files alone (85 GB) beside 13.5 GB of WAL."""
-        cpu = self.machine.write_cpu_s(self.entry.batch_bytes, memtable_entries, full_entries,
-                                       self.splice_hit)
+        cpu = self.machine.write_cpu_s(self.entry.batch_bytes, self.entry.memtable_bytes,
+                                       memtable_entries, full_entries, self.splice_hit)
         cap = min(self.workload.threads / cpu, self.admission_cap_ops(wc, policy_cap_ops))
         wal_device_s = 0.0
         if self.wal_synced:

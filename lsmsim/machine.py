@@ -48,6 +48,29 @@ def mean_skiplist_depth(from_entries: float, to_entries: float) -> float:
     return ((b * math.log2(b) - a * math.log2(a)) - (b - a) / math.log(2.0)) / (b - a)
 
 
+def mean_uncached_depth(from_entries: float, to_entries: float, cached_entries: float) -> float:
+    """Mean, over the puts that take a memtable from `from_entries` to `to_entries` entries,
+    of the skiplist levels a search descends below what the CPU cache holds:
+    max(0, log2((n + 2) / cached_entries)), as `mean_skiplist_depth` counts levels. 0 when
+    no cache is modelled (`cached_entries` 0) or the memtable stays within it.
+
+    Why: the search visits a node or two per level (InlineSkipList::FindSpliceForLevel).
+    The top levels hold few nodes, touched by every put and so always cached; each level
+    down doubles the nodes, spread over the whole arena, and once the memtable is larger
+    than the cache holds, a visit to the bottom log2(memtable / cache) levels' nodes is a
+    miss to memory (with a TLB miss beside it in a virtual machine)."""
+    a, b = from_entries + 2.0, to_entries + 2.0
+    if cached_entries <= 0.0 or b <= cached_entries:
+        return 0.0
+    if b - a < 1.0:
+        return max(0.0, math.log2(a / cached_entries))
+    low = max(a, cached_entries)
+    # The integral of log2(x / cached) from `low` to b, as `mean_skiplist_depth` integrates.
+    uncached = ((b * math.log2(b) - low * math.log2(low)) - (b - low) / math.log(2.0)
+                - math.log2(cached_entries) * (b - low))
+    return uncached / (b - a)
+
+
 @dataclass(frozen=True)
 class MachineProfile:
     """CPU model of one machine. Costs are CPU-seconds of one core."""
@@ -64,6 +87,11 @@ class MachineProfile:
     flush_cpu_s_per_entry: float = 0.0
     compaction_cpu_s_per_entry: float = 0.0
     compaction_merge_cpu_s_per_entry_per_log2_run: float = 0.0
+    # A skiplist search's extra CPU per level it descends below what the CPU's last-level
+    # cache holds of the memtable (`mean_uncached_depth`), and that cache: measured with
+    # validation/memtable_insert_cost.py. 0: every level costs the same.
+    memtable_miss_cpu_s_per_level: float = 0.0
+    memtable_cache_bytes: float = 0.0
     # The read path (DBImpl::GetImpl, Version::Get, BlockBasedTable::Get). First estimates,
     # not yet fitted: a Get's fixed cost (SuperVersion reference, LookupKey), each SST file
     # probed (FindFile, table-cache lookup, filter probe, in-memory index search), each
@@ -132,27 +160,37 @@ class MachineProfile:
         """The machine's put-to-put time spread (None: none, every put the mean)."""
         return PutTimeSpread(self.put_time_spread) if self.put_time_spread else None
 
-    def write_cpu_s(self, batch_bytes: int, memtable_entries: float,
+    def write_cpu_s(self, batch_bytes: int, entry_bytes: int, memtable_entries: float,
                     until_entries: float | None = None, splice_hit: bool = False) -> float:
         """CPU of one put: fixed cost, bytes through WAL and memtable, and the skiplist
         search, which grows with log2 of the entries already in the memtable
         (InlineSkipList::Insert, memtable/inlineskiplist.h: the search for the splice
-        descends from the list's top level, one level per factor of its branching). With
-        `until_entries`, the mean cost of the puts that take the memtable from
-        `memtable_entries` to `until_entries` entries (`mean_skiplist_depth`).
+        descends from the list's top level, one level per factor of its branching), more
+        for each level below what the CPU cache holds of a memtable of `entry_bytes` arena
+        bytes per entry (`skiplist_search_cpu_s`). With `until_entries`, the mean cost of
+        the puts that take the memtable from `memtable_entries` to `until_entries` entries
+        (`mean_skiplist_depth`, `mean_uncached_depth`).
 
         With `splice_hit` (keys inserted in increasing order, db_bench fillseq) there is no
         search: MemTable::Add inserts with the splice its previous insert left
         (`seq_splice_`), whose bottom level already brackets the next key, so Insert keeps
         it (`recompute_height` 0) instead of descending from the top."""
-        if splice_hit:
-            depth = 0.0
-        elif until_entries is None:
-            depth = math.log2(memtable_entries + 2.0)
-        else:
-            depth = mean_skiplist_depth(memtable_entries, until_entries)
-        return (self.write_cpu_s_per_op + self.write_cpu_s_per_byte * batch_bytes
-                + self.memtable_insert_cpu_s_per_level * depth)
+        search = 0.0 if splice_hit else self.skiplist_search_cpu_s(
+            entry_bytes, memtable_entries,
+            memtable_entries if until_entries is None else until_entries)
+        return self.write_cpu_s_per_op + self.write_cpu_s_per_byte * batch_bytes + search
+
+    def skiplist_search_cpu_s(self, entry_bytes: int, from_entries: float,
+                              to_entries: float) -> float:
+        """CPU of a memtable skiplist search, mean over the puts that take it from
+        `from_entries` to `to_entries` entries (equal: one search at that many): per level,
+        and per level below what the cache holds (`mean_uncached_depth`)."""
+        search = self.memtable_insert_cpu_s_per_level * mean_skiplist_depth(from_entries,
+                                                                             to_entries)
+        if self.memtable_miss_cpu_s_per_level:
+            search += self.memtable_miss_cpu_s_per_level * mean_uncached_depth(
+                from_entries, to_entries, self.memtable_cache_bytes / entry_bytes)
+        return search
 
 
     def codec_cpu_s(self, codec: str, compressed_bytes: float,
@@ -186,6 +224,7 @@ class MachineProfile:
 COST_FIELDS = {"write_ns_per_op": ("write_cpu_s_per_op", NS),
                "write_ns_per_byte": ("write_cpu_s_per_byte", NS),
                "memtable_insert_ns_per_level": ("memtable_insert_cpu_s_per_level", NS),
+               "memtable_miss_ns_per_level": ("memtable_miss_cpu_s_per_level", NS),
                "flush_ns_per_byte": ("flush_cpu_s_per_byte", NS),
                "compaction_ns_per_byte": ("compaction_cpu_s_per_byte", NS),
                "page_cache_GiB": ("page_cache_bytes", float(1 << 30)),
@@ -211,7 +250,7 @@ NOT_CPU_COSTS = ("page_cache_GiB",)
 FITTED_BY_DEFAULT = ("write_ns_per_op",)
 # Costs a profile file may leave out (MachineProfile's default), so older files stay valid.
 CODEC_COSTS = tuple(name for name in COST_FIELDS if name.endswith("compress_ns_per_byte"))
-_OPTIONAL_COSTS = ("flush_ns_per_entry", "compaction_ns_per_entry",
+_OPTIONAL_COSTS = ("memtable_miss_ns_per_level", "flush_ns_per_entry", "compaction_ns_per_entry",
                    "compaction_merge_ns_per_entry_per_log2_run", "io_request_ns",
                    "unlink_ns_per_byte", *READ_COSTS, *CODEC_COSTS)
 # Linux settings and scheduler figures a profile may give (else the defaults above), as the
@@ -224,7 +263,8 @@ KERNEL_FIELDS = {"dirty_background_ratio": ("dirty_background_ratio", 1.0),
                  "wakeups_per_dirty_mib": ("wakeups_per_dirty_mib", 1.0),
                  "core_sharing_slope": ("core_sharing_slope", 1.0),
                  "run_queue_idle_share": ("run_queue_idle_share", 1.0),
-                 "timer_slack_us": ("timer_slack_s", 1e-6)}
+                 "timer_slack_us": ("timer_slack_s", 1e-6),
+                 "memtable_cache_MiB": ("memtable_cache_bytes", float(1 << 20))}
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
@@ -242,7 +282,7 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            "wakeups_per_dirty_mib": Range(0.0, 1e6), "core_sharing_slope": Range(0.0, 10.0),
            # A share of the cores' time: 1 would leave no core to run on.
            "run_queue_idle_share": Range(0.0, 1.0, high_open=True),
-           "timer_slack_us": Range(0.0, 1e6)}
+           "timer_slack_us": Range(0.0, 1e6), "memtable_cache_MiB": Range(0.0, 2.0 ** 30)}
 # At most this many multipliers in `job_cpu_spread` or `put_time_spread`, each within this
 # range.
 MAX_SPREAD_POINTS = 1000
@@ -274,6 +314,12 @@ def load_machine(name_or_path: str) -> MachineProfile:
     if not put_ns >= MIN_PUT_NS:
         raise DataFileError(f"{path}: fields {' + '.join(PUT_COSTS)} = {put_ns:g} ns: a put "
                             f"must cost at least {MIN_PUT_NS:g} ns of CPU")
+    if data.get("memtable_miss_ns_per_level", 0.0) > 0.0 and not data.get(
+            "memtable_cache_MiB", 0.0) > 0.0:
+        raise DataFileError(f"{path}: field memtable_miss_ns_per_level = "
+                            f"{data['memtable_miss_ns_per_level']:g} needs memtable_cache_MiB "
+                            f"> 0 (the cache whose misses it costs), got "
+                            f"{data.get('memtable_cache_MiB', 'none')}")
     costs = {key: data[key] for key in COST_FIELDS if key in data}
     settings: dict[str, Any] = {field: data[key] * unit
                                 for key, (field, unit) in KERNEL_FIELDS.items() if key in data}

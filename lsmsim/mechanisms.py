@@ -91,6 +91,11 @@ class Mechanisms:
     # one by one (skiplist height, WAL page faults, preemption: `lsmsim.put_time_spread`).
     # Latency percentiles only. Off: every undelayed put takes the mean.
     put_time_spread: bool = True
+    # A put's (and a Get's) skiplist search costs `memtable_miss_ns_per_level` more for each
+    # level it descends below what the CPU's last-level cache holds of the memtable
+    # (`lsmsim.machine.mean_uncached_depth`), so larger memtables slow the writer more than
+    # log2 of their entries says. Off: every level costs `memtable_insert_ns_per_level`.
+    memtable_cache_misses: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

@@ -305,8 +305,8 @@ class ReadPath:
             rows_cov.append(np.ones(groups))
             rows_found.append(self._memtable_found(memtable, distribution, position > 0,
                                                    step_ops))
-            depth = math.log2(memtable.ops + 2.0)
-            rows_cpu_probe.append(machine.memtable_insert_cpu_s_per_level * depth)
+            rows_cpu_probe.append(machine.skiplist_search_cpu_s(self.entry.memtable_bytes,
+                                                                memtable.ops, memtable.ops))
             is_sst.append(False)
             on_device.append(False)
             rows_once.append(distribution.written_once([(memtable.first_op, memtable.ops)],

@@ -125,7 +125,7 @@ def test_machine_costs_must_be_finite_and_a_put_must_cost_a_nanosecond(tmp_path,
 def test_a_put_costing_only_its_bytes_is_enough(tmp_path):
     path = tmp_path / "m.toml"
     path.write_text(MACHINE.format(op=0, byte=2, level=0))
-    assert load_machine(str(path)).write_cpu_s(1000, 0) == pytest.approx(2e-6)
+    assert load_machine(str(path)).write_cpu_s(1000, 1000, 0) == pytest.approx(2e-6)
 
 
 @pytest.mark.parametrize("loader", [load_device, load_machine])

@@ -39,7 +39,9 @@ JOBS = (1, 2, 3, 4, 6, 8, 12)
 # name -> (memtable MiB, background rate limit MiB/s, bytes_per_sync MiB); 0 = none.
 CONFIGS = {"wb16": (16, 0, 0), "wb64": (64, 0, 0), "wb16_rl40": (16, 40, 0),
            # Page-cache writeback: 1 MiB range syncs (issue 13, item 2).
-           "wb16_bps1": (16, 0, 1), "wb64_bps1": (64, 0, 1)}
+           "wb16_bps1": (16, 0, 1), "wb64_bps1": (64, 0, 1),
+           # Memtables past the CPU cache (`memtable_cache_misses`).
+           "wb256": (256, 0, 0)}
 BASE_FLAGS = ("--benchmarks=fillrandom", "--num=100000000", "--key_size=16",
               "--value_size=1000", "--compression_type=none", "--stats_interval_seconds=10",
               "--seed=42")
