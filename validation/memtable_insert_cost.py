@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import nnls
 
+from lsmsim.data_file import DataFileError
 from lsmsim.entry_format import EntryFormat
 from lsmsim.machine import load_machine, mean_skiplist_depth, mean_uncached_depth
 
@@ -201,9 +202,22 @@ def main() -> None:
     parser.add_argument("--machine", default=PROFILE,
                         help=f"profile whose units the costs are given in (default {PROFILE})")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error(f"--repeats must be at least 1, got {args.repeats}")
+    try:
+        load_machine(args.machine)
+    except DataFileError as error:  # an unknown name or a malformed profile, in one line
+        parser.error(f"--machine: {error}")
     if args.capture is not None:
+        if shutil.which("db_bench") is None:
+            parser.error("--capture runs db_bench, which is not installed (Debian package "
+                         "rocksdb-tools)")
         capture(args.capture, args.repeats)
         args.folder = args.capture
+    missing = [name for name in ("memtable_fill.csv", "machine.json")
+               if not (args.folder / name).is_file()]
+    if missing:
+        parser.error(f"{args.folder}: no {' or '.join(missing)} (a folder --capture wrote)")
     fit(args.folder, args.machine)
 
 
