@@ -62,8 +62,8 @@ def mean_uncached_depth(from_entries: float, to_entries: float, cached_entries: 
     a, b = from_entries + 2.0, to_entries + 2.0
     if cached_entries <= 0.0 or b <= cached_entries:
         return 0.0
-    if b - a < 1.0:
-        return max(0.0, math.log2(a / cached_entries))
+    if b - a < 1.0:  # log2 of each, not of the ratio: a tiny cache would overflow it
+        return max(0.0, math.log2(a) - math.log2(cached_entries))
     low = max(a, cached_entries)
     # The integral of log2(x / cached) from `low` to b, as `mean_skiplist_depth` integrates.
     uncached = ((b * math.log2(b) - low * math.log2(low)) - (b - low) / math.log(2.0)

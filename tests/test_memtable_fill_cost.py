@@ -80,6 +80,15 @@ def test_a_memtable_within_the_cache_or_no_cache_misses_nothing():
     assert mean_uncached_depth(1e6, 1e6 + 0.5, 1e5) == pytest.approx(math.log2((1e6 + 2) / 1e5))
 
 
+def test_a_cache_of_a_few_bytes_costs_every_level_and_stays_finite():
+    """The fuzz test's profile with memtable_cache_MiB = 2.2e-313 (a cache of 2e-310
+    entries) overflowed log2 of the entries over the cache to infinity."""
+    cached = 2.2250738585e-313 * (1 << 20) / ENTRY.memtable_bytes
+    for start, end in ((0.0, 0.0), (5.0, 5.5), (0.0, 1e6)):
+        depth = mean_uncached_depth(start, end, cached)
+        assert math.isfinite(depth) and depth > 1000
+
+
 def test_the_profiles_search_costs_are_the_captured_fillrandom_minus_fillseq():
     """local-2core's three figures are what validation/memtable_insert_cost.py fits to the
     db_bench runs shipped beside it, and they follow those runs: the search per put of a
