@@ -218,7 +218,11 @@ def main() -> None:
                if not (args.folder / name).is_file()]
     if missing:
         parser.error(f"{args.folder}: no {' or '.join(missing)} (a folder --capture wrote)")
-    fit(args.folder, args.machine)
+    try:
+        fit(args.folder, args.machine)
+    except (KeyError, ValueError, TypeError) as error:  # a column or size missing, a bad cell
+        parser.error(f"{args.folder}: memtable_fill.csv or machine.json is not as --capture "
+                     f"writes it ({type(error).__name__}: {error})")
 
 
 if __name__ == "__main__":
