@@ -133,3 +133,14 @@ def test_a_miss_cost_without_a_cache_is_refused(tmp_path):
                        'compaction_ns_per_byte = 1\npage_cache_GiB = 1\n')
     with pytest.raises(DataFileError, match="memtable_miss_ns_per_level.*memtable_cache_MiB"):
         load_machine(str(profile))
+
+
+def test_the_writer_between_stalls_counts_only_seconds_without_stalled_writes():
+    """validation/writer_between_stalls.py: the median puts/s over the unstalled seconds."""
+    from lsmsim.trace import Trace
+    script = validation_script("writer_between_stalls")
+    series = {"ops_per_s": np.array([100.0, 5.0, 120.0, 7.0, 110.0]),
+              "stopped_s": np.array([0.0, 1.0, 0.0, 0.0, 0.0]),
+              "delayed_s": np.array([0.0, 0.0, 0.0, 0.4, 0.0])}
+    trace = Trace(config={}, summary={}, timeseries=series, events=[], stall_episodes=[])
+    assert script.unstalled_rate(trace) == (110.0, 3)
