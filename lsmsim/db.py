@@ -10,7 +10,6 @@ MaybeScheduleFlushOrCompaction (db/db_impl/db_impl_compaction_flush.cc).
 
 from __future__ import annotations
 
-
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any

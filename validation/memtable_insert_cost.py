@@ -2,7 +2,7 @@
 level beyond the CPU cache (`memtable_miss_ns_per_level`, `memtable_cache_MiB`), measured
 from real db_bench runs on this machine: capture, then fit.
 
-    python validation/memtable_insert_cost.py --capture validation/traces/local-2core-memtable-insert
+    python validation/memtable_insert_cost.py --capture DIR --machine PROFILE
     python validation/memtable_insert_cost.py validation/traces/local-2core-memtable-insert
 
 A put into RocksDB's memtable searches the skiplist for its splice from the top level down

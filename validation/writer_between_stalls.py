@@ -2,7 +2,7 @@
 second over the seconds with no stopped or delayed writes. Run on demand:
 
     python validation/writer_between_stalls.py validation/traces/local-2core-jobs/j[1-4]_wb*_r[23]
-    python validation/writer_between_stalls.py RUN... --machine local-2core --without memtable_cache_misses
+    python validation/writer_between_stalls.py RUN... --without memtable_cache_misses
 
 In those seconds the client's own CPU per put sets the rate (WAL, memtable insert, the
 skiplist search: `lsmsim.machine.MachineProfile.write_cpu_s`), beside whatever background
