@@ -45,7 +45,12 @@ def mean_skiplist_depth(from_entries: float, to_entries: float) -> float:
     a, b = from_entries + 2.0, to_entries + 2.0
     if b - a < 1.0:
         return math.log2(a)
-    return ((b * math.log2(b) - a * math.log2(a)) - (b - a) / math.log(2.0)) / (b - a)
+    return _log2_integral(a, b) / (b - a)
+
+
+def _log2_integral(low: float, high: float) -> float:
+    """The integral of log2 x from `low` to `high`: [x log2 x - x / ln 2]."""
+    return (high * math.log2(high) - low * math.log2(low)) - (high - low) / math.log(2.0)
 
 
 def mean_uncached_depth(from_entries: float, to_entries: float, cached_entries: float) -> float:
@@ -65,9 +70,8 @@ def mean_uncached_depth(from_entries: float, to_entries: float, cached_entries: 
     if b - a < 1.0:  # log2 of each, not of the ratio: a tiny cache would overflow it
         return max(0.0, math.log2(a) - math.log2(cached_entries))
     low = max(a, cached_entries)
-    # The integral of log2(x / cached) from `low` to b, as `mean_skiplist_depth` integrates.
-    uncached = ((b * math.log2(b) - low * math.log2(low)) - (b - low) / math.log(2.0)
-                - math.log2(cached_entries) * (b - low))
+    # The integral of log2(x / cached) from `low` to b.
+    uncached = _log2_integral(low, b) - math.log2(cached_entries) * (b - low)
     return uncached / (b - a)
 
 

@@ -53,8 +53,8 @@ from lsmsim.machine import load_machine, mean_skiplist_depth, mean_uncached_dept
 SIZES_MIB = (8, 16, 32, 64, 128, 256, 512)
 BENCHMARKS = ("fillrandom", "fillseq")
 KEY_BYTES, VALUE_BYTES = 16, 1000
-# Arena bytes per put, as the simulator counts them.
-ENTRY_BYTES = EntryFormat(KEY_BYTES, VALUE_BYTES).memtable_bytes
+ENTRY = EntryFormat(KEY_BYTES, VALUE_BYTES)
+ENTRY_BYTES = ENTRY.memtable_bytes  # arena bytes per put, as the simulator counts them
 DEFAULT_FOLDER = Path(__file__).parent / "traces" / "local-2core-memtable-insert"
 PROFILE = "local-2core"
 # A run during which the hypervisor stole more of the CPU time than this is taken again.
@@ -165,8 +165,7 @@ def fit(folder: Path, profile: str = PROFILE) -> dict[str, float]:
     sizes = sorted(size for benchmark, size in least if benchmark == "fillrandom")
     measured = np.array([least[("fillrandom", s)] - least[("fillseq", s)] for s in sizes])
     reference = load_machine(profile)
-    entry = EntryFormat(KEY_BYTES, VALUE_BYTES)
-    seq_put_ns = reference.write_cpu_s(entry.batch_bytes, entry.memtable_bytes, 0.0,
+    seq_put_ns = reference.write_cpu_s(ENTRY.batch_bytes, ENTRY_BYTES, 0.0,
                                        splice_hit=True) * 1e9
     host = float(np.median([least[("fillseq", s)] for s in sizes])) / seq_put_ns
     cache_mib = float(machine["last_level_cache_MiB"])
