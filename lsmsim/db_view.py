@@ -164,6 +164,12 @@ class DBView:
         return self._db.write_controller.needs_delay()
 
     @property
+    def stall_raises_io_priority(self) -> bool:
+        """Whether flushes and compactions charge the rate limiter at IO_USER while writes
+        are stopped or delayed (RocksDB 7.3 on: `Mechanisms.stall_io_priority`)."""
+        return self._db.mechanisms.stall_io_priority
+
+    @property
     def compaction_speedup_needed(self) -> bool:
         """WriteController::NeedSpeedupCompaction: stopped, delayed or under compaction
         pressure."""

@@ -96,6 +96,12 @@ class Mechanisms:
     # (`lsmsim.machine.mean_uncached_depth`), so larger memtables slow the writer more than
     # log2 of their entries says. Off: every level costs `memtable_insert_ns_per_level`.
     memtable_cache_misses: bool = True
+    # While writes are stopped or delayed, flushes and compactions charge the rate limiter
+    # at IO_USER, above every other request (FlushJob::GetRateLimiterPriorityForWrite,
+    # CompactionJob::GetRateLimiterPriority; RocksDB 7.3). Off, as in older releases:
+    # flushes always at IO_HIGH, compactions always at IO_LOW, so a flush keeps its
+    # precedence over compactions in the limiter during a stall.
+    stall_io_priority: bool = True
 
     @classmethod
     def names(cls) -> list[str]:
@@ -121,7 +127,7 @@ class Mechanisms:
 
 # The RocksDB release that brought each RocksDB mechanism (HISTORY.md): a run of an older
 # release has it off.
-INTRODUCED_IN = {"subcompaction_key_anchors": (7, 6)}
+INTRODUCED_IN = {"subcompaction_key_anchors": (7, 6), "stall_io_priority": (7, 3)}
 
 
 def release(version: str | None) -> tuple[int, ...]:

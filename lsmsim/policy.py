@@ -165,8 +165,9 @@ class Policy:
 
     def io_priority(self, view: "DBView", job: "BackgroundJob") -> str:
         """The rate-limiter priority of a job's writes (DBImpl::BackgroundFlush/Compaction):
-        flush IO_HIGH, compaction IO_LOW, both IO_USER while writes are stopped or delayed."""
-        if view.writes_stopped or view.writes_delayed:
+        flush IO_HIGH, compaction IO_LOW, both IO_USER while writes are stopped or delayed
+        (RocksDB 7.3 on; before, never: `Mechanisms.stall_io_priority`)."""
+        if view.stall_raises_io_priority and (view.writes_stopped or view.writes_delayed):
             return IO_USER
         return IO_HIGH if job.kind == "flush" else IO_LOW
 

@@ -62,14 +62,16 @@ class FakeDevice:
 
 def open_db(options: dict | None = None, device: "str | FakeDevice" = "nvme",
             machine: str = "server", workload: str = "fillrandom", policy: str = "rocksdb",
-            start_s: float = 0.0, **workload_fields):
+            start_s: float = 0.0, without: tuple[str, ...] = (), **workload_fields):
     """A DB on a fresh SimPy environment whose clock starts at `start_s`, for tests that
-    inspect state while it runs; `device` a preset's name or a device object."""
+    inspect state while it runs; `device` a preset's name or a device object; `without` the
+    mechanisms switched off."""
     import simpy
 
     from lsmsim.device_models import load_device
     from lsmsim.db import DB
     from lsmsim.machine import load_machine
+    from lsmsim.mechanisms import Mechanisms
     from lsmsim.options import LsmOptions
     from lsmsim.workload import make_workload
     from lsmsim.policies import make_policy
@@ -78,7 +80,8 @@ def open_db(options: dict | None = None, device: "str | FakeDevice" = "nvme",
     fields = {"num_keys": 2_000_000, **workload_fields}
     db = DB(env, LsmOptions.from_mapping({**SMALL, **(options or {})}), load_machine(machine),
             load_device(device) if isinstance(device, str) else device,
-            make_workload(workload, **fields), make_policy(policy), key_buckets=512)
+            make_workload(workload, **fields), make_policy(policy), key_buckets=512,
+            mechanisms=Mechanisms.without(without))
     return env, db
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from lsmsim.sweeps.compare import Cell, run_cells
 from lsmsim.data_file import DataFileError
+from lsmsim.mechanisms import absent_in_version
 from lsmsim.named_data import NamedData
 from lsmsim.sweeps.paper_scale import PaperScale, Scale
 from lsmsim.scenarios import experiments as experiments_package
@@ -50,6 +51,9 @@ class Run:
     seed: int = 0
     series: tuple[str, ...] = ()
     page_cache_GiB: float | None = None  # the machine's page cache; None: its profile's
+    # The RocksDB release the paper's authors ran this scheme on: mechanisms it did not have
+    # yet are off (`lsmsim.mechanisms.absent_in_version`); None: the release modelled.
+    rocksdb_version: str | None = None
 
     def spec(self, duration_scale: float, seed: int | None = None) -> tuple[Any, ...]:
         """The `compare.run_cell` arguments of this run (with `seed` instead of its own)."""
@@ -62,6 +66,8 @@ class Run:
         kwargs = {"options": dict(self.options), "machine": machine,
                   "seed": self.seed if seed is None else seed,
                   **self.workload_fields}
+        if absent_in_version(self.rocksdb_version):
+            kwargs["without"] = absent_in_version(self.rocksdb_version)
         return (self.policy, self.device, self.workload, self.duration_s * duration_scale,
                 kwargs, self.series)
 

@@ -8,7 +8,8 @@ limited to 8 GB", taken as the page cache; `SCALES`): the default scale had the 
 96 GiB, which the paper does not have, for the same data and no less CPU. Fig. 10's
 workloads "cover a wide range of get operation ratios from 5% to 95%": beside the
 A-variant's 50%, each store also runs the two ends on NVMe (`GET_PERCENTS`, labels `-g5`
-and `-g95`), which Fig. 10's claims read.
+and `-g95`), which Fig. 10's claims read. Every store runs as RocksDB 6.9, CruiseDB's base
+release (`CRUISEDB_BASE_RELEASE`).
 
 Tail throughput is the paper's: the 1st percentile of per-second client operations
 (inserts and gets) over the A-variant's seconds, not the summary's (puts only, load
@@ -44,6 +45,10 @@ SCALES = PaperScale(
     default=Scale(700.0, load_pairs=LOAD_PAIRS, page_cache_GiB=OS_MEMORY_GiB),
     paper=Scale(700.0, load_pairs=LOAD_PAIRS, page_cache_GiB=OS_MEMORY_GiB, paper=True))
 BUFFER = {"max_write_buffer_number": 12}
+# CruiseDB's code is RocksDB 6.9.0 with its changes (cds-ruc/CruiseDB), and its RDB and AT-RDB
+# are that release: flushes keep IO_HIGH and compactions IO_LOW in the rate limiter even in a
+# stall (IO_USER came in 6.25, the escalation to it in 7.3: HISTORY.md).
+CRUISEDB_BASE_RELEASE = "6.9.0"
 DEVICES = ("nvme", "sata-ssd")
 STORES = (("rocksdb", "RocksDB"), ("rocksdb-at", "AT-RocksDB"), ("cruisedb", "CruiseDB"))
 GAINS = ((0.2, 0.2), (0.9, 0.2), (0.2, 0.9), (0.9, 0.9))  # Fig. 15, beside the default 0.5/0.4
@@ -55,7 +60,7 @@ STOPS = ("CruiseDB's writes stop or slow down in more than 1% of the A-variant's
          "(L0 on the RAM disk reaching its stall triggers, or, with tree=paper, all 12 "
          "memtables full); a stopped second has no gets either (closed-loop clients)")
 
-# Why the simulated AT-RocksDB stops where RocksDB does not: the limiter is RocksDB's own
+# Why the simulated AT-RocksDB stops more than RocksDB: the limiter is RocksDB's own
 # (lsmsim/rate_limiter.py), but TuneLocked sets the limit to its floor, max/20, after any
 # 100 refill periods without a drain. The AT baseline keeps rocksdb-at's default maximum
 # (the device's peak write) and delayed_write_rate (16 MiB/s). [THIRD-PARTY] A fork of the
@@ -63,16 +68,15 @@ STOPS = ("CruiseDB's writes stop or slow down in more than 1% of the A-variant's
 # with a 400 MiB/s maximum (100 ms refills, fairness 10, kWritesOnly, auto-tuned) and sets
 # no delayed_write_rate, which SanitizeOptions then makes the limiter's 200 MiB/s. Neither
 # lifts AT-RocksDB's tail here (5/50/95% gets, NVMe): 400 MiB/s 0/0/139,546 ops/s, with the
-# 200 MiB/s delayed rate 0/0/167,576, vs RocksDB 3,589/8,018/208,089; nor do RocksDB 6.x's
-# priorities (CruiseDB's base: flush IO_HIGH and compaction IO_LOW even in a stall):
-# 2,297/4,466/76,369.
+# 200 MiB/s delayed rate 0/0/167,576, vs RocksDB 3,589/8,018/208,089 (with RocksDB 7.x's
+# IO_USER in a stall; the runs here are CruiseDB's base release, 6.9).
 AT_FLOOR = ("GenericRateLimiter::TuneLocked drops the limit to max/20 (135 MB/s) after any "
             "10 s without a drain: the first 10 s (it starts at max/2, half the NVMe's peak "
             "write, more than the CPU-bound flush and compaction write) and later 10 s with one "
-            "compaction alone under the limit; it climbs back 5% per 10 s, and meanwhile "
-            "flushes share it equally with compactions (both IO_USER while writes are delayed "
-            "or stopped, RocksDB 7.x), so all 12 memtables fill and writes stop (the zero "
-            "seconds are memtable stops; RocksDB has none)")
+            "compaction alone under the limit; it climbs back 5% per 10 s, and meanwhile the "
+            "limited flushes (IO_HIGH before compactions' IO_LOW, as in CruiseDB's base RocksDB "
+            "6.9) fall behind the clients' inserts: AT-RocksDB's writes stop on full memtables "
+            "for longer than RocksDB's at every get ratio")
 
 
 
@@ -275,7 +279,8 @@ def build(scale: Scale) -> Experiment:
     def run(label: str, device: str, policy: str) -> Run:
         return Run(label, "cruisedb_a", device=device, policy=policy, duration_s=scale.duration_s,
                    options=BUFFER, workload_fields={**FIELDS, "num_keys": scale.load_pairs},
-                   series=SERIES, page_cache_GiB=scale.page_cache_GiB)
+                   series=SERIES, page_cache_GiB=scale.page_cache_GiB,
+                   rocksdb_version=CRUISEDB_BASE_RELEASE)
 
     runs = (*(run(f"{device}-{policy}", device, policy)
               for device in DEVICES for policy, _ in STORES),

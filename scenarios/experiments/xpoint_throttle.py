@@ -2,7 +2,10 @@
 RocksDB's under the periodic write-burst workload (1:1 reads:writes with a 1:9 burst 25 s
 every minute) on the Optane 900P (`_xpoint_setup.DEVICE`), 600 simulated s over 5 million
 keys (a short fill first, with the paper's memory-to-data ratio). Throughput
-counts gets and puts after the fill. `--paper-scale` fills the paper's ~100 GB with 8 GB of
+counts gets and puts after the fill. The two-stage run throttles in two stages and does
+nothing else: "To evaluate the effect of our proposed two-stage throttling method, we
+benchmark RocksDB using a workload with READ/WRITE ratio being 1:1" (§V-A); the dynamic
+Level-0 management is §V-B's own method, evaluated apart (`two-stage:dynamic_l0=false`). `--paper-scale` fills the paper's ~100 GB with 8 GB of
 memory and runs the bursts for the paper's 300 s after the fill (`_xpoint_setup.SCALES`: five
 cycles of the minute, `paper_scale.mix_ending`). Equation 2 is checked where the paper
 checks it, against Fig. 5's runs (xpoint_insert_ratio)."""
@@ -29,11 +32,12 @@ def _two_stage(keys: int) -> Callable[[Results], Finding]:
 
 def build(scale: Scale) -> Experiment:
     """The experiment with runs at `scale`."""
-    runs = tuple(Run(f"xpoint-{policy}", "write_bursts", device=DEVICE["xpoint"], policy=policy,
+    runs = tuple(Run(f"xpoint-{name}", "write_bursts", device=DEVICE["xpoint"], policy=policy,
                      duration_s=scale.duration_s, page_cache_GiB=scale.page_cache_GiB,
                      workload_fields=mix_ending("write_bursts", {"num_keys": scale.load_pairs},
                                             scale), series=SERIES)
-                 for policy in ("rocksdb", "two-stage"))
+                 for name, policy in (("rocksdb", "rocksdb"),
+                                      ("two-stage", "two-stage:dynamic_l0=false")))
     return Experiment(
         name="xpoint_throttle",
         title="3D XPoint study Fig. 18 analogue: two-stage throttling under write bursts",
@@ -45,8 +49,12 @@ def build(scale: Scale) -> Experiment:
                   "near-stop periods (original: ~9-12 kop/s while throttled)",
                   "near-stops removed", _two_stage(scale.load_pairs),
                   gap=MODEL_GAP,
-                  reason="two-stage slows writes earlier, and the simulated bursts then stay in "
-                         "the first stage's lower rate"),
+                  reason="the simulated RocksDB's throttled burst seconds already run at the "
+                         "delayed write rate, the rate two-stage's first stage holds, so there is "
+                         "no deeper near-stop to remove; holding it lets L0 reach the second "
+                         "stage more often. The paper's ~3 kop/s near-stops come from Eq. 2's "
+                         "full refill per write, which RocksDB's GetDelay does not charge "
+                         "(xpoint_insert_ratio's Eq. 2 claims)"),
         ),
         scales=SCALES, scale=scale,
     )
