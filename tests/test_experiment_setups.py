@@ -61,3 +61,16 @@ def test_adoc_t_and_adoc_b_differ_from_adoc_only_in_the_knob_they_leave_alone():
             assert len({policy.params["rules"] for policy in trio}) == 1
             assert [(p.params["tune_threads"], p.params["tune_batch"]) for p in trio] == [
                 (True, True), (True, False), (False, True)]
+
+
+def test_cruisedb_and_its_baselines_run_as_rocksdb_6_9_its_base_release():
+    runs = load_experiment("cruisedb_tail").runs
+    assert {run.rocksdb_version for run in runs} == {"6.9.0"}
+    assert all("stall_io_priority" in run.spec(1.0)[4]["without"] for run in runs)
+
+
+def test_two_stage_throttling_is_evaluated_alone_as_section_v_a_does():
+    """§V-A evaluates two-stage throttling; §V-B's dynamic Level-0 management is apart."""
+    runs = {run.label: make_policy(run.policy)
+            for run in load_experiment("xpoint_throttle").runs}
+    assert runs["xpoint-two-stage"].params["dynamic_l0"] is False
