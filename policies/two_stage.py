@@ -10,8 +10,10 @@
 - Dynamic L0 management (§V-B): a write-intensive workload (writes above 25 % of
   operations) gets more, smaller L0 files before throttling (slowdown trigger 24), a
   read-intensive one fewer, larger files (6, each 24/6 times the memtable size, so L0's
-  volume is the same). lsmsim's workloads are write-only, so the write-intensive shape is
-  chosen at open (simplified: the paper re-measures the ratio at run time).
+  volume is the same). The write-intensive shape is chosen at open, whatever the workload
+  (simplified: the paper measures the ratio online; `xpoint_insert_ratio` gives each of its
+  mixes its shape through the options instead). `dynamic_l0=false` is two-stage throttling
+  alone, as §V-A evaluates it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from lsmsim.value_range import INT32_MAX
 from lsmsim.storage_device import StorageDevice
 from lsmsim.write_stall import WriteStallCause
 
-WRITE_FRACTION = 1.0   # every lsmsim workload is all writes
+WRITE_FRACTION = 1.0   # the shape chosen at open: write-intensive (see the module docstring)
 
 
 class TwoStageThrottling(Policy):
