@@ -76,3 +76,18 @@ def test_a_cell_is_the_mean_of_its_seeds_which_differ(sweep):
         (runs[0].throughput_ops_per_s + runs[1].throughput_ops_per_s) / 2)
     assert cell.stall_s["MT"] == pytest.approx((runs[0].stall_s["MT"] + runs[1].stall_s["MT"]) / 2)
     assert (cell.device, cell.jobs) == ("sata-ssd", 4)
+
+
+def test_wall_over_cpu_sums_the_compactions_that_time_both():
+    """validation/job_wall_over_cpu.py: summed wall over summed CPU, flushes and untimed
+    compactions left out; a run without any says so."""
+    script = validation_script("job_wall_over_cpu")
+    events = [{"event": "compaction_finished", "compaction_time_micros": 3_000_000,
+               "compaction_time_cpu_micros": 1_000_000},
+              {"event": "compaction_finished", "compaction_time_micros": 1_000_000,
+               "compaction_time_cpu_micros": 1_000_000},
+              {"event": "compaction_finished", "compaction_time_micros": 0},
+              {"event": "flush_finished", "compaction_time_micros": 9_000_000}]
+    assert script.compaction_times(events) == (2, 4.0, 2.0)
+    assert "wall/CPU 2.000, CPU  1.000 s each" in script.describe(2, 4.0, 2.0)
+    assert script.describe(0, 0.0, 0.0) == "no timed compactions"

@@ -5,10 +5,11 @@ keys (a short fill first, with the paper's memory-to-data ratio). Throughput
 counts gets and puts after the fill. The two-stage run throttles in two stages and does
 nothing else: "To evaluate the effect of our proposed two-stage throttling method, we
 benchmark RocksDB using a workload with READ/WRITE ratio being 1:1" (§V-A); the dynamic
-Level-0 management is §V-B's own method, evaluated apart (`two-stage:dynamic_l0=false`). `--paper-scale` fills the paper's ~100 GB with 8 GB of
-memory and runs the bursts for the paper's 300 s after the fill (`_xpoint_setup.SCALES`: five
-cycles of the minute, `paper_scale.mix_ending`). Equation 2 is checked where the paper
-checks it, against Fig. 5's runs (xpoint_insert_ratio)."""
+Level-0 management is §V-B's own method, evaluated apart (`two-stage:dynamic_l0=false`).
+`--paper-scale` fills the paper's ~100 GB with 8 GB of memory and runs the bursts for the
+paper's 300 s after the fill (`_xpoint_setup.SCALES`: five cycles of the minute,
+`paper_scale.mix_ending`). Equation 2 is checked where the paper checks it, against Fig. 5's
+runs (xpoint_insert_ratio)."""
 
 from typing import Callable
 
