@@ -66,12 +66,6 @@ def build(scale: Scale) -> Experiment:
                         gap=MODEL_GAP,
                         reason="ADOC's larger batches raise L0 file sizes; the simulated L0 "
                                "slowdown then stays as long"),
-            ratio_claim("ADOC", "§1, §6.2", "SILK uses more main memory than ADOC (22.2% more "
-                        "on average)", "peak_memtable_MiB", "nvme-silk-o", "nvme-adoc",
-                        paper_ratio=1.222,
-                        gap=MODEL_GAP,
-                        reason="ADOC grows write_buffer_size under stalls, so its simulated "
-                               "memtable peak can exceed SILK-O's fixed buffers"),
         )),
         scales=SCALES, scale=scale,
     )
