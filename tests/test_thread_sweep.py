@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +92,18 @@ def test_wall_over_cpu_sums_the_compactions_that_time_both():
     assert script.compaction_times(events) == (2, 4.0, 2.0)
     assert "wall/CPU 2.000, CPU  1.000 s each" in script.describe(2, 4.0, 2.0)
     assert script.describe(0, 0.0, 0.0) == "no timed compactions"
+
+
+@pytest.mark.parametrize("flag", [["--machine", "nosuch"], ["--device", "nosuch"],
+                                  ["--without", "nosuch"]])
+def test_wall_over_cpu_names_a_bad_flag_in_one_line(flag, monkeypatch, capsys):
+    """An unknown machine, device or mechanism is a one-line usage error before any run."""
+    script = validation_script("job_wall_over_cpu")
+    run = str(Path(__file__).resolve().parents[1] / "validation" / "traces" / "local-2core-jobs"
+              / "j1_wb16_r3")
+    monkeypatch.setattr(sys, "argv", ["job_wall_over_cpu.py", run, *flag])
+    with pytest.raises(SystemExit) as stop:
+        script.main()
+    assert stop.value.code == 2
+    message = capsys.readouterr().err.strip().splitlines()[-1]
+    assert message.startswith("job_wall_over_cpu.py: error: unknown") and "nosuch" in message

@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Iterable
 
 from lsmsim.fidelity.trace_validation import check_run_folders, run_devices, run_setup
+from lsmsim.data_file import DataFileError
+from lsmsim.machine import load_machine
+from lsmsim.mechanisms import MechanismError, Mechanisms
 from lsmsim.traces.run_files import TraceError
 
 
@@ -56,7 +59,9 @@ def main() -> None:
     try:
         folders = check_run_folders(args.runs)
         devices = run_devices(folders, args.device, args.device_dir)
-    except TraceError as error:
+        load_machine(args.machine)
+        Mechanisms.without(args.without)
+    except (TraceError, DataFileError, MechanismError) as error:
         parser.error(str(error))
     for folder, device in zip(folders, devices):
         real, setup = run_setup(folder, None)

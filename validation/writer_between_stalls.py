@@ -22,6 +22,10 @@ import numpy as np
 
 from lsmsim.fidelity.trace_validation import check_run_folders, run_setup
 from lsmsim.trace import Trace
+from lsmsim.data_file import DataFileError
+from lsmsim.device_models import load_device
+from lsmsim.machine import load_machine
+from lsmsim.mechanisms import MechanismError, Mechanisms
 from lsmsim.traces.run_files import TraceError
 
 MIN_SECONDS = 4
@@ -44,7 +48,10 @@ def main() -> None:
     args = parser.parse_args()
     try:
         folders = check_run_folders(args.runs)
-    except TraceError as error:
+        load_device(args.device)
+        load_machine(args.machine)
+        Mechanisms.without(args.without)
+    except (TraceError, DataFileError, MechanismError) as error:
         parser.error(str(error))
     errors = []
     for folder in folders:
