@@ -135,6 +135,7 @@ import csv
 from pathlib import Path
 
 import lsmsim
+from lsmsim.cli.arguments import positive_int, positive_number
 from lsmsim.options import DB_BENCH_DEFAULTS
 from lsmsim.scenarios.experiments._adoc_setup import NUM_KEYS
 from lsmsim.fidelity.trace_validation import fitted_device
@@ -326,18 +327,22 @@ def section6_table(devices: list[str], duration_s: float, adoc: str = "adoc",
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=3600.0)
+    parser.add_argument("--duration", type=positive_number, default=3600.0)
     parser.add_argument("--devices", default=",".join(DEVICES))
     parser.add_argument("--presets", action="store_true",
                         help="run every device on its preset, not the fitted files")
     parser.add_argument("--no-tuner", action="store_true", help="default RocksDB only")
-    parser.add_argument("--num-keys", type=int, default=AUTHORS_NUM_KEYS,
+    parser.add_argument("--num-keys", type=positive_int, default=AUTHORS_NUM_KEYS,
                         help="db_bench --num, the key space (default: the authors')")
     parser.add_argument("--section6", action="store_true",
                         help="compare with the paper's own §6 runs (2 jobs, 3 repeats)")
     parser.add_argument("--adoc", default="adoc",
                         help="the lsmsim policy spec that stands for ADOC (default adoc)")
     args = parser.parse_args()
+    unknown = [d for d in args.devices.split(",") if d not in DEVICES]
+    if unknown:
+        parser.error(f"--devices: unknown {', '.join(map(repr, unknown))}; valid: "
+                     f"{', '.join(DEVICES)}")
     if args.section6:
         print(section6_table(args.devices.split(","), args.duration, args.adoc,
                              device_dir=None if args.presets else DEVICE_DIR))

@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from lsmsim.cli.arguments import positive_int
-from lsmsim.mechanisms import release
+from lsmsim.mechanisms import MechanismError, Mechanisms, release
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.sweeps.reproduce import trend_direction_holds
 from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
@@ -202,9 +202,20 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     devices = args.devices.split(",")
-    jobs = [int(j) for j in args.jobs.split(",")]
-    if 2 not in jobs or 4 not in jobs:
-        parser.error("--jobs must include 2 and 4 (the first check compares them)")
+    unknown = [d for d in devices if d not in DEVICES]
+    if unknown:
+        parser.error(f"--devices: unknown {', '.join(map(repr, unknown))}; the sweep's "
+                     f"devices are {', '.join(DEVICES)}")
+    try:
+        jobs = [int(j) for j in args.jobs.split(",")]
+        Mechanisms.without(args.without)
+    except MechanismError as error:
+        parser.error(str(error))
+    except ValueError:
+        parser.error(f"--jobs {args.jobs!r}: expected job counts such as 2,4,8")
+    if 2 not in jobs or 4 not in jobs or min(jobs) < 1:
+        parser.error("--jobs must include 2 and 4 (the first check compares them), "
+                     "each at least 1")
 
     def device_file(name: str) -> str:
         fitted = args.device_dir / f"{name}.toml" if args.device_dir else None
