@@ -42,6 +42,9 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from lsmsim.cli.arguments import name_list, positive_number
+from lsmsim.policies import make_policy
+from lsmsim.policy import PolicyError
 
 from baseline_stalls import SECTION6_JOBS, run_authors_setup
 
@@ -126,10 +129,16 @@ def table(adoc: str, duration_s: float, devices: list[str]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--adoc", default="adoc:rules=measured")
-    parser.add_argument("--duration", type=float, default=3600.0)
-    parser.add_argument("--devices", default=",".join(RUNS))
+    parser.add_argument("--duration", type=positive_number, default=3600.0)
+    parser.add_argument("--devices", type=name_list(RUNS), default=",".join(RUNS))
     args = parser.parse_args()
-    print(table(args.adoc, args.duration, args.devices.split(",")))
+    if args.duration < 1:  # the knobs are compared a second at a time
+        parser.error(f"argument --duration: must be at least 1 s, got {args.duration:g}")
+    try:
+        make_policy(args.adoc)
+    except PolicyError as error:
+        parser.error(str(error))
+    print(table(args.adoc, args.duration, args.devices))
 
 
 if __name__ == "__main__":

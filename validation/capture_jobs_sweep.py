@@ -32,8 +32,11 @@ import shutil
 import time
 from pathlib import Path
 
+from lsmsim.cli.arguments import (count_list, name_list, path_argument, positive_int,
+                                  positive_number)
+from lsmsim.output_path import OutputPathError, output_folder
 from lsmsim.traces.thread_schedstat import group_totals
-from lsmsim.traces.trace_capture import capture
+from lsmsim.traces.trace_capture import CaptureError, capture, find_db_bench
 
 JOBS = (1, 2, 3, 4, 6, 8, 12)
 # name -> (memtable MiB, background rate limit MiB/s, bytes_per_sync MiB); 0 = none.
@@ -84,12 +87,22 @@ def wait_until_quiet(min_idle: float, wait_s: float) -> float:
 
 def add_quiet_machine_flags(parser: argparse.ArgumentParser) -> None:
     """The flags of `capture_runs`' quiet-machine rule, shared by every capture script."""
-    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--seconds", type=positive_number, default=30.0)
     parser.add_argument("--min-idle", type=float, default=0.95)
     parser.add_argument("--wait-s", type=float, default=120.0)
     parser.add_argument("--max-other-cores", type=float, default=0.1,
                         help="take a run again when other work kept more cores busy during it")
-    parser.add_argument("--attempts", type=int, default=3)
+    parser.add_argument("--attempts", type=positive_int, default=3)
+
+
+def check_capture(parser: argparse.ArgumentParser, out: Path) -> None:
+    """Refuse an `--out` that cannot be written or a missing db_bench before any run:
+    `capture_runs` would fail on them only after waiting for a quiet machine."""
+    try:
+        output_folder(out)
+        find_db_bench()
+    except (OutputPathError, CaptureError) as error:
+        parser.error(str(error))
 
 
 def capture_runs(out: Path, runs: list[tuple[str, list[str]]], args: argparse.Namespace) -> None:
@@ -130,18 +143,19 @@ def capture_runs(out: Path, runs: list[tuple[str, list[str]]], args: argparse.Na
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--out", type=path_argument, required=True)
+    parser.add_argument("--repeats", type=positive_int, default=2)
     parser.add_argument("--first-repeat", type=int, default=1)
-    parser.add_argument("--jobs", default=",".join(map(str, JOBS)))
-    parser.add_argument("--configs", default="wb16,wb64,wb16_rl40",
+    parser.add_argument("--jobs", type=count_list, default=",".join(map(str, JOBS)))
+    parser.add_argument("--configs", type=name_list(CONFIGS), default="wb16,wb64,wb16_rl40",
                         help=f"of {', '.join(CONFIGS)}")
     add_quiet_machine_flags(parser)
     args = parser.parse_args()
+    check_capture(parser, args.out)
     runs = [(f"j{jobs}_{name}_r{repeat}", flags(jobs, *CONFIGS[name]))
             for repeat in range(args.first_repeat, args.first_repeat + args.repeats)
-            for name in args.configs.split(",")
-            for jobs in (int(j) for j in args.jobs.split(","))]
+            for name in args.configs
+            for jobs in args.jobs]
     capture_runs(args.out, runs, args)
 
 

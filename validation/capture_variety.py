@@ -20,9 +20,10 @@ interleaved (every setup once, then again), on a quiet machine, as
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from capture_jobs_sweep import add_quiet_machine_flags, capture_runs
+from lsmsim.cli.arguments import name_list, path_argument, positive_int
+
+from capture_jobs_sweep import add_quiet_machine_flags, capture_runs, check_capture
 
 BASE = {"benchmarks": "fillrandom", "num": "100000000", "key_size": "16", "value_size": "1000",
         "compression_type": "none", "stats_interval_seconds": "10", "seed": "42",
@@ -52,18 +53,17 @@ def flags(setup: str) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--out", type=path_argument, required=True)
+    parser.add_argument("--repeats", type=positive_int, default=2)
     parser.add_argument("--first-repeat", type=int, default=1)
-    parser.add_argument("--setups", default=",".join(SETUPS), help=f"of {', '.join(SETUPS)}")
+    parser.add_argument("--setups", type=name_list(SETUPS), default=",".join(SETUPS),
+                        help=f"of {', '.join(SETUPS)}")
     add_quiet_machine_flags(parser)
     args = parser.parse_args()
-    unknown = sorted(set(args.setups.split(",")) - set(SETUPS))
-    if unknown:
-        parser.error(f"unknown setup(s) {', '.join(unknown)}; valid: {', '.join(SETUPS)}")
+    check_capture(parser, args.out)
     runs = [(f"{name}_r{repeat}", flags(name))
             for repeat in range(args.first_repeat, args.first_repeat + args.repeats)
-            for name in args.setups.split(",")]
+            for name in args.setups]
     capture_runs(args.out, runs, args)
 
 

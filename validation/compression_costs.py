@@ -28,8 +28,10 @@ import sys
 from pathlib import Path
 
 from lsmsim.block_compression import CODECS, NONE
+from lsmsim.cli.arguments import existing_folder, positive_int, positive_number
 from lsmsim.entry_format import SEQNO_TYPE_BYTES, SST_ENTRY_OVERHEAD_BYTES
 from lsmsim.traces.run_setup import setup_from_trace_dir
+from lsmsim.traces.trace_capture import CaptureError, find_db_bench
 from lsmsim.traces.trace_import import import_trace
 
 GIB = 1 << 30
@@ -75,13 +77,23 @@ def stored_value_per_ratio(folder: Path) -> tuple[str, float] | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=Path, help="folder of real runs with compression")
-    parser.add_argument("--block-size", type=int, default=4096)
-    parser.add_argument("--compression-ratio", type=float, default=0.5)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--host-scale", type=float, default=1.0,
+    parser.add_argument("--runs", type=existing_folder,
+                        help="folder of real runs with compression")
+    parser.add_argument("--block-size", type=positive_int, default=4096)
+    parser.add_argument("--compression-ratio", type=positive_number, default=0.5)
+    parser.add_argument("--repeats", type=positive_int, default=3)
+    parser.add_argument("--host-scale", type=positive_number, default=1.0,
                         help="this host's CPU time over the profile's (validate's host column)")
     args = parser.parse_args()
+    folders: list[Path] = []
+    if args.runs:  # listed now: a folder without runs is refused before the benchmarks
+        folders = sorted(p for p in args.runs.iterdir() if (p / "command.txt").exists())
+        if not folders:
+            parser.error(f"--runs {args.runs}: no run folders (with command.txt) in it")
+    try:
+        find_db_bench()
+    except CaptureError as error:
+        parser.error(str(error))
     print(f"{'codec':7} {'compress':>10} {'decompress':>10}  ns per uncompressed byte "
           f"(this host / x{args.host_scale:g} = the profile's)")
     benchmarks = ("compress", "uncompress")
@@ -97,7 +109,7 @@ def main() -> int:
               f"({ns[0] / args.host_scale:.3f}, {ns[1] / args.host_scale:.3f})")
     if args.runs:
         kept: dict[str, list[float]] = {}
-        for folder in sorted(p for p in args.runs.iterdir() if (p / "command.txt").exists()):
+        for folder in folders:
             found = stored_value_per_ratio(folder)
             if found is not None:
                 kept.setdefault(found[0], []).append(found[1])

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lsmsim.cli.arguments import existing_path
+from lsmsim.data_file import DataFileError
 from lsmsim.fidelity.core_sharing_fit import estimate_slope, job_shared_fractions
 from lsmsim.fidelity.job_cpu import compaction_cpu_jobs
 from lsmsim.machine import load_machine
@@ -31,10 +33,13 @@ BANDS = ((0.0, 0.05), (0.05, 0.2), (0.2, 0.35), (0.35, 0.5), (0.5, 0.65), (0.65,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="*", type=Path, default=DEFAULT_RUNS)
+    parser.add_argument("runs", nargs="*", type=existing_path, default=DEFAULT_RUNS)
     parser.add_argument("--machine", default="local-2core-fast")
     args = parser.parse_args()
-    machine = load_machine(args.machine)
+    try:
+        machine = load_machine(args.machine)
+    except DataFileError as error:
+        parser.error(str(error))
     shared, logs, configs = [], [], []
     for folder in args.runs:
         if not (folder / "threads.csv").is_file():

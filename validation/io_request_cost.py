@@ -18,10 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
+from lsmsim.cli.arguments import path_argument
 from lsmsim.fidelity.calibration import per_unit_costs
 from lsmsim.io_request_cost import read_request_bytes
 from lsmsim.fidelity.job_cpu import compaction_cpu_jobs
 from lsmsim.options import LsmOptions
+from lsmsim.traces.run_files import TraceError, find_run_files
 from lsmsim.traces.trace_import import import_trace
 
 DEFAULT_RUNS = sorted((Path(__file__).parent / "traces" / "local-2core-readahead").glob("j*"))
@@ -29,8 +31,13 @@ DEFAULT_RUNS = sorted((Path(__file__).parent / "traces" / "local-2core-readahead
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="*", type=Path, default=DEFAULT_RUNS)
+    parser.add_argument("runs", nargs="*", type=path_argument, default=DEFAULT_RUNS)
     args = parser.parse_args()
+    try:
+        for folder in args.runs:
+            find_run_files(folder)  # the folder exists and holds a LOG
+    except TraceError as error:
+        parser.error(str(error))
     rows = []
     for folder in args.runs:
         trace = import_trace(folder)

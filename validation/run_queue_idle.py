@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from lsmsim.cli.arguments import existing_path, positive_int
 from lsmsim.fidelity.run_queue_idle_fit import estimate_idle_share, second_rows
 
 BANDS = (0.0, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, float("inf"))
@@ -23,8 +23,10 @@ BANDS = (0.0, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, float("inf"))
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders with threads.csv")
-    parser.add_argument("--cores", type=int, default=2, help="the machine's cores (default 2)")
+    parser.add_argument("runs", nargs="+", type=existing_path,
+                        help="run folders with threads.csv")
+    parser.add_argument("--cores", type=positive_int, default=2,
+                        help="the machine's cores (default 2)")
     args = parser.parse_args()
     paths = [folder / "threads.csv" for folder in args.runs if (folder / "threads.csv").is_file()]
     if not paths:

@@ -18,32 +18,48 @@ import argparse
 from concurrent.futures import ProcessPoolExecutor
 
 import lsmsim
+from lsmsim.cli.arguments import count_list, positive_number
+from lsmsim.data_file import DataFileError
+from lsmsim.device_models import load_device
 from lsmsim.scenarios.experiments._adoc_setup import WORKLOAD
-from lsmsim.options import DB_BENCH_DEFAULTS
+from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 
 CAUSES = {"memtable_compaction": "MT stop", "level0_slowdown": "L0 slow",
           "level0_numfiles": "L0 stop", "slowdown for pending_compaction_bytes": "PS slow",
           "stop for pending_compaction_bytes": "PS stop"}
 
 
+def options(jobs: int, batch: str) -> dict:
+    """The options of one cell of the grid: `jobs` background jobs, `batch` memtables."""
+    return {**DB_BENCH_DEFAULTS, "max_background_jobs": jobs, "write_buffer_size": batch,
+            "target_file_size_base": batch}
+
+
 def run(args: tuple[str, int, str, float]) -> tuple[int, str, dict]:
     device, jobs, batch, duration = args
     result = lsmsim.simulate("fillrandom", device=device, duration_s=duration,
-                             options={**DB_BENCH_DEFAULTS, "max_background_jobs": jobs,
-                                      "write_buffer_size": batch,
-                                      "target_file_size_base": batch}, **WORKLOAD)
+                             options=options(jobs, batch), **WORKLOAD)
     return jobs, batch, result.summary
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="hdd")
-    parser.add_argument("--duration", type=float, default=3600.0)
-    parser.add_argument("--jobs", default="2,4,8,16")
+    parser.add_argument("--duration", type=positive_number, default=3600.0)
+    parser.add_argument("--jobs", type=count_list, default="2,4,8,16")
     parser.add_argument("--batches", default="64MB,512MB")
     args = parser.parse_args()
-    grid = [(args.device, int(j), b, args.duration) for b in args.batches.split(",")
-            for j in args.jobs.split(",")]
+    grid = [(args.device, j, b, args.duration) for b in args.batches.split(",")
+            for j in args.jobs]
+    try:
+        load_device(args.device)
+    except DataFileError as error:
+        parser.error(str(error))
+    for _, jobs, batch, _ in grid:
+        try:  # a batch that is not a size, or one RocksDB refuses (under 64 KiB)
+            LsmOptions.from_mapping(options(jobs, batch))
+        except OptionError as error:
+            parser.error(f"--batches {batch!r}: {error}")
     with ProcessPoolExecutor() as pool:
         rows = list(pool.map(run, grid))
     header = f"{'batch':>6} {'jobs':>4} {'kops/s':>7} " + " ".join(

@@ -20,13 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from lsmsim.cli.arguments import existing_path
 from lsmsim.traces.thread_schedstat import group_totals
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders with threads.csv")
+    parser.add_argument("runs", nargs="+", type=existing_path,
+                        help="run folders with threads.csv")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report = {}

@@ -18,10 +18,13 @@ import argparse
 import re
 import sys
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 
+from lsmsim.cli.arguments import existing_folder
+from lsmsim.data_file import DataFileError
+from lsmsim.device_models import load_device
+from lsmsim.machine import load_machine
 from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_validation import run_setup
 
@@ -40,16 +43,23 @@ def figures(trace: Trace) -> tuple[float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path)
+    parser.add_argument("folder", type=existing_folder)
     parser.add_argument("--machine", default="local-2core")
     parser.add_argument("--device", default="nvme")
     args = parser.parse_args()
+    try:
+        load_device(args.device)
+        load_machine(args.machine)
+    except DataFileError as error:
+        parser.error(str(error))
+    runs = [(folder, match) for folder in sorted(args.folder.glob("j*_r*"))
+            if (match := RUN.match(folder.name)) and (folder / "report.csv").exists()]
+    if not runs:
+        parser.error(f"{args.folder}: no run folders j<N>_<config>_r<k> with report.csv in it "
+                     "(give the capture folder that holds them)")
     # (jobs, config, with bytes_per_sync) -> [(real, sim on, sim off) figures per repeat]
     cells: dict[tuple[int, str, bool], list[tuple[tuple[float, float], ...]]] = defaultdict(list)
-    for folder in sorted(args.folder.glob("j*_r*")):
-        match = RUN.match(folder.name)
-        if not match or not (folder / "report.csv").exists():
-            continue
+    for folder, match in runs:
         real, setup = run_setup(folder, None)
         on = setup.simulate(device=args.device, machine=args.machine)
         off = setup.simulate(device=args.device, machine=args.machine,

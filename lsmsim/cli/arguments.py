@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import Callable, Iterable
 
 from lsmsim.keyspace import MAX_BUCKETS
 from lsmsim.mechanisms import Mechanisms
@@ -66,6 +67,43 @@ def path_argument(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError("expected a path, got an empty one")
     return Path(text)
+
+
+def existing_path(text: str) -> Path:
+    """A file or folder that exists (runs read later): a typo is refused before any work,
+    not skipped as a folder without the files looked for."""
+    path = path_argument(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"no such file or folder: {text!r}")
+    return path
+
+
+def existing_folder(text: str) -> Path:
+    """A folder that exists (a folder of runs, listed later)."""
+    path = existing_path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"not a folder: {text!r}")
+    return path
+
+
+def count_list(text: str) -> list[int]:
+    """Comma-separated integers of at least 1 (`--jobs 2,4,8`: a grid's job counts)."""
+    return [positive_int(item) for item in text.split(",")]
+
+
+def name_list(choices: Iterable[str]) -> Callable[[str], list[str]]:
+    """The type of a flag of comma-separated names (`--devices pm,nvme`), each one of
+    `choices`: an unknown name is refused with the valid ones listed."""
+    valid = list(choices)
+
+    def names(text: str) -> list[str]:
+        given = text.split(",")
+        unknown = [name for name in given if name not in valid]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown {', '.join(map(repr, unknown))}; "
+                                             f"valid: {', '.join(valid)}")
+        return given
+    return names
 
 
 def _integer(text: str, minimum: int, maximum: int | None = None, why: str = "") -> int:
