@@ -135,7 +135,7 @@ import csv
 from pathlib import Path
 
 import lsmsim
-from lsmsim.cli.arguments import positive_int, positive_number
+from lsmsim.cli.arguments import name_list, positive_int, positive_number
 from lsmsim.options import DB_BENCH_DEFAULTS
 from lsmsim.scenarios.experiments._adoc_setup import NUM_KEYS
 from lsmsim.fidelity.trace_validation import fitted_device
@@ -328,7 +328,7 @@ def section6_table(devices: list[str], duration_s: float, adoc: str = "adoc",
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=positive_number, default=3600.0)
-    parser.add_argument("--devices", default=",".join(DEVICES))
+    parser.add_argument("--devices", type=name_list(DEVICES), default=list(DEVICES))
     parser.add_argument("--presets", action="store_true",
                         help="run every device on its preset, not the fitted files")
     parser.add_argument("--no-tuner", action="store_true", help="default RocksDB only")
@@ -339,15 +339,11 @@ def main() -> None:
     parser.add_argument("--adoc", default="adoc",
                         help="the lsmsim policy spec that stands for ADOC (default adoc)")
     args = parser.parse_args()
-    unknown = [d for d in args.devices.split(",") if d not in DEVICES]
-    if unknown:
-        parser.error(f"--devices: unknown {', '.join(map(repr, unknown))}; valid: "
-                     f"{', '.join(DEVICES)}")
     if args.section6:
-        print(section6_table(args.devices.split(","), args.duration, args.adoc,
+        print(section6_table(args.devices, args.duration, args.adoc,
                              device_dir=None if args.presets else DEVICE_DIR))
         return
-    print(table(args.devices.split(","), args.duration,
+    print(table(args.devices, args.duration,
                 device_dir=None if args.presets else DEVICE_DIR, tuner=not args.no_tuner,
                 num_keys=args.num_keys))
 

@@ -1,7 +1,7 @@
 """The CPU per read request of a compaction (`lsmsim.io_request_cost.IO_REQUEST_NS`),
 measured from real runs that differ only in `compaction_readahead_size`. Run on demand:
 
-    python validation/io_request_cost.py [validation/traces/local-2core-readahead/*]
+    python validation/io_request_cost.py [validation/traces/local-2core-readahead/j*]
 
 Each compaction's `compaction_time_cpu_micros` is explained, by non-negative least squares
 over all the runs' compactions (`lsmsim.fidelity.calibration.per_unit_costs`), as CPU per input byte,

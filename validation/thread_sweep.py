@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmsim.cli.arguments import positive_int
+from lsmsim.cli.arguments import count_list, name_list, positive_int
 from lsmsim.mechanisms import MechanismError, Mechanisms, release
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.sweeps.reproduce import trend_direction_holds
@@ -188,8 +188,8 @@ def _version(text: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("thread_sweep"))
-    parser.add_argument("--devices", default=",".join(DEVICES))
-    parser.add_argument("--jobs", default=",".join(map(str, JOBS)))
+    parser.add_argument("--devices", type=name_list(DEVICES), default=list(DEVICES))
+    parser.add_argument("--jobs", type=count_list, default=list(JOBS))
     parser.add_argument("--puts", type=int, default=20_000_000)
     parser.add_argument("--without", action="append", default=[], metavar="MECHANISM")
     parser.add_argument("--device-dir", type=Path,
@@ -201,21 +201,13 @@ def main() -> int:
                         help="runs per cell, seeds 1..N, averaged (default 3)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    devices = args.devices.split(",")
-    unknown = [d for d in devices if d not in DEVICES]
-    if unknown:
-        parser.error(f"--devices: unknown {', '.join(map(repr, unknown))}; the sweep's "
-                     f"devices are {', '.join(DEVICES)}")
+    devices, jobs = args.devices, args.jobs
     try:
-        jobs = [int(j) for j in args.jobs.split(",")]
         Mechanisms.without(args.without)
     except MechanismError as error:
         parser.error(str(error))
-    except ValueError:
-        parser.error(f"--jobs {args.jobs!r}: expected job counts such as 2,4,8")
-    if 2 not in jobs or 4 not in jobs or min(jobs) < 1:
-        parser.error("--jobs must include 2 and 4 (the first check compares them), "
-                     "each at least 1")
+    if 2 not in jobs or 4 not in jobs:
+        parser.error("--jobs must include 2 and 4 (the first check compares them)")
 
     def device_file(name: str) -> str:
         fitted = args.device_dir / f"{name}.toml" if args.device_dir else None
