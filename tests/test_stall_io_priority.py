@@ -5,6 +5,8 @@ always IO_LOW."""
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import open_db
 from lsmsim.mechanisms import absent_in_version
 from lsmsim.policy import IO_HIGH, IO_LOW, IO_USER
@@ -40,3 +42,22 @@ def test_a_runs_release_switches_off_what_it_did_not_have():
     spec = Run("old", "fillrandom", rocksdb_version="6.9.0").spec(1.0)
     assert set(spec[4]["without"]) == {"stall_io_priority", "subcompaction_key_anchors"}
     assert "without" not in Run("now", "fillrandom").spec(1.0)[4]
+
+
+def test_the_command_line_simulates_an_older_release(tmp_path, capsys):
+    """`--rocksdb-version` switches off what later releases brought; a release that is not
+    one is a usage error naming the flag."""
+    import json
+
+    from lsmsim.cli.main import main
+
+    out = tmp_path / "run"
+    assert main(["run", "fillrandom", "--duration", "5", "--no-plot", "--quiet",
+                 "--rocksdb-version", "6.11.0", "--out", str(out)]) == 0
+    config = json.loads((out / "summary.json").read_text())["config"]
+    assert set(config["mechanisms_off"]) == {"stall_io_priority", "subcompaction_key_anchors"}
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "fillrandom", "--rocksdb-version", "latest"])
+    assert stop.value.code == 2
+    assert "--rocksdb-version: 'latest' is not a RocksDB release" in capsys.readouterr().err

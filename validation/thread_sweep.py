@@ -44,8 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmsim.cli.arguments import count_list, name_list, positive_int
-from lsmsim.mechanisms import MechanismError, Mechanisms, release
+from lsmsim.cli.arguments import count_list, name_list, positive_int, rocksdb_release
+from lsmsim.mechanisms import MechanismError, Mechanisms
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.sweeps.reproduce import trend_direction_holds
 from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
@@ -177,29 +177,21 @@ def draw(cells: list[Cell], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def _version(text: str) -> str:
-    """A RocksDB release as a LOG header gives it ("6.11.0"); anything else is an error, not
-    silently the 7.8 modelled."""
-    if len(release(text)) < 2:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a RocksDB release such as 6.11.0")
-    return text
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("thread_sweep"))
     parser.add_argument("--devices", type=name_list(DEVICES), default=list(DEVICES))
     parser.add_argument("--jobs", type=count_list, default=list(JOBS))
-    parser.add_argument("--puts", type=int, default=20_000_000)
+    parser.add_argument("--puts", type=positive_int, default=20_000_000)
     parser.add_argument("--without", action="append", default=[], metavar="MECHANISM")
     parser.add_argument("--device-dir", type=Path,
                         help="simulate on DIR/<device>.toml where it exists (fitted devices)")
-    parser.add_argument("--rocksdb-version", default=ADOC_ROCKSDB_VERSION, type=_version,
-                        help="RocksDB release whose subcompaction boundaries are modelled "
+    parser.add_argument("--rocksdb-version", default=ADOC_ROCKSDB_VERSION, type=rocksdb_release,
+                        help="RocksDB release simulated: what later releases brought is off "
                              f"(default {ADOC_ROCKSDB_VERSION}, the ADOC runs')")
     parser.add_argument("--seeds", type=positive_int, default=3,
                         help="runs per cell, seeds 1..N, averaged (default 3)")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=positive_int, default=2)
     args = parser.parse_args()
     devices, jobs = args.devices, args.jobs
     try:

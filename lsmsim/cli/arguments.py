@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from lsmsim.keyspace import MAX_BUCKETS
-from lsmsim.mechanisms import Mechanisms
+from lsmsim.mechanisms import INTRODUCED_IN, Mechanisms, absent_in_version, release
 from lsmsim.options import OptionError
 from lsmsim.units import UnitError, parse_rate_bps
 
@@ -131,6 +131,29 @@ def parse_sets(items: list[str]) -> dict[str, str]:
                               f"{value.strip()!r}); give it once")
         values[name.strip()] = value.strip()
     return values
+
+
+def rocksdb_release(text: str) -> str:
+    """A RocksDB release as a LOG header gives it ("6.11.0"); anything else is refused, not
+    silently the release modelled."""
+    if len(release(text)) < 2:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a RocksDB release such as 6.11.0")
+    return text
+
+
+def add_release_flag(parser: argparse.ArgumentParser) -> None:
+    """`--rocksdb-version RELEASE`: the mechanisms RocksDB brought after RELEASE are off
+    (`lsmsim.mechanisms.INTRODUCED_IN`)."""
+    brought = ", ".join(f"{name} in {'.'.join(map(str, since))}"
+                        for name, since in INTRODUCED_IN.items())
+    parser.add_argument("--rocksdb-version", type=rocksdb_release, metavar="RELEASE",
+                        help=f"simulate RocksDB RELEASE, e.g. 6.11.0: what later releases "
+                             f"brought is off ({brought}); default: the 7.8 modelled")
+
+
+def mechanisms_off(args: argparse.Namespace) -> tuple[str, ...]:
+    """The mechanisms `--without` names and those `--rocksdb-version` did not have yet."""
+    return (*args.without, *absent_in_version(args.rocksdb_version))
 
 
 def add_without_flag(parser: argparse.ArgumentParser, purpose: str) -> None:

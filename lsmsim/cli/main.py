@@ -14,7 +14,8 @@ from typing import Any, Sequence
 
 from lsmsim.cli import (compare_command, explain_commands, fidelity_commands, reproduce_command,
                         sweep_command, trace_commands, tune_command)
-from lsmsim.cli.arguments import (add_without_flag, bucket_count, byte_rate_bps, non_negative_int, parse_sets,
+from lsmsim.cli.arguments import (add_release_flag, add_without_flag, bucket_count,
+                                  byte_rate_bps, mechanisms_off, non_negative_int, parse_sets,
                                   path_argument, positive_number)
 from lsmsim.cli.interrupted_run import interruption_status
 from lsmsim.cli.summary_table import format_summary
@@ -92,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
                           f"at most {MAX_BUCKETS:,}: memory grows with them)")
     run.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     add_without_flag(run, "switch a resource-model mechanism off to see what it changes")
+    add_release_flag(run)
     add_progress_flags(run)
     run.set_defaults(handler=_run)
     listing = commands.add_parser("list", help="list valid names")
@@ -138,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
                                                                        scenario.interval_s),
             seed=pick(args.seed, scenario.seed),
             key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS),
-            without=args.without,
+            without=mechanisms_off(args),
             on_timeseries=plotter.draw if plotter is not None else None,
             on_progress=progress.update, stop_on_signals=True)
         progress.close()

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
 
-from lsmsim.cli.arguments import add_without_flag, path_argument, positive_number
+from lsmsim.cli.arguments import (add_release_flag, add_without_flag, path_argument,
+                                  positive_number)
 from lsmsim.cli.interrupted_run import interruption_status
 from lsmsim.output_path import output_folder
 from lsmsim.trace import Trace
@@ -55,6 +57,7 @@ def register(commands: Any) -> None:
                        help="folder for timeseries.csv, events.jsonl, ...")
     bench.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     add_without_flag(bench, "switch a resource-model mechanism off to see what it changes")
+    add_release_flag(bench)
     bench.set_defaults(handler=_db_bench, takes_extra_flags=True)
 
 
@@ -112,6 +115,8 @@ def _db_bench(args: argparse.Namespace) -> int:
     if args.out:
         output_folder(args.out)
     setup = setup_from_flags(args.extra_flags)
+    if args.rocksdb_version:
+        setup = dataclasses.replace(setup, rocksdb_version=args.rocksdb_version)
     if setup.unmodelled:
         print("lsmsim: warning: db_bench flags not modelled (ignored): "
               + ", ".join(setup.unmodelled), file=sys.stderr)
