@@ -60,10 +60,17 @@ def test_the_sweep_runs_the_rocksdb_version_it_is_given(sweep):
 
 
 @pytest.mark.parametrize("text", ["abc", "6", ""])
-def test_a_malformed_rocksdb_version_is_an_error_not_the_default_model(sweep, text):
-    with pytest.raises(Exception, match="not a RocksDB release"):
-        sweep._version(text)
-    assert sweep._version("6.11.0") == "6.11.0"
+def test_a_malformed_rocksdb_version_is_an_error_not_the_default_model(sweep, text,
+                                                                       monkeypatch, capsys):
+    """The sweep's --rocksdb-version (lsmsim.cli.arguments.rocksdb_release) refuses what is
+    not a release instead of simulating the release modelled."""
+    from lsmsim.cli.arguments import rocksdb_release
+
+    assert rocksdb_release("6.11.0") == "6.11.0"
+    monkeypatch.setattr(sys, "argv", ["thread_sweep.py", "--rocksdb-version", text])
+    with pytest.raises(SystemExit) as stop:
+        sweep.main()
+    assert stop.value.code == 2 and "not a RocksDB release" in capsys.readouterr().err
 
 
 def test_a_cell_is_the_mean_of_its_seeds_which_differ(sweep):
