@@ -104,7 +104,8 @@ def test_wall_over_cpu_sums_the_compactions_that_time_both():
 @pytest.mark.parametrize("flag", [["--machine", "nosuch"], ["--device", "nosuch"],
                                   ["--without", "nosuch"]])
 def test_wall_over_cpu_names_a_bad_flag_in_one_line(flag, monkeypatch, capsys):
-    """An unknown machine, device or mechanism is a one-line usage error before any run."""
+    """An unknown machine, device or mechanism is a one-line usage error naming the flag,
+    before any run."""
     script = validation_script("job_wall_over_cpu")
     run = str(Path(__file__).resolve().parents[1] / "validation" / "traces" / "local-2core-jobs"
               / "j1_wb16_r3")
@@ -113,4 +114,5 @@ def test_wall_over_cpu_names_a_bad_flag_in_one_line(flag, monkeypatch, capsys):
         script.main()
     assert stop.value.code == 2
     message = capsys.readouterr().err.strip().splitlines()[-1]
-    assert message.startswith("job_wall_over_cpu.py: error: unknown") and "nosuch" in message
+    assert message.startswith(f"job_wall_over_cpu.py: error: argument {flag[0]}: unknown")
+    assert "'nosuch'" in message

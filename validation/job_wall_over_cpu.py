@@ -21,10 +21,8 @@ import argparse
 from pathlib import Path
 from typing import Iterable
 
+from lsmsim.cli.arguments import device_name, machine_name, mechanism_name
 from lsmsim.fidelity.trace_validation import check_run_folders, run_devices, run_setup
-from lsmsim.data_file import DataFileError
-from lsmsim.machine import load_machine
-from lsmsim.mechanisms import MechanismError, Mechanisms
 from lsmsim.traces.run_files import TraceError
 
 
@@ -49,19 +47,18 @@ def describe(count: int, wall_s: float, cpu_s: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path)
-    parser.add_argument("--machine", default="local-2core")
-    parser.add_argument("--device", default=None, help="device of every run (default: the "
-                        "one its folder names, else nvme)")
+    parser.add_argument("--machine", type=machine_name, default="local-2core")
+    parser.add_argument("--device", type=device_name, help="device of every run (default: "
+                        "the one its folder names, else nvme)")
     parser.add_argument("--device-dir", type=Path, default=None,
                         help="simulate on DIR/<device>.toml where it exists (fitted devices)")
-    parser.add_argument("--without", action="append", default=[], metavar="MECHANISM")
+    parser.add_argument("--without", type=mechanism_name, action="append", default=[],
+                        metavar="MECHANISM")
     args = parser.parse_args()
     try:
         folders = check_run_folders(args.runs)
         devices = run_devices(folders, args.device, args.device_dir)
-        load_machine(args.machine)
-        Mechanisms.without(args.without)
-    except (TraceError, DataFileError, MechanismError) as error:
+    except TraceError as error:
         parser.error(str(error))
     for folder, device in zip(folders, devices):
         real, setup = run_setup(folder, None)

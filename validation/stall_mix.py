@@ -18,9 +18,7 @@ import argparse
 from concurrent.futures import ProcessPoolExecutor
 
 import lsmsim
-from lsmsim.cli.arguments import count_list, positive_number
-from lsmsim.data_file import DataFileError
-from lsmsim.device_models import load_device
+from lsmsim.cli.arguments import count_list, device_name, positive_number
 from lsmsim.scenarios.experiments._adoc_setup import WORKLOAD
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 
@@ -44,17 +42,13 @@ def run(args: tuple[str, int, str, float]) -> tuple[int, str, dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="hdd")
+    parser.add_argument("--device", type=device_name, default="hdd")
     parser.add_argument("--duration", type=positive_number, default=3600.0)
     parser.add_argument("--jobs", type=count_list, default="2,4,8,16")
     parser.add_argument("--batches", default="64MB,512MB")
     args = parser.parse_args()
     grid = [(args.device, j, b, args.duration) for b in args.batches.split(",")
             for j in args.jobs]
-    try:
-        load_device(args.device)
-    except DataFileError as error:
-        parser.error(str(error))
     for _, jobs, batch, _ in grid:
         try:  # a batch that is not a size, or one RocksDB refuses (under 64 KiB)
             LsmOptions.from_mapping(options(jobs, batch))

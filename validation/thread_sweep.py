@@ -44,8 +44,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmsim.cli.arguments import count_list, name_list, positive_int, rocksdb_release
-from lsmsim.mechanisms import MechanismError, Mechanisms
+from lsmsim.cli.arguments import (count_list, mechanism_name, name_list, positive_int,
+                                  rocksdb_release)
+from lsmsim.fidelity.trace_validation import fitted_device
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.sweeps.reproduce import trend_direction_holds
 from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
@@ -183,7 +184,8 @@ def main() -> int:
     parser.add_argument("--devices", type=name_list(DEVICES), default=list(DEVICES))
     parser.add_argument("--jobs", type=count_list, default=list(JOBS))
     parser.add_argument("--puts", type=positive_int, default=20_000_000)
-    parser.add_argument("--without", action="append", default=[], metavar="MECHANISM")
+    parser.add_argument("--without", type=mechanism_name, action="append", default=[],
+                        metavar="MECHANISM")
     parser.add_argument("--device-dir", type=Path,
                         help="simulate on DIR/<device>.toml where it exists (fitted devices)")
     parser.add_argument("--rocksdb-version", default=ADOC_ROCKSDB_VERSION, type=rocksdb_release,
@@ -194,20 +196,12 @@ def main() -> int:
     parser.add_argument("--workers", type=positive_int, default=2)
     args = parser.parse_args()
     devices, jobs = args.devices, args.jobs
-    try:
-        Mechanisms.without(args.without)
-    except MechanismError as error:
-        parser.error(str(error))
     if 2 not in jobs or 4 not in jobs:
         parser.error("--jobs must include 2 and 4 (the first check compares them)")
 
-    def device_file(name: str) -> str:
-        fitted = args.device_dir / f"{name}.toml" if args.device_dir else None
-        return str(fitted) if fitted is not None and fitted.exists() else name
-
     seeds = range(1, args.seeds + 1)
-    specs = [(d, device_file(d), j, args.puts, tuple(args.without), args.rocksdb_version, k)
-             for d in devices for j in jobs for k in seeds]
+    specs = [(d, fitted_device(d, args.device_dir), j, args.puts, tuple(args.without),
+              args.rocksdb_version, k) for d in devices for j in jobs for k in seeds]
     results = run_jobs(run_cell, specs, args.workers, progress="runs")
     failed = [(spec, r) for spec, r in zip(specs, results) if isinstance(r, JobFailed)]
     if failed:

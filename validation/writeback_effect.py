@@ -21,10 +21,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from lsmsim.cli.arguments import existing_folder
-from lsmsim.data_file import DataFileError
-from lsmsim.device_models import load_device
-from lsmsim.machine import load_machine
+from lsmsim.cli.arguments import device_name, existing_folder, machine_name
 from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_validation import run_setup
 
@@ -44,14 +41,9 @@ def figures(trace: Trace) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=existing_folder)
-    parser.add_argument("--machine", default="local-2core")
-    parser.add_argument("--device", default="nvme")
+    parser.add_argument("--machine", type=machine_name, default="local-2core")
+    parser.add_argument("--device", type=device_name, default="nvme")
     args = parser.parse_args()
-    try:
-        load_device(args.device)
-        load_machine(args.machine)
-    except DataFileError as error:
-        parser.error(str(error))
     runs = [(folder, match) for folder in sorted(args.folder.glob("j*_r*"))
             if (match := RUN.match(folder.name)) and (folder / "report.csv").exists()]
     if not runs:

@@ -20,12 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from lsmsim.cli.arguments import device_name, machine_name, mechanism_name
 from lsmsim.fidelity.trace_validation import check_run_folders, run_setup
 from lsmsim.trace import Trace
-from lsmsim.data_file import DataFileError
-from lsmsim.device_models import load_device
-from lsmsim.machine import load_machine
-from lsmsim.mechanisms import MechanismError, Mechanisms
 from lsmsim.traces.run_files import TraceError
 
 MIN_SECONDS = 4
@@ -42,16 +39,14 @@ def unstalled_rate(trace: Trace) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path)
-    parser.add_argument("--machine", default="local-2core")
-    parser.add_argument("--device", default="nvme")
-    parser.add_argument("--without", action="append", default=[], metavar="MECHANISM")
+    parser.add_argument("--machine", type=machine_name, default="local-2core")
+    parser.add_argument("--device", type=device_name, default="nvme")
+    parser.add_argument("--without", type=mechanism_name, action="append", default=[],
+                        metavar="MECHANISM")
     args = parser.parse_args()
     try:
         folders = check_run_folders(args.runs)
-        load_device(args.device)
-        load_machine(args.machine)
-        Mechanisms.without(args.without)
-    except (TraceError, DataFileError, MechanismError) as error:
+    except TraceError as error:
         parser.error(str(error))
     errors = []
     for folder in folders:

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from lsmsim.keyspace import MAX_BUCKETS
-from lsmsim.mechanisms import INTRODUCED_IN, Mechanisms, absent_in_version, release
+from lsmsim.data_file import DataFileError
+from lsmsim.mechanisms import (INTRODUCED_IN, MechanismError, Mechanisms, absent_in_version,
+                               release)
 from lsmsim.options import OptionError
 from lsmsim.units import UnitError, parse_rate_bps
 
@@ -138,6 +140,39 @@ def rocksdb_release(text: str) -> str:
     silently the release modelled."""
     if len(release(text)) < 2:
         raise argparse.ArgumentTypeError(f"{text!r} is not a RocksDB release such as 6.11.0")
+    return text
+
+
+def device_name(text: str) -> str:
+    """A device preset's name or a device file that loads (`lsmsim.device_models`): a typo
+    is refused, with the valid names, before any run."""
+    from lsmsim.device_models import load_device
+    _refuse_unless_it_loads(load_device, text)
+    return text
+
+
+def machine_name(text: str) -> str:
+    """A machine profile's name or file that loads (`lsmsim.machine`), checked as
+    `device_name` checks a device."""
+    from lsmsim.machine import load_machine
+    _refuse_unless_it_loads(load_machine, text)
+    return text
+
+
+def _refuse_unless_it_loads(load: Callable[[str], object], text: str) -> None:
+    try:
+        load(text)
+    except DataFileError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def mechanism_name(text: str) -> str:
+    """A mechanism `--without` can switch off (`lsmsim.mechanisms`); the valid ones are named
+    when it is not one."""
+    try:
+        Mechanisms.without([text])
+    except MechanismError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return text
 
 

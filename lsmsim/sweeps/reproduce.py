@@ -66,8 +66,9 @@ class Run:
         kwargs = {"options": dict(self.options), "machine": machine,
                   "seed": self.seed if seed is None else seed,
                   **self.workload_fields}
-        if absent_in_version(self.rocksdb_version):
-            kwargs["without"] = absent_in_version(self.rocksdb_version)
+        absent = absent_in_version(self.rocksdb_version)
+        if absent:
+            kwargs["without"] = absent
         return (self.policy, self.device, self.workload, self.duration_s * duration_scale,
                 kwargs, self.series)
 
