@@ -13,21 +13,32 @@ runs (xpoint_insert_ratio)."""
 
 from typing import Callable
 
+import numpy as np
+
 from lsmsim.sweeps.paper_scale import Scale, mix_ending
-from lsmsim.sweeps.reproduce import MODEL_GAP, Claim, Experiment, Finding, Results, Run
+from lsmsim.sweeps.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding,
+                                     Results, Run, cell_of)
 from lsmsim.sweeps.reproduce_series import SERIES, after_load, client_ops_per_s, tail_ops_per_s
 from lsmsim.scenarios.experiments._xpoint_setup import DEVICE, SCALES
 
 
 def _two_stage(keys: int) -> Callable[[Results], Finding]:
     """Fig. 18: the lowest per-second throughput with two-stage throttling vs RocksDB's,
-    after the fill of `keys`."""
+    after the fill of `keys`. The claim is about removing RocksDB's throttled seconds, so it
+    holds only where RocksDB's run has some after the fill."""
     def measure(results: Results) -> Finding:
         base, two = (tail_ops_per_s(client_ops_per_s(results, label)
                                     [after_load(results, label, keys)])
                      for label in ("xpoint-rocksdb", "xpoint-two-stage"))
-        return Finding(f"p99 tail throughput RocksDB {base:,.0f} vs two-stage {two:,.0f} ops/s",
-                       two > base, f"x{two / base:.2f}" if base else "RocksDB tail 0")
+        series = cell_of(results, "xpoint-rocksdb").policy_series
+        held = after_load(results, "xpoint-rocksdb", keys)
+        throttled_s = float(np.sum(np.asarray(series["delayed_s"])[held])
+                            + np.sum(np.asarray(series["stopped_s"])[held]))
+        return Finding(f"p99 tail throughput RocksDB {base:,.0f} vs two-stage {two:,.0f} ops/s; "
+                       f"RocksDB's writes held {throttled_s:.1f} s after the fill",
+                       two > base and throttled_s > 0,
+                       (f"x{two / base:.2f}" if base else "RocksDB tail 0")
+                       + ("" if throttled_s > 0 else ", nothing throttled to remove"))
     return measure
 
 
@@ -49,13 +60,15 @@ def build(scale: Scale) -> Experiment:
             Claim("3D XPoint study", "§V-A, Fig. 18", "two-stage throttling removes the "
                   "near-stop periods (original: ~9-12 kop/s while throttled)",
                   "near-stops removed", _two_stage(scale.load_pairs),
-                  gap=MODEL_GAP,
-                  reason="the simulated RocksDB's throttled burst seconds already run at the "
-                         "delayed write rate, the rate two-stage's first stage holds, so there is "
-                         "no deeper near-stop to remove; holding it lets L0 reach the second "
-                         "stage more often. The paper's ~3 kop/s near-stops come from Eq. 2's "
-                         "full refill per write, which RocksDB's GetDelay does not charge "
-                         "(xpoint_insert_ratio's Eq. 2 claims)"),
+                  gap=MODEL_GAP if scale.paper else SETUP_DIFFERS,
+                  reason=("the simulated RocksDB's throttled burst seconds already run at the "
+                          "delayed write rate, the rate two-stage's first stage holds, so there "
+                          "is no deeper near-stop to remove; holding it lets L0 reach the "
+                          "second stage more often. The paper's ~3 kop/s near-stops come from "
+                          "Eq. 2's full refill per write, which RocksDB's GetDelay does not "
+                          "charge (xpoint_insert_ratio's Eq. 2 claims)") if scale.paper else
+                         "over the small default tree the bursts are not throttled after the "
+                         "fill, so there are no near-stops to remove (--paper-scale)"),
         ),
         scales=SCALES, scale=scale,
     )
