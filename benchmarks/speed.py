@@ -123,7 +123,7 @@ def cli_runs(repeats: int = 3) -> None:
             load = os.getloadavg()[0]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "lsmsim.cli.main", *MAIN_JOB, "--out", out],
+            subprocess.run([sys.executable, "-m", "lsmsim", *MAIN_JOB, "--out", out],
                            check=True, stdout=subprocess.DEVNULL)
             wall_s = time.perf_counter() - started
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -141,7 +141,7 @@ def long_runs(devices: tuple[str, ...] = ("nvme", "pm", "sata-ssd", "hdd")) -> N
     simulated hour."""
     with tempfile.TemporaryDirectory() as out:
         for device in devices:
-            hour, day = (_timed_child([sys.executable, "-m", "lsmsim.cli.main", "run", "fillrandom",
+            hour, day = (_timed_child([sys.executable, "-m", "lsmsim", "run", "fillrandom",
                                        "--device", device, "--duration", str(duration),
                                        "--no-plot", "--out", out]) for duration in (3600, 86400))
             print(f"{device:9} hour CPU {hour.cpu_s:6.2f} s (wall {hour.wall_s:6.2f}), day CPU "

@@ -19,7 +19,7 @@ HERE = Path(__file__).parent
 
 def _sweep(spec: Path, out: Path, cache: Path, workers: int, *flags: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "lsmsim.cli.main", "sweep", str(spec), "--out", str(out),
+    subprocess.run([sys.executable, "-m", "lsmsim", "sweep", str(spec), "--out", str(out),
                     "--cache-dir", str(cache), "--workers", str(workers), "--quiet", *flags],
                    check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - started

@@ -10,22 +10,29 @@ _CHECKOUT = _Path(__file__).resolve().parent.parent
 if (_CHECKOUT / "setup.cfg").is_file() and (_CHECKOUT / "policies" / "__init__.py").is_file():
     __path__.append(str(_CHECKOUT))
 
-from lsmsim.options import LsmOptions, OptionError
-from lsmsim.policy import Policy
-from lsmsim.result import SimulationResult
-from lsmsim.simulation import RunParameterError, simulate
-from lsmsim.trace import Trace
-from lsmsim.workload import Workload, make_workload
+# The public names, imported on first use (PEP 562): `import lsmsim` stays cheap, so that the
+# `lsmsim` command's entry point (`lsmsim.cli.console`) is running, and can end a Ctrl-C
+# with one line, before the simulator is loaded.
+_PUBLIC = {"LsmOptions": "lsmsim.options", "OptionError": "lsmsim.options",
+           "Policy": "lsmsim.policy", "RunParameterError": "lsmsim.simulation",
+           "SimulationResult": "lsmsim.result", "Trace": "lsmsim.trace",
+           "Workload": "lsmsim.workload", "make_workload": "lsmsim.workload",
+           "simulate": "lsmsim.simulation", "import_trace": "lsmsim.traces.trace_import"}
 
-__all__ = ["LsmOptions", "OptionError", "Policy", "RunParameterError", "SimulationResult",
-           "Trace", "Workload", "import_trace", "make_workload", "simulate"]
+__all__ = sorted(_PUBLIC)
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str):  # type: ignore[no-untyped-def]
-    """`import_trace` is imported on first use: the LOG reader is not needed to simulate,
-    and `lsmsim run` starts faster without it."""
-    if name == "import_trace":
-        from lsmsim.traces.trace_import import import_trace
-        return import_trace
-    raise AttributeError(f"module 'lsmsim' has no attribute {name!r}")
+    """A public name, imported from its module on first use."""
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lsmsim' has no attribute {name!r}")
+    from importlib import import_module
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

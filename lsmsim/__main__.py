@@ -1,5 +1,5 @@
 """`python -m lsmsim ...`: the `lsmsim` command, for an environment without its script."""
 
-from lsmsim.cli.main import console_main
+from lsmsim.cli.console import console_main
 
 console_main()

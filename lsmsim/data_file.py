@@ -41,8 +41,11 @@ def read_toml_text(path: Path, what: str = "file") -> str:
     """The text of a TOML file, or one line naming the file: missing, unreadable, or not
     UTF-8 (TOML is UTF-8 text; a binary file would otherwise fail deep in the decoder)."""
     if not is_file(path):
-        kind = "a folder, not a" if is_dir(path) else "no such"
-        raise DataFileError(f"{path}: {kind} {what}")
+        if is_dir(path):
+            raise DataFileError(f"{path}: a folder, not a {what}")
+        if is_file(path, dirs=True):  # a device, a pipe, a socket
+            raise DataFileError(f"{path}: not a regular file")
+        raise DataFileError(f"{path}: no such {what}")
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -54,15 +57,23 @@ def read_toml_text(path: Path, what: str = "file") -> str:
                             f"offset {exc.start} is not UTF-8)") from None
 
 
+def parse_toml(path: Path, text: str) -> dict[str, Any]:
+    """The tables of TOML `text` (the file `path`'s), or one line naming the file: not valid
+    TOML, or nested too deeply for the decoder (`x = [[[[...]]]]` thousands deep, which
+    would otherwise end in a RecursionError)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DataFileError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise DataFileError(f"{path}: not valid TOML: nested too deeply") from None
+
+
 def read_fields(path: Path, required: dict[str, Any], optional: dict[str, Any],
                 ranges: Mapping[str, Range]) -> dict[str, Any]:
     """Parse `path` and check that it holds exactly the known fields with the right types,
     and each number in `ranges` within its range."""
-    text = read_toml_text(path)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise DataFileError(f"{path}: not valid TOML: {exc}") from None
+    data = parse_toml(path, read_toml_text(path))
     known = {**required, **optional}
     unknown = sorted(set(data) - set(known))
     if unknown:

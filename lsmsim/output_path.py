@@ -23,7 +23,7 @@ def output_folder(path: str | Path, flag: str = "--out") -> Path:
     Nothing is created here: writability is probed with a temporary folder, removed at
     once, in `path` or its nearest existing ancestor."""
     path = Path(path)
-    if path.exists() and not path.is_dir():
+    if os.path.lexists(path) and not path.is_dir():  # a file, or a symlink to nowhere
         raise OutputPathError(f"{flag} {path}: exists and is not a folder")
     _probe(path, path, flag)
     return path

@@ -20,12 +20,11 @@ Errors name the file, the line, the table and the field with its value.
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from lsmsim.data_file import DataFileError, Number, is_file, read_toml_text
+from lsmsim.data_file import DataFileError, Number, is_file, parse_toml, read_toml_text
 from lsmsim.keyspace import MAX_BUCKETS
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError, parse_option
 from lsmsim.units import UnitError, parse_rate_bps
@@ -123,9 +122,9 @@ def load_scenario(path: str | Path, text: str | None = None) -> Scenario:
         except DataFileError as exc:
             raise ScenarioError(str(exc)) from None
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+        data = parse_toml(path, text)
+    except DataFileError as exc:
+        raise ScenarioError(str(exc)) from None
     where = _Locator(text)
 
     def fail(table: str, key: str | None, value: Any, message: str, index: int = 0) -> None:

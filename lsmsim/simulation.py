@@ -29,6 +29,10 @@ from lsmsim.workload import Workload, make_workload
 # every column (measured: 3.6 M rows took 11.7 GB); more rows than this is refused up front.
 MAX_TIMESERIES_ROWS = 500_000
 ROW_BYTES = 3 << 10
+# The longest run accepted: a year of simulated time. A day takes about two minutes (a
+# 3600 s nvme run ~4 s, the cost linear in the events), so a year is most of a day of
+# wall time; longer is a typo (1e300), and would run on for ever.
+MAX_DURATION_S = 366 * 86400
 PROGRESS_TICKS = 200  # how often a run reports its simulated time to `on_progress`
 
 
@@ -67,7 +71,7 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     if duration_s is None and not workload.ends_by_itself:
         raise RunParameterError("duration_s=None needs a workload that ends by itself "
                                 "(max_ops, or phases that all end)")
-    _check_run_parameters(duration_s, interval_s, seed, key_buckets)
+    check_run_parameters(duration_s, interval_s, seed, key_buckets)
     mechanisms = Mechanisms.without(without)
     if isinstance(device, str):
         from lsmsim.device_models import load_device
@@ -134,7 +138,7 @@ def _progress_ticks(env: simpy.Environment, duration_s: float,
         on_progress(env.now)
 
 
-def _check_run_parameters(duration_s: float | None, interval_s: float, seed: int,
+def check_run_parameters(duration_s: float | None, interval_s: float, seed: int,
                           key_buckets: int) -> None:
     """Refuse what would run forever, divide by zero, fail deep in numpy's seeding, exhaust
     memory (too many buckets) or quietly mean something else (a key space of no buckets)."""
@@ -142,11 +146,16 @@ def _check_run_parameters(duration_s: float | None, interval_s: float, seed: int
         if value is not None and not (value > 0 and math.isfinite(value)):
             raise RunParameterError(f"{name} must be a positive, finite number of seconds, "
                                     f"got {value!r}")
+    if duration_s is not None and duration_s > MAX_DURATION_S:
+        raise RunParameterError(f"duration_s must be at most {MAX_DURATION_S:,.0f} s (a year: "
+                                f"a simulated day takes minutes), got {duration_s:.3g}")
     if duration_s is not None and duration_s / interval_s > MAX_TIMESERIES_ROWS:
         rows = duration_s / interval_s
+        counted, memory_GB = ((f"{rows:,.0f}", f"{rows * ROW_BYTES / 1e9:,.1f}") if rows < 1e12
+                              else (f"{rows:.3g}", f"{rows * ROW_BYTES / 1e9:.3g}"))
         raise RunParameterError(
-            f"interval_s={interval_s!r} over duration_s={duration_s!r} makes {rows:,.0f} "
-            f"timeseries rows (about {rows * ROW_BYTES / 1e9:.1f} GB of memory); at most "
+            f"interval_s={interval_s:.6g} over duration_s={duration_s:.6g} makes {counted} "
+            f"timeseries rows (about {memory_GB} GB of memory); at most "
             f"{MAX_TIMESERIES_ROWS:,} are kept: use interval_s >= "
             f"{duration_s / MAX_TIMESERIES_ROWS:.3g}")
     for name, value, minimum in (("seed", seed, 0), ("key_buckets", key_buckets, 1)):

@@ -95,17 +95,59 @@ class Trace:
     def read(cls, out_dir: str | Path) -> "Trace":
         """The trace `write` put in folder `out_dir` (its figures aside): a run written by
         `lsmsim run --out` or `lsmsim trace import --out` reads back the same. A missing
-        file raises FileNotFoundError naming it."""
+        file raises FileNotFoundError naming it; a damaged one (not text, not JSON, a row cut
+        short, a record without its fields, rows that end before the run did)
+        TraceReadError naming the file and line."""
         out = Path(out_dir)
-        with open(out / "timeseries.csv", newline="") as handle:
-            rows = list(csv.reader(handle))
-        names, cells = (rows[0], list(zip(*rows[1:]))) if rows else ([], [])
-        timeseries = {name: _parse_column(column) for name, column in
-                      zip(names, cells or [()] * len(names))}
-        document = json.loads((out / "summary.json").read_text())
+        path = out / "summary.json"
+        try:
+            document = json.loads(path.read_bytes())
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+            raise TraceReadError(f"{path}: not valid JSON ({exc})") from None
+        if not (isinstance(document, dict) and isinstance(document.get("config"), dict)
+                and isinstance(document.get("summary"), dict)):
+            raise TraceReadError(f"{path}: not a run's summary (an object with 'summary' and "
+                                 "'config')")
+        timeseries = _read_timeseries(out / "timeseries.csv", document["summary"])
         return cls(document["config"], document["summary"], timeseries,
-                   _read_jsonl(out / "events.jsonl"), _read_jsonl(out / "stalls.jsonl"))
+                   _read_jsonl(out / "events.jsonl", EVENT_FIELDS),
+                   _read_jsonl(out / "stalls.jsonl", STALL_FIELDS))
 
+
+class TraceReadError(ValueError):
+    """A run folder's file that `Trace.read` cannot take (named with its line)."""
+
+
+# Fields every record of events.jsonl and stalls.jsonl has (`Trace.read` checks them).
+EVENT_FIELDS = ("event", "time_micros")
+STALL_FIELDS = ("condition", "cause", "start_s", "end_s", "duration_s")
+
+
+def _read_timeseries(path: Path, summary: dict[str, Any]) -> dict[str, np.ndarray]:
+    """timeseries.csv's columns; every row as long as the header, and the rows reaching the
+    end of the run (`summary`'s duration_s, within two rows): a file cut short would give
+    figures for part of the run as if for all of it."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle))
+    except UnicodeDecodeError:
+        raise TraceReadError(f"{path}: not a text file") from None
+    if len(rows) < 2:
+        raise TraceReadError(f"{path}: no rows (an empty or cut file)")
+    names = rows[0]
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(names):
+            raise TraceReadError(f"{path}: line {line} has {len(row)} cells, the header "
+                                 f"{len(names)} (a damaged or cut file)")
+    timeseries = {name: _parse_column(column) for name, column in zip(names, zip(*rows[1:]))}
+    times = timeseries.get("time_s")
+    duration_s = summary.get("duration_s")
+    if times is not None and times.dtype.kind == "f" and isinstance(duration_s, (int, float)):
+        step_s = float(times[0]) if len(times) == 1 else float(np.median(np.diff(times)))
+        if float(times[-1]) + 2 * step_s < duration_s:
+            raise TraceReadError(f"{path}: the rows end at {float(times[-1]):g} s, the run at "
+                                 f"{duration_s:g} s (a cut file)")
+    return timeseries
 
 
 def jobs_from_events(events: list[dict[str, Any]]) -> Iterator[Job]:
@@ -156,9 +198,22 @@ def _write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> None:
                           for record in records)
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+def _read_jsonl(path: Path, fields: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One JSON object a line, each with `fields`; TraceReadError names a line that is not."""
+    records = []
     with open(path, "rb") as handle:
-        return [orjson.loads(line) for line in handle if line.strip()]
+        for line, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                record = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                raise TraceReadError(f"{path}: line {line} is not JSON") from None
+            if not isinstance(record, dict) or any(f not in record for f in fields):
+                raise TraceReadError(f"{path}: line {line} is not a record with "
+                                     f"{', '.join(fields)}")
+            records.append(record)
+    return records
 
 
 def _parse_column(cells: tuple[str, ...]) -> np.ndarray:

@@ -104,7 +104,7 @@ def interrupt_after_first_progress(argv: list[str], first: str, total: str, with
     import sys
     import time
 
-    process = subprocess.Popen([sys.executable, "-m", "lsmsim.cli.main", *argv],
+    process = subprocess.Popen([sys.executable, "-m", "lsmsim", *argv],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     line = process.stderr.readline()

@@ -371,9 +371,9 @@ def test_a_signal_ends_a_single_run_early_and_its_files_cover_what_was_simulated
 
     out = tmp_path / "run"
     process = subprocess.Popen(
-        [sys.executable, "-m", "lsmsim.cli.main", *command, "--no-plot", "--progress",
+        [sys.executable, "-m", "lsmsim", *command, "--no-plot", "--progress",
          "--out", str(out)] if command[0] == "run" else
-        [sys.executable, "-m", "lsmsim.cli.main", command[0], "--no-plot", "--out", str(out),
+        [sys.executable, "-m", "lsmsim", command[0], "--no-plot", "--out", str(out),
          *command[1:]],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     time.sleep(3.0)  # the run is under way (a simulated day takes over a minute)

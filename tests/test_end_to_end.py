@@ -295,7 +295,7 @@ def test_on_timeseries_gets_the_runs_rows_before_the_summary(tmp_path):
 def _console(*args: str, stdout: int | None = None) -> subprocess.CompletedProcess:
     """The `lsmsim` console entry point in a child Python, as the installed command runs."""
     code = (f"import sys; sys.argv = ['lsmsim', *{list(args)!r}]; "
-            "from lsmsim.cli.main import console_main; console_main()")
+            "from lsmsim.cli.console import console_main; console_main()")
     return subprocess.run([sys.executable, "-c", code], stdout=stdout or subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=60)
 

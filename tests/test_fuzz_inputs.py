@@ -76,11 +76,10 @@ def assert_result_or_one_line_error(argv: list[str]) -> str:
         return "a result"
     assert status == 2, f"lsmsim {argv}: exit {status}\n{err}"
     lines = err.splitlines()
-    if lines and lines[0].startswith("usage:"):   # argparse: usage, then the error line
-        lines = [line for line in lines if line.startswith("lsmsim ")]
-        assert len(lines) == 1 and ": error: argument " in lines[0], err
-    else:
-        assert len(lines) == 1 and lines[0].startswith("lsmsim: error: "), err
+    assert len(lines) == 1, err
+    # lsmsim's own errors, or argparse's about a flag (`lsmsim run: error: argument --seed: ...`)
+    assert lines[0].startswith("lsmsim: error: ") or (
+        lines[0].startswith("lsmsim ") and ": error: argument " in lines[0]), err
     return "a user error: " + re.sub(r"\S*\.toml", "F", lines[-1])[:60]
 
 

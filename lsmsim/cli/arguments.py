@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NoReturn
 
 from lsmsim.keyspace import MAX_BUCKETS
 from lsmsim.data_file import DataFileError
@@ -16,6 +16,17 @@ from lsmsim.mechanisms import (INTRODUCED_IN, MechanismError, Mechanisms, absent
                                release)
 from lsmsim.options import OptionError
 from lsmsim.units import UnitError, parse_rate_bps
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors are one line, as lsmsim's own errors are
+    (`lsmsim run: error: argument --duration: ...`), not the usage block then the error
+    (`--help` shows the usage). Subcommands' parsers are of the same class (add_subparsers
+    makes them so)."""
+
+    def error(self, message: str) -> NoReturn:
+        message = " ".join(message.split())  # one line, whatever the value quoted
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def positive_number(text: str) -> float:

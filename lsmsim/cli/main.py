@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import argparse
 import errno
-import os
 import sys
 from typing import Any, Sequence
 
 from lsmsim.cli import (compare_command, explain_commands, fidelity_commands, reproduce_command,
                         sweep_command, trace_commands, tune_command)
-from lsmsim.cli.arguments import (add_release_flag, add_without_flag, bucket_count,
-                                  byte_rate_bps, mechanisms_off, non_negative_int, parse_sets,
-                                  path_argument, positive_number)
+from lsmsim.cli.arguments import (OneLineParser, add_release_flag, add_without_flag,
+                                  bucket_count, byte_rate_bps, mechanisms_off, non_negative_int,
+                                  parse_sets, path_argument, positive_number)
 from lsmsim.cli.interrupted_run import interruption_status
 from lsmsim.cli.summary_table import format_summary
 from lsmsim.data_file import DataFileError
@@ -33,19 +32,20 @@ from lsmsim.workload import WORKLOADS, WorkloadError
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors printed as one line with status 2 (the subcommands' own are imported on an
     error only, so that `lsmsim run` does not load the LOG reader or the calibration)."""
+    from lsmsim.plot.timeline_process import PlotError
     from lsmsim.policies import PolicyError
     from lsmsim.simulation import RunParameterError
     from lsmsim.sweeps.executor import ExecutorError
     from lsmsim.sweeps.reproduce import ExperimentError
     from lsmsim.sweeps.tune import TuneError
     return (OptionError, ExecutorError, TuneError, DataFileError, WorkloadError, UnitError,
-            PolicyError, RunParameterError, MechanismError, OutputPathError,
+            PolicyError, PlotError, RunParameterError, MechanismError, OutputPathError,
             compare_command.CompareError, ExperimentError, *trace_commands.user_errors(),
             *fidelity_commands.user_errors(), *explain_commands.user_errors())
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="lsmsim", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Simulate RocksDB-style LSM stores and their write stalls.",
         epilog="examples:\n"
@@ -108,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args: argparse.Namespace) -> int:
     from lsmsim.scenario import Scenario, is_scenario_path, load_scenario
-    from lsmsim.simulation import simulate
+    from lsmsim.simulation import RunParameterError, simulate
 
     if args.out:
         output_folder(args.out)
@@ -128,6 +128,12 @@ def _run(args: argparse.Namespace) -> int:
 
     # The plotter process imports matplotlib while the run is simulated.
     duration_s = pick(args.duration, scenario.duration_s)
+    interval_s = pick(args.interval, scenario.interval_s)
+    chosen = args.interval is not None or interval_s != Scenario.interval_s  # not the default
+    if chosen and duration_s is not None and interval_s > duration_s:  # one row: no tails
+        raise RunParameterError(f"--interval / interval_s ({interval_s:.6g} s) must not exceed "
+                                f"the duration ({duration_s:.6g} s): a row is one interval "
+                                "of the run")
     plotter = (TimelinePlotter(args.out, duration_s) if args.out and not args.no_plot
                else None)
     progress = Progress(duration_s, "simulated s", enabled=progress_wanted(args), delay_s=1.0)
@@ -136,8 +142,7 @@ def _run(args: argparse.Namespace) -> int:
             workload, device=pick(args.device, scenario.device),
             machine=pick(args.machine, scenario.machine),
             duration_s=duration_s, options=options,
-            policy=pick(args.policy, scenario.policy), interval_s=pick(args.interval,
-                                                                       scenario.interval_s),
+            policy=pick(args.policy, scenario.policy), interval_s=interval_s,
             seed=pick(args.seed, scenario.seed),
             key_buckets=pick(args.buckets, scenario.key_buckets or DEFAULT_BUCKETS),
             without=mechanisms_off(args),
@@ -207,6 +212,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
             # a path given on the command line or in a file, too long to be one
             exc = ValueError(f"{str(exc.filename)[:60]}...: file name too long")
+        elif isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            # writing the results failed after the checks of output_folder: the disk is
+            # full, a file in the folder is a folder, ...
+            exc = ValueError(f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror
+                             else f"cannot write the results: {exc}")
         elif not isinstance(exc, _user_errors()):
             raise
         # One line, whatever the message quotes (a field name with a newline in it).
@@ -214,20 +224,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lsmsim: error: {message}", file=sys.stderr)
         return 2
 
-
-def console_main() -> None:
-    """The `lsmsim` command: `main`, then exit at once with its status. Tearing down the
-    interpreter would free the simulated tree and event log object by object (about 0.1 s
-    after an hour's run) for memory the OS reclaims anyway; output is flushed first, and
-    every file is already closed. A reader that goes away (`lsmsim list options | head`)
-    ends the command quietly; an unexpected error still exits the usual way."""
-    try:
-        status = main()
-        sys.stdout.flush()
-    except BrokenPipeError:
-        status = 1
-    sys.stderr.flush()
-    os._exit(status)
-
-if __name__ == "__main__":
-    console_main()

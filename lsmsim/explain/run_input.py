@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsmsim.trace import Trace
+from lsmsim.trace import Trace, TraceReadError
 
 WRITTEN_FILES = ("timeseries.csv", "events.jsonl", "stalls.jsonl", "summary.json")
 
@@ -27,7 +27,10 @@ def load_run(path: str | Path) -> Trace:
     if path.is_dir():
         present = [name for name in WRITTEN_FILES if (path / name).is_file()]
         if len(present) == len(WRITTEN_FILES):
-            return Trace.read(path)
+            try:
+                return Trace.read(path)
+            except TraceReadError as exc:
+                raise RunInputError(str(exc)) from None
         if present:
             missing = sorted(set(WRITTEN_FILES) - set(present))
             raise RunInputError(f"{path}: run folder lacks {', '.join(missing)} "

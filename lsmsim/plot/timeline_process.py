@@ -22,6 +22,11 @@ import numpy as np
 from lsmsim.trace import Trace
 
 
+class PlotError(RuntimeError):
+    """The plotting process could not write the timeline (its file is a folder, the disk is
+    full): the run's other results are written; this is reported in one line."""
+
+
 class TimelinePlotter:
     """A child process that draws one run's figures into folder `out`; `draw` sends it the
     run's rows and `wait` returns when the files are written (or raises with the child's
@@ -70,7 +75,7 @@ class TimelinePlotter:
         self._replied = True
         self.close()
         if error:
-            raise RuntimeError(f"timeline plot failed: {error}")
+            raise PlotError(f"timeline plot failed: {error}")
 
     def close(self) -> None:
         """Stop the child: once it has replied, let it end; otherwise (the run failed or

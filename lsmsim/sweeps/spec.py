@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import copy
 import itertools
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsmsim.data_file import DataFileError, read_toml_text
+from lsmsim.data_file import DataFileError, parse_toml, read_toml_text
 from lsmsim.scenario import _TOP, _WORKLOAD, Scenario, ScenarioError, load_scenario, \
     scenario_from_data
 
@@ -141,11 +140,9 @@ def load_sweep_spec(path: str | Path) -> SweepSpec:
     path = Path(path)
     try:
         text = read_toml_text(path, "sweep file")
-        data = tomllib.loads(text)
+        data = parse_toml(path, text)
     except DataFileError as exc:
         raise SweepSpecError(str(exc)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SweepSpecError(f"{path}: not valid TOML: {exc}") from None
     lines = text.splitlines()
     table = data.pop(SWEEP_TABLE, None)
     if not isinstance(table, dict) or not table:

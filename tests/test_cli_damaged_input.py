@@ -1,0 +1,156 @@
+"""Damaged and hostile input that once ended in a traceback, a hang or silent acceptance
+(issue 18, an audit of 588 malformed inputs): each is now one line on stderr naming the
+file, flag or field, with exit status 2, before any long work."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lsmsim.cli.main import main
+
+
+def _error_line(argv: list[str], capsys) -> str:
+    """Run `lsmsim argv`, which must fail with status 2 and exactly one line on stderr."""
+    try:
+        status = main(argv)
+    except SystemExit as exc:  # argparse refused a flag
+        status = exc.code
+    assert status == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def written_run(tmp_path_factory) -> Path:
+    """A short run's folder as `lsmsim run --out` writes it."""
+    out = tmp_path_factory.mktemp("run") / "good"
+    assert main(["run", "fillrandom", "--duration", "20", "--no-plot", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "DEEP"],
+    ["run", "fillrandom", "--device", "DEEP"],
+    ["run", "fillrandom", "--machine", "DEEP"],
+    ["sweep", "--dry-run", "DEEP"],
+], ids=["scenario", "device", "machine", "sweep"])
+def test_toml_nested_too_deeply_is_one_line(argv, tmp_path, capsys):
+    deep = tmp_path / "deep.toml"
+    deep.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    line = _error_line([str(deep) if a == "DEEP" else a for a in argv], capsys)
+    assert line.endswith(f"{deep}: not valid TOML: nested too deeply"), line
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["run", "fillrandom", "--duration", "-1"], "lsmsim run: error: argument --duration: "),
+    (["run", "fillrandom", "--seed", "1.5"], "lsmsim run: error: argument --seed: "),
+    (["list", "nothing"], "lsmsim list: error: argument what: invalid choice"),
+    (["run"], "lsmsim run: error: the following arguments are required: workload"),
+])
+def test_argparse_errors_are_one_line_without_the_usage_block(argv, expected, capsys):
+    assert _error_line(argv, capsys).startswith(expected)
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["run", "fillrandom", "--duration", "1e300", "--interval", "1e296"],
+     "duration_s must be at most 31,622,400 s"),
+    (["run", "fillrandom", "--duration", "10", "--interval", "100"],
+     "--interval / interval_s (100 s) must not exceed the duration (10 s)"),
+    (["run", "fillrandom", "--duration", "100", "--interval", "1e-300"],
+     "makes 1e+302 timeseries rows (about 3.07e+296 GB of memory)"),
+    (["compare", "fillrandom", "--duration", "1e300", "--policies", "rocksdb",
+      "--devices", "nvme"], "duration_s must be at most"),
+    (["run", "fillrandom", "--device", "/dev/null"], "/dev/null: not a regular file"),
+])
+def test_run_lengths_that_would_never_end_are_refused_first(argv, expected, capsys):
+    assert expected in _error_line(argv, capsys)
+
+
+def test_results_that_cannot_be_written_are_one_line(tmp_path, capsys):
+    """A file of the run folder is a folder: the write fails after the run, in one line."""
+    out = tmp_path / "out"
+    (out / "summary.json").mkdir(parents=True)
+    line = _error_line(["run", "fillrandom", "--duration", "5", "--no-plot", "--out", str(out)],
+                       capsys)
+    assert line == f"lsmsim: error: {out / 'summary.json'}: Is a directory"
+
+
+def test_an_out_that_is_a_dangling_symlink_is_refused_first(tmp_path, capsys):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    line = _error_line(["run", "fillrandom", "--duration", "5", "--out", str(loop)], capsys)
+    assert line == f"lsmsim: error: --out {loop}: exists and is not a folder"
+
+
+def _damage(folder: Path, name: str, text: str | bytes) -> None:
+    path = folder / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+
+
+def _cut_rows(folder: Path) -> None:
+    """timeseries.csv without its last half: whole rows, so only the end time tells."""
+    path = folder / "timeseries.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:len(lines) // 2]))
+
+
+DAMAGE = {
+    "summary not JSON": (lambda f: _damage(f, "summary.json", "{oops"),
+                         "summary.json: not valid JSON"),
+    "summary a list": (lambda f: _damage(f, "summary.json", "[1, 2]"),
+                       "summary.json: not a run's summary"),
+    "event not JSON": (lambda f: _damage(f, "events.jsonl", '{"event": "x", "time_micros": 1}\n'
+                                         "{broken\n"), "events.jsonl: line 2 is not JSON"),
+    "stall without condition": (lambda f: _damage(f, "stalls.jsonl", '{"cause": "x"}\n'),
+                                "stalls.jsonl: line 1 is not a record with condition"),
+    "binary timeseries": (lambda f: _damage(f, "timeseries.csv", b"\xff\xfe\x00garbage"),
+                          "timeseries.csv: not a text file"),
+    "timeseries row cut": (lambda f: _damage(f, "timeseries.csv", "time_s,ops\n1.0,5\n2.0\n"),
+                           "timeseries.csv: line 3 has 1 cells, the header 2"),
+    "timeseries rows cut": (_cut_rows, "timeseries.csv: the rows end at 9 s, the run at 20 s"),
+}
+
+
+@pytest.mark.parametrize("command", ["explain", "replay"])
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_a_damaged_run_folder_names_the_file_and_line(case, command, written_run, tmp_path,
+                                                      capsys):
+    damage, expected = DAMAGE[case]
+    folder = tmp_path / "run"
+    shutil.copytree(written_run, folder)
+    damage(folder)
+    extra = ["--out", str(tmp_path / "replay.html")] if command == "replay" else []
+    line = _error_line([command, str(folder), *extra], capsys)
+    assert line.startswith("lsmsim: error: ") and expected in line, line
+
+
+def test_the_written_run_reads_back(written_run, capsys):
+    """The checks refuse damage only: the folder as written is explained."""
+    assert main(["explain", str(written_run)]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="signals as on Linux")
+def test_ctrl_c_while_the_command_starts_is_one_line(tmp_path):
+    """SIGINT while Python imports the simulator (the first fraction of a second): the
+    entry point (`lsmsim.cli.console`) ends with one line and status 130, no traceback."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "lsmsim", "list", "options"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               env=env)
+    time.sleep(0.15)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert "Traceback" not in stderr
+    if process.returncode != 0:  # else the listing had finished before the signal
+        assert process.returncode == 130 and stderr.strip() == "lsmsim: interrupted", stderr
+
