@@ -130,6 +130,10 @@ class Mechanisms:
 INTRODUCED_IN = {"subcompaction_key_anchors": (7, 6), "stall_io_priority": (7, 3)}
 
 
+# The RocksDB release the engine models (its options, defaults and mechanisms).
+MODELLED_RELEASE = (7, 8)
+
+
 def release(version: str | None) -> tuple[int, ...]:
     """(major, minor) of a RocksDB version string ("6.11.0"); () when it names none."""
     return tuple(int(n) for n in re.findall(r"\d+", version or "")[:2])

@@ -141,10 +141,13 @@ def load_scenario(path: str | Path, text: str | None = None) -> Scenario:
 Fail = Callable[..., None]
 
 
-def scenario_from_data(data: dict[str, Any], path: Path, fail: Fail) -> Scenario:
+def scenario_from_data(data: dict[str, Any], path: Path, fail: Fail,
+                       resolved: set[tuple[str, str]] | None = None) -> Scenario:
     """Check a scenario's TOML tables (as `tomllib` reads them) and resolve them; `fail`
     raises the error of a bad field, worded by the caller (a scenario file names its line,
-    a sweep the factor that set the value)."""
+    a sweep the factor that set the value). `resolved` holds the (field, name) pairs of
+    devices, machines and policies already found good by the caller's earlier scenarios
+    (a sweep's cells share them: each file is read once, not once a cell)."""
     _check_types(data, _TOP, "", fail)
     workload_table = data.get("workload")
     if workload_table is None:
@@ -199,7 +202,7 @@ def scenario_from_data(data: dict[str, Any], path: Path, fail: Fail) -> Scenario
         scenario.lsm_options()
     except OptionError as exc:
         fail("options", None, None, str(exc).split("]: ", 1)[-1])
-    _resolve_names(scenario, fail)
+    _resolve_names(scenario, fail, set() if resolved is None else resolved)
     return scenario
 
 
@@ -215,8 +218,9 @@ def _check_types(table: dict[str, Any], known: dict[str, Any], name: str, fail: 
             fail(name, key, value, "wrong type", index)
 
 
-def _resolve_names(scenario: Scenario, fail: Any) -> None:
-    """Device, machine and policy names are checked here, so errors point into the file."""
+def _resolve_names(scenario: Scenario, fail: Any, resolved: set[tuple[str, str]]) -> None:
+    """Device, machine and policy names are checked here, so errors point into the file;
+    each good one is added to `resolved`, and one found there is not loaded again."""
     from lsmsim.device_models import load_device
     from lsmsim.machine import load_machine
     from lsmsim.policies import PolicyError, make_policy
@@ -224,10 +228,13 @@ def _resolve_names(scenario: Scenario, fail: Any) -> None:
     for key, resolve in (("device", load_device), ("machine", load_machine),
                          ("policy", make_policy)):
         value = getattr(scenario, key)
+        if (key, value) in resolved:
+            continue
         try:
             resolve(value)
         except (DataFileError, PolicyError) as exc:
             fail("", key, value, str(exc))
+        resolved.add((key, value))
 
 
 def is_scenario_path(text: str) -> bool:

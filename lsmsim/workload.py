@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from lsmsim.block_compression import COMPRESSION_RATIO_RANGE, DEFAULT_COMPRESSION_RATIO
 from lsmsim.keyspace import DISTRIBUTIONS, KeyDistribution, make_distribution
-from lsmsim.value_range import INT32_MAX, INT64_MAX, Order, Range, order_problem
+from lsmsim.value_range import INT32_MAX, Order, Range, order_problem
 
 OP_KINDS = ("write", "insert", "read", "scan", "rmw")
 MIX_TOLERANCE = 1e-6
@@ -40,9 +40,16 @@ _PHASE_RANGES = {**{kind: _SHARE for kind in OP_KINDS}, "duration_s": Range(), "
 _RATE_LIMIT = Range(1, special=(0.0,))
 # zipf_theta as keyspace.ZipfianKeys takes it (the zipfian and latest distributions).
 _THETA = Range(0, 10, low_open=True, high_open=True, excluded=(1.0,))
+# The key space is cut into buckets on a float grid (`lsmsim.keyspace`), exact up to 2**53
+# keys (db_bench's --num is an int64, but no store holds more than ~9e15 keys).
+MAX_NUM_KEYS = 2 ** 53
+# An open-loop arrival rate beyond a billion puts a second is a typo, not a load: no store
+# takes it, and the queue it builds prints as a number of hundreds of digits.
+MAX_OPEN_LOOP_OPS_PER_S = 1e9
 WORKLOAD_RANGES = {"zipf_theta": _THETA, "key_size": Range(1, INT32_MAX, integer=True),
-                   "value_size": _INT32, "num_keys": Range(1, INT64_MAX, integer=True),
-                   "threads": Range(1, INT32_MAX, integer=True), "open_loop_ops_per_s": Range(),
+                   "value_size": _INT32, "num_keys": Range(1, MAX_NUM_KEYS, integer=True),
+                   "threads": Range(1, INT32_MAX, integer=True),
+                   "open_loop_ops_per_s": Range(high=MAX_OPEN_LOOP_OPS_PER_S),
                    "write_rate_limit_bps": _RATE_LIMIT, "max_ops": _COUNT, "record_count": _COUNT,
                    "repeat_from_phase": Range(-1, INT32_MAX, integer=True),
                    "readwritepercent": Range(0, 100, integer=True),

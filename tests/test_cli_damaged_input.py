@@ -154,3 +154,56 @@ def test_ctrl_c_while_the_command_starts_is_one_line(tmp_path):
     if process.returncode != 0:  # else the listing had finished before the signal
         assert process.returncode == 130 and stderr.strip() == "lsmsim: interrupted", stderr
 
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["validate", "RUN", "--seeds", "1000000000"], "argument --seeds: must be at most 1,000"),
+    (["reproduce", "adoc_batch", "--seeds", "99999"], "argument --seeds: must be at most 1,000"),
+    (["run", "fillrandom", "--rocksdb-version", "99.0.0"], "is newer than the RocksDB lsmsim models"),
+    (["run", "fillrandom", "--rocksdb-version=-1.0.0"], "is not a RocksDB release"),
+    (["run", "fillrandom", "--num", "9223372036854775807"],
+     "num_keys must be an integer in [1, 9007199254740992]"),
+    (["run", "fillrandom", "--open-loop-ops", "1e300"],
+     "open_loop_ops_per_s must be a finite number in [0, 1000000000]"),
+    (["db_bench", "--benchmarks=fillrandom", "--statistics=banana"],
+     "--statistics is a boolean flag (true or false), got 'banana'"),
+    (["run", "FOLDER"], "a folder; give a scenario .toml file or a workload name"),
+    (["trace", "import", "/dev/null", "--out", "OUT"], "/dev/null: not a regular file or a folder"),
+    (["validate", "RUN", "--device-dir", "FILE", "--machine", "server"],
+     "not a folder of fitted device files"),
+])
+def test_out_of_range_counts_and_misleading_names(argv, expected, tmp_path, capsys):
+    local = Path(__file__).parent / "data" / "local2core_excerpt"
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    places = {"RUN": str(local), "FOLDER": str(tmp_path), "OUT": str(tmp_path / "out"),
+              "FILE": str(a_file)}
+    line = _error_line([places.get(a, a) for a in argv], capsys)
+    assert expected in line, line
+
+
+def test_a_sweep_too_large_is_refused_before_its_cells_are_resolved(tmp_path, capsys):
+    spec = tmp_path / "huge.toml"
+    spec.write_text('duration_s = 10\n[workload]\nname = "fillrandom"\n[sweep]\n'
+                    f"seed = {list(range(200))}\n"
+                    f'"options.max_background_jobs" = {list(range(1, 201))}\n')
+    line = _error_line(["sweep", "--dry-run", str(spec)], capsys)
+    assert "makes 40,000 cells (seed 200 x options.max_background_jobs 200)" in line, line
+
+
+def test_use_existing_db_is_named_as_not_modelled(capsys):
+    status = main(["db_bench", "--benchmarks=fillrandom", "--num=20000", "--use_existing_db=1",
+                   "--histogram=yes", "--no-plot"])
+    assert status == 0
+    assert ("db_bench flags not modelled (ignored): use_existing_db (the simulated DB starts "
+            "empty)") in capsys.readouterr().err
+
+
+def test_validate_over_a_window_keeps_the_importers_warnings(tmp_path, capsys):
+    """--max-seconds cuts the real run to a window; what the importer said about the run
+    (here: no command.txt, sizes read from the LOG) is still said."""
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "local2core_excerpt", run)
+    (run / "command.txt").unlink()
+    main(["validate", str(run), "--max-seconds", "10", "--machine", "local-2core"])
+    assert "no command.txt" in capsys.readouterr().err

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from pathlib import Path
 from typing import Callable, Iterable, NoReturn
 
 from lsmsim.keyspace import MAX_BUCKETS
 from lsmsim.data_file import DataFileError
-from lsmsim.mechanisms import (INTRODUCED_IN, MechanismError, Mechanisms, absent_in_version,
-                               release)
+from lsmsim.mechanisms import (INTRODUCED_IN, MODELLED_RELEASE, MechanismError, Mechanisms,
+                               absent_in_version, release)
 from lsmsim.options import OptionError
 from lsmsim.units import UnitError, parse_rate_bps
 
@@ -63,6 +64,15 @@ def bucket_count(text: str) -> int:
     """Key-space buckets: 1 to MAX_BUCKETS (see keyspace.MAX_BUCKETS for the memory)."""
     return _integer(text, minimum=1, maximum=MAX_BUCKETS,
                     why="memory grows by ~300 B per bucket")
+
+
+MAX_SEEDS = 1000
+
+
+def seed_count(text: str) -> int:
+    """Seeds a run is repeated with: 1 to MAX_SEEDS (each is a whole run, and all of a
+    command's runs are listed before any starts)."""
+    return _integer(text, minimum=1, maximum=MAX_SEEDS, why="each seed is a whole run")
 
 
 def frame_count(text: str) -> int:
@@ -147,11 +157,15 @@ def parse_sets(items: list[str]) -> dict[str, str]:
 
 
 def rocksdb_release(text: str) -> str:
-    """A RocksDB release as a LOG header gives it ("6.11.0"); anything else is refused, not
-    silently the release modelled."""
-    if len(release(text)) < 2:
+    """A RocksDB release as a LOG header gives it ("6.11.0", "7.8"), at most the one modelled
+    (MODELLED_RELEASE); anything else is refused, not silently the release modelled."""
+    if not re.fullmatch(r"\d{1,3}\.\d{1,3}(\.\d{1,4})?", text.strip()):
         raise argparse.ArgumentTypeError(f"{text!r} is not a RocksDB release such as 6.11.0")
-    return text
+    if release(text) > MODELLED_RELEASE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is newer than the RocksDB lsmsim models "
+            f"({'.'.join(map(str, MODELLED_RELEASE))}): its later mechanisms are not modelled")
+    return text.strip()
 
 
 def device_name(text: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsmsim.cli.arguments import (add_without_flag, non_negative_int, path_argument, positive_int,
-                                  positive_number)
+                                  positive_number, seed_count)
 from lsmsim.machine import COST_FIELDS, FITTED_BY_DEFAULT, load_machine, machine_toml
 from lsmsim.output_path import file_stem, output_file, output_folder
 from lsmsim.sweeps.progress import Progress, add_progress_flags, progress_wanted
@@ -40,7 +40,7 @@ def register(commands: Any) -> None:
                                "NAME uses DIR/NAME.toml where it exists")
     add_without_flag(validate, "simulate with a resource-model mechanism switched off, to see "
                                "what it does to the errors")
-    validate.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+    validate.add_argument("--seeds", type=seed_count, default=1, metavar="N",
                           help="simulate each run with N seeds (counted up from its --seed) and "
                                "print the seeds' spread beside the real repeats' (default 1)")
     validate.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import sys
 from typing import Any, Sequence
 
@@ -112,6 +113,9 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.out:
         output_folder(args.out)
+    if os.path.isdir(args.workload):
+        raise WorkloadError(f"{args.workload}: a folder; give a scenario .toml file or a "
+                            "workload name (lsmsim list workloads)")
     scenario = (load_scenario(args.workload) if is_scenario_path(args.workload)
                 else Scenario.for_workload(args.workload))
     scenario.db_bench_defaults = scenario.db_bench_defaults or args.db_bench_defaults

@@ -9,8 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lsmsim.cli.arguments import (non_negative_int, path_argument, positive_int,
-                                  positive_number)
+from lsmsim.cli.arguments import non_negative_int, path_argument, positive_number, seed_count
 from lsmsim.output_path import output_folder
 from lsmsim.sweeps.paper_scale import BUDGET_CORES, budget_note, estimated_wall_s, scale_lines
 from lsmsim.sweeps.reproduce import (ExperimentError, experiment_names, format_claims,
@@ -35,7 +34,7 @@ def register(commands: Any) -> None:
                              "memory (with --list: show each experiment's scales)")
     parser.add_argument("--seed", type=non_negative_int,
                         help="seed of every run (default: each run's own, 0 unless it says)")
-    parser.add_argument("--seeds", type=positive_int, default=1,
+    parser.add_argument("--seeds", type=seed_count, default=1,
                         help="simulate each run with this many seeds (from its own, or --seed) "
                              "and check the claims on their mean, as the papers average "
                              "repeated runs (default 1)")

@@ -19,6 +19,7 @@ read only from the shared `Trace` type, so both directions use one code path:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -113,7 +114,8 @@ def aligned_l0_files(reference: Trace, other: Trace) -> tuple[np.ndarray, np.nda
 def window(trace: Trace, end_s: float) -> Trace:
     """The first `end_s` seconds of a trace, its summary recomputed by the shared
     `summarize_trace` (rows ending after `end_s`, later events and the part of stall
-    episodes after it are left out)."""
+    episodes after it are left out). A trace of a subclass stays one, with what only it
+    holds (an imported run's warnings about the lines it skipped)."""
     times = np.asarray(trace.timeseries["time_s"], dtype=float)
     if not times.size or times[-1] <= end_s + 1e-9:
         return trace
@@ -130,8 +132,8 @@ def window(trace: Trace, end_s: float) -> Trace:
     summary = summarize_trace(rows, events, episodes, duration_s,
                               workload["key_size"] + workload["value_size"])
     config = {**trace.config, "duration_s": duration_s}
-    return Trace(config=config, summary=summary, timeseries=rows, events=events,
-                 stall_episodes=episodes)
+    return dataclasses.replace(trace, config=config, summary=summary, timeseries=rows,
+                               events=events, stall_episodes=episodes)
 
 
 def median_abs(values: list[float]) -> float:

@@ -82,7 +82,8 @@ def run_devices(folders: Sequence[Path], device: str | None,
     one is an error naming the valid)."""
     from lsmsim.device_models import load_device
     if device_dir is not None and not Path(device_dir).is_dir():
-        raise TraceError(f"{device_dir}: no such folder of fitted device files (--device-dir)")
+        kind = "not a folder" if Path(device_dir).exists() else "no such folder"
+        raise TraceError(f"{device_dir}: {kind} of fitted device files (--device-dir)")
     devices = [fitted_device(device or infer_device(f) or DEFAULT_DEVICE, device_dir)
                for f in folders]
     for name in sorted(set(devices)):

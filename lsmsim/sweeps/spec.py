@@ -63,6 +63,11 @@ class Factor:
         return dict(zip(self.fields, value)) if len(self.fields) > 1 else {self.fields[0]: value}
 
 
+# The most cells a sweep file may make: each is a whole run (a 3600 s one takes seconds),
+# and the grid is resolved, cell by cell, before the first starts.
+MAX_CELLS = 10_000
+
+
 @dataclass(frozen=True)
 class SweepCell:
     """One cell of the grid: its position, the factors' values (field -> value, in factor
@@ -96,23 +101,26 @@ class SweepSpec:
 
     def cells(self) -> list[SweepCell]:
         """Every cell, in grid order (first factor slowest), each checked and resolved."""
+        resolved: set[tuple[str, str]] = set()  # devices, machines, policies: read once
         cells = []
         for index, combination in enumerate(itertools.product(
                 *(factor.values for factor in self.factors))):
             settings: dict[str, Any] = {}
             for factor, value in zip(self.factors, combination):
                 settings.update(factor.settings(value))
-            cells.append(SweepCell(index, settings, self._resolve(settings, combination)))
+            cells.append(SweepCell(index, settings,
+                                   self._resolve(settings, combination, resolved)))
         return cells
 
-    def _resolve(self, settings: dict[str, Any], combination: tuple[Any, ...]) -> Scenario:
+    def _resolve(self, settings: dict[str, Any], combination: tuple[Any, ...],
+                 resolved: set[tuple[str, str]]) -> Scenario:
         data = apply_settings(self.base, settings)
 
         def fail(table: str, key: str | None, value: Any, message: str, index: int = 0) -> None:
             factors = ", ".join(f"{f.name} = {v!r}" for f, v in zip(self.factors, combination))
             raise SweepSpecError(f"{self.path}: the cell {factors}: {message}")
 
-        return scenario_from_data(data, self.path, fail)
+        return scenario_from_data(data, self.path, fail, resolved)
 
 
 def apply_settings(base: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
@@ -164,6 +172,10 @@ def load_sweep_spec(path: str | Path) -> SweepSpec:
                                      f"{factor.name!r})")
             seen[name] = factor.name
     spec = SweepSpec(path, data, factors, str(data.get("description", "")))
+    if spec.size > MAX_CELLS:  # before any cell is resolved: each takes milliseconds
+        sizes = " x ".join(f"{f.name} {len(f.values)}" for f in factors)
+        raise SweepSpecError(f"{path}: [sweep] makes {spec.size:,} cells ({sizes}); at most "
+                             f"{MAX_CELLS:,} are run: split the sweep")
     for factor in factors:  # each value alone, so the error names it
         if any(name.startswith(POLICY_PARAM) for name in factor.fields):
             continue  # depends on each cell's policy: checked with the cells

@@ -42,6 +42,13 @@ OBSERVATION_FLAGS = frozenset({
     "stats_interval_seconds", "stats_per_interval", "stats_dump_period_sec", "histogram",
     "statistics", "perf_level", "progress_reports", "use_existing_db", "report_bg_io_stats",
     "print_malloc_stats", "dump_malloc_stats", "confidence_interval_only"})
+# The observation flags that are gflags booleans (DEFINE_bool in tools/db_bench_tool.cc,
+# 7.8.3): their values are checked as db_bench's parser checks them.
+BOOL_OBSERVATION_FLAGS = frozenset({
+    "histogram", "statistics", "progress_reports", "use_existing_db", "report_bg_io_stats",
+    "print_malloc_stats", "dump_malloc_stats", "confidence_interval_only"})
+# What gflags takes for a bool (gflags.cc ParseFlagValue: case-insensitive).
+GFLAGS_TRUE, GFLAGS_FALSE = ("1", "t", "true", "y", "yes"), ("0", "f", "false", "n", "no")
 # --benchmarks meta operations that print or reset statistics and change nothing in the DB
 # (db_bench 7.8.3 --help, "Meta operations"; Benchmark::Run's PrintStats / ResetStats).
 REPORT_BENCHMARKS = frozenset({"stats", "resetstats", "levelstats", "memstats", "sstables"})
@@ -175,6 +182,10 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
         # db_bench's default -1: the table's default filter policy, none (0 also sets none)
         option_values["bloom_bits_per_key"] = 0
     unmodelled = sorted(set(flags) - OPTION_FLAGS - WORKLOAD_FLAGS - OBSERVATION_FLAGS)
+    on = {name: _flag_bool(flags[name], name, source)
+          for name in BOOL_OBSERVATION_FLAGS & set(flags)}
+    if on.get("use_existing_db"):
+        unmodelled.append("use_existing_db (the simulated DB starts empty)")
     codec = str(get["compression_type"])
     if codec.lower() in UNMODELLED:
         unmodelled.append(f"compression_type={codec} (lsmsim models {', '.join(CODECS)}: "
@@ -205,6 +216,14 @@ def per_level_from_min_level(min_level: int, num_levels: int, codec: str,
         raise DbBenchError(f"{source}: --min_level_to_compress={min_level} is above "
                            f"--num_levels={num_levels} (db_bench asserts it is not)")
     return ":".join(["none"] * min_level + [codec] * (num_levels - min_level))
+
+
+def _flag_bool(value: Any, name: str, source: str) -> bool:
+    """A gflags bool flag's value (true/false, 1/0, yes/no, t/f, y/n)."""
+    text = str(value).strip().lower()
+    if text in GFLAGS_TRUE or text in GFLAGS_FALSE:
+        return text in GFLAGS_TRUE
+    raise DbBenchError(f"{source}: --{name} is a boolean flag (true or false), got {value!r}")
 
 
 def _integer(value: Any, name: str, source: str) -> int:

@@ -70,7 +70,8 @@ def find_run_files(path: Path) -> RunFiles:
     if path.is_file():
         return RunFiles(path.parent, path, None, None, None, None)
     if not path.is_dir():
-        raise TraceError(f"{path}: no such file or folder")
+        kind = "not a regular file or a folder" if path.exists() else "no such file or folder"
+        raise TraceError(f"{path}: {kind}")
 
     def first(*patterns: str) -> Path | None:
         for pattern in patterns:
