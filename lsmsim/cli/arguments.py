@@ -50,6 +50,22 @@ def byte_rate_bps(text: str) -> float:
                                          f"bytes per second, got {text!r}") from None
 
 
+def whole_number(text: str) -> int:
+    """An integer, also written as a number such as 1e8 (db_bench's --num often is); its
+    range is the workload's to check (`lsmsim.workload.WORKLOAD_RANGES`)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not (math.isfinite(value) and value == int(value)):
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
+
+
 def positive_int(text: str) -> int:
     """An integer of at least 1 (worker processes, evaluations, buckets)."""
     return _integer(text, minimum=1)

@@ -16,7 +16,8 @@ from lsmsim.cli import (compare_command, explain_commands, fidelity_commands, re
                         sweep_command, trace_commands, tune_command)
 from lsmsim.cli.arguments import (OneLineParser, add_release_flag, add_without_flag,
                                   bucket_count, byte_rate_bps, mechanisms_off, non_negative_int,
-                                  parse_sets, path_argument, positive_number)
+                                  parse_sets, path_argument, positive_number,
+                                  whole_number)
 from lsmsim.cli.interrupted_run import interruption_status
 from lsmsim.cli.summary_table import format_summary
 from lsmsim.data_file import DataFileError
@@ -74,14 +75,15 @@ def _parser() -> argparse.ArgumentParser:
                      help="start from db_bench's option defaults "
                           f"({', '.join(DB_BENCH_DEFAULTS)}) instead of the library's")
     run.add_argument("--policy", help="policy name[:param=value,...] (default rocksdb)")
-    run.add_argument("--threads", type=int, help="client threads (closed loop)")
-    run.add_argument("--key-size", type=int, help="bytes per key (default 16)")
-    run.add_argument("--value-size", type=int, help="bytes per value (default 1000)")
-    run.add_argument("--num", type=int, help="key space size, as db_bench --num (default 1e8)")
+    run.add_argument("--threads", type=whole_number, help="client threads (closed loop)")
+    run.add_argument("--key-size", type=whole_number, help="bytes per key (default 16)")
+    run.add_argument("--value-size", type=whole_number, help="bytes per value (default 1000)")
+    run.add_argument("--num", type=whole_number,
+                     help="key space size, as db_bench --num (default 1e8)")
     run.add_argument("--key-distribution", choices=list(DISTRIBUTIONS))
-    run.add_argument("--record-count", type=int,
+    run.add_argument("--record-count", type=whole_number,
                      help="keys a load writes before inserts append (YCSB recordcount)")
-    run.add_argument("--readwritepercent", type=int,
+    run.add_argument("--readwritepercent", type=whole_number,
                      help="reads per 100 operations of readrandomwriterandom (default 90)")
     run.add_argument("--write-rate-limit", type=byte_rate_bps,
                      help="cap on client bytes/s, e.g. 30MB/s "
