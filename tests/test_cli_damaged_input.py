@@ -55,6 +55,8 @@ def test_toml_nested_too_deeply_is_one_line(argv, tmp_path, capsys):
     (["run", "fillrandom", "--seed", "1.5"], "lsmsim run: error: argument --seed: "),
     (["list", "nothing"], "lsmsim list: error: argument what: invalid choice"),
     (["run"], "lsmsim run: error: the following arguments are required: workload"),
+    (["run", "fillrandom", "--value-size", "10.5"],
+     "lsmsim run: error: argument --value-size: expected an integer, got '10.5'"),
 ])
 def test_argparse_errors_are_one_line_without_the_usage_block(argv, expected, capsys):
     assert _error_line(argv, capsys).startswith(expected)
@@ -207,3 +209,8 @@ def test_validate_over_a_window_keeps_the_importers_warnings(tmp_path, capsys):
     (run / "command.txt").unlink()
     main(["validate", str(run), "--max-seconds", "10", "--machine", "local-2core"])
     assert "no command.txt" in capsys.readouterr().err
+
+
+def test_a_count_flag_takes_an_integer_written_as_a_power_of_ten(capsys):
+    assert main(["run", "fillrandom", "--num", "1e6", "--duration", "2", "--no-plot"]) == 0
+    assert capsys.readouterr().err == ""
