@@ -1,14 +1,16 @@
 """lsmsim: a discrete-event simulator of RocksDB-style LSM key-value stores and their
 write stalls. Start with `simulate()`; see README.md."""
 
-from pathlib import Path as _Path
+import os as _os
 
 # Installed, the plug-in folders are subpackages (setup.cfg's package_dir: lsmsim.policies,
 # lsmsim.device_models, lsmsim.scenarios). In a source checkout they sit beside this package
-# at the repository's top level: the package's path reaches them there too.
-_CHECKOUT = _Path(__file__).resolve().parent.parent
-if (_CHECKOUT / "setup.cfg").is_file() and (_CHECKOUT / "policies" / "__init__.py").is_file():
-    __path__.append(str(_CHECKOUT))
+# at the repository's top level: the package's path reaches them there too. (os.path, not
+# pathlib: this runs before the command can take a Ctrl-C, so it imports nothing more.)
+_CHECKOUT = _os.path.dirname(_os.path.dirname(_os.path.realpath(__file__)))
+if (_os.path.isfile(_os.path.join(_CHECKOUT, "setup.cfg"))
+        and _os.path.isfile(_os.path.join(_CHECKOUT, "policies", "__init__.py"))):
+    __path__.append(_CHECKOUT)
 
 # The public names, imported on first use (PEP 562): `import lsmsim` stays cheap, so that the
 # `lsmsim` command's entry point (`lsmsim.cli.console`) is running, and can end a Ctrl-C

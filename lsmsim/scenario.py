@@ -193,6 +193,10 @@ def scenario_from_data(data: dict[str, Any], path: Path, fail: Fail,
             fail("", key, data[key], problem)
     if data.get("seed", 0) < 0:
         fail("", "seed", data["seed"], "must not be negative")
+    if ("interval_s" in data and scenario.duration_s is not None
+            and scenario.interval_s > scenario.duration_s):
+        fail("", "interval_s", data["interval_s"], f"must not exceed duration_s "
+             f"({scenario.duration_s:g} s): a row is one interval of the run")
     for key, value in scenario.options.items():
         try:
             parse_option(key, value, source="")

@@ -40,7 +40,9 @@ class ThreadPoolWaits:
     def __init__(self, options: LsmOptions, now_s: float) -> None:
         self.options = options
         self.threads = {"high": 0, "low": 0}
-        self._free_since_s: dict[str, deque[float]] = {"high": deque(), "low": deque()}
+        # Free threads as [since_s, count] runs, longest waiting first: a pool grown by
+        # millions of threads (max_background_jobs near 2**31) is one entry, not millions.
+        self._free_since_s: dict[str, deque[list[float]]] = {"high": deque(), "low": deque()}
         self._cursor = 0
         self.wait_s = {"high": 0.0, "low": 0.0}
         self._grow(now_s)
@@ -60,10 +62,14 @@ class ThreadPoolWaits:
             if pool is not None:
                 free = self._free_since_s[pool]
                 if free:
-                    self.wait_s[pool] += now_s - free.popleft()
+                    first = free[0]
+                    self.wait_s[pool] += now_s - first[0]
+                    first[1] -= 1
+                    if not first[1]:
+                        free.popleft()
             pool = _FINISHES.get(kind)
             if pool is not None:
-                self._free_since_s[pool].append(now_s)
+                self._free_since_s[pool].append([now_s, 1])
         self._cursor = len(events)
 
     def _grow(self, now_s: float) -> None:
@@ -72,4 +78,4 @@ class ThreadPoolWaits:
             new = limit - self.threads[pool]
             if new > 0:
                 self.threads[pool] = limit
-                self._free_since_s[pool].extend([now_s] * new)
+                self._free_since_s[pool].append([now_s, new])

@@ -214,3 +214,53 @@ def test_validate_over_a_window_keeps_the_importers_warnings(tmp_path, capsys):
 def test_a_count_flag_takes_an_integer_written_as_a_power_of_ten(capsys):
     assert main(["run", "fillrandom", "--num", "1e6", "--duration", "2", "--no-plot"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_pool_of_two_billion_threads_is_one_entry_not_two_billion():
+    """max_background_jobs near 2**31 is accepted (it is an int32 in RocksDB): the thread
+    pools' free threads are runs of a count, so memory does not grow with the limit."""
+    from lsmsim.options import LsmOptions
+    from lsmsim.thread_pool_waits import ThreadPoolWaits
+
+    waits = ThreadPoolWaits(LsmOptions.from_mapping({"max_background_jobs": 2 ** 31 - 1}), 0.0)
+    assert waits.threads["low"] > 10 ** 9
+    waits.catch_up([{"event": "compaction_started", "time_micros": 2_000_000},
+                    {"event": "compaction_finished", "time_micros": 3_000_000},
+                    {"event": "compaction_started", "time_micros": 5_000_000}])
+    # The first start takes a thread idle since 0 s (2 s); the second the next longest
+    # waiting, also idle since 0 s (5 s), not the one freed at 3 s.
+    assert waits.wait_s["low"] == 7.0
+
+
+def _log_with(tmp_path: Path, edit) -> Path:
+    """The local excerpt's run folder with its LOG's lines edited by `edit`."""
+    import gzip
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "local2core_excerpt", run)
+    log = run / "LOG_excerpt.gz"
+    lines = gzip.decompress(log.read_bytes()).decode().splitlines(keepends=True)
+    log.write_bytes(gzip.compress("".join(edit(lines)).encode()))
+    return run
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda lines: [lines[0].replace("7.8.3", "banana"), *lines[1:]],
+     "RocksDB version 'banana' is not a release such as 6.11.0: read as the 7.8 modelled"),
+    (lambda lines: [*lines[:50], lines[0], *lines[50:]],
+     "a second RocksDB version header (7.8.3): this LOG holds more than one run"),
+])
+def test_a_log_header_that_does_not_read_as_one_run_is_said(edit, expected, tmp_path, capsys):
+    run = _log_with(tmp_path, edit)
+    assert main(["trace", "import", str(run), "--out", str(tmp_path / "out")]) == 0
+    assert expected in capsys.readouterr().err
+    assert main(["explain", str(run), "--graph", str(tmp_path / "g.png")]) == 0  # here too
+    assert expected in capsys.readouterr().err
+
+
+def test_a_sweep_cell_with_rows_longer_than_its_run_is_refused(tmp_path, capsys):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('duration_s = 20\n[workload]\nname = "fillrandom"\n[sweep]\n'
+                    "interval_s = [100, 1]\n")
+    line = _error_line(["sweep", "--dry-run", str(spec)], capsys)
+    assert "[sweep] interval_s = 100: must not exceed duration_s (20 s)" in line, line

@@ -5,7 +5,9 @@ loads numpy, ends with one line (`lsmsim: interrupted`, status 130) and no trace
 from __future__ import annotations
 
 import os
+import signal
 import sys
+from typing import Callable
 
 
 def console_main() -> None:
@@ -15,7 +17,7 @@ def console_main() -> None:
     every file is already closed. A reader that goes away (`lsmsim list options | head`)
     ends the command quietly; an unexpected error still exits the usual way."""
     try:
-        from lsmsim.cli.main import main
+        main = _import_main()
         status = main()
         sys.stdout.flush()
     except KeyboardInterrupt:  # before main() took over Ctrl-C: while importing
@@ -25,6 +27,22 @@ def console_main() -> None:
         status = 1
     sys.stderr.flush()
     os._exit(status)
+
+
+def _import_main() -> Callable[[], int]:
+    """`lsmsim.cli.main.main`, imported with SIGINT held back: a Ctrl-C that lands inside
+    the import machinery's own callbacks is printed as "Exception ignored" and lost. Held,
+    it is delivered once the import is done, as a KeyboardInterrupt here."""
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None:  # not on this platform: import as is
+        from lsmsim.cli.main import main
+        return main
+    block(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        from lsmsim.cli.main import main
+    finally:
+        block(signal.SIG_UNBLOCK, {signal.SIGINT})
+    return main
 
 
 if __name__ == "__main__":

@@ -57,12 +57,11 @@ def _explain(args: argparse.Namespace) -> int:
     from lsmsim.explain.dataflow import Dataflow
     from lsmsim.explain.dataflow_plot import save_dataflow
     from lsmsim.explain.stall_accounts import account, summary
-    from lsmsim.explain.run_input import load_run
 
     written = args.run.is_dir() and (args.run / "summary.json").is_file()
     path = args.graph or (args.run / "dataflow.png" if written else Path("dataflow.png"))
     _check_figure_path("--graph", path, (".png", ".svg", ".pdf"))  # the default too
-    trace = load_run(args.run)
+    trace = _load_run(args.run)
     flow = Dataflow(trace)
     episodes = trace.stall_episodes
     print(f"{_title(trace)}: {flow.end_s:,.1f} s, {len(episodes)} stall episodes\n")
@@ -98,13 +97,23 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     from lsmsim.explain.replay import write_replay
-    from lsmsim.explain.run_input import load_run
 
     _check_figure_path("--out", args.out, (".html", ".gif"))
-    trace = load_run(args.run)
+    trace = _load_run(args.run)
     write_replay(trace, args.out, frames=args.frames, title=_title(trace))
     print(f"replay written to {args.out}")
     return 0
+
+
+def _load_run(path: Path) -> Any:
+    """The run (`lsmsim.explain.run_input.load_run`), saying what a real run's import
+    skipped or cut, as `trace import` does."""
+    from lsmsim.cli.trace_commands import print_warnings
+    from lsmsim.explain.run_input import load_run
+
+    trace = load_run(path)
+    print_warnings(getattr(trace, "warnings", []))
+    return trace
 
 
 def _check_figure_path(flag: str, path: Path, suffixes: tuple[str, ...]) -> None:

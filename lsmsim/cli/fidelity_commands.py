@@ -164,7 +164,11 @@ def _calibrate(args: argparse.Namespace) -> int:
         return stop.exit_status
     progress.close()
     _write_profile(args.out, result)
-    _print_calibration(args, result)
+    failed = _print_calibration(args, result)
+    if failed:
+        print(f"lsmsim: {len(failed)} run{'s' * (len(failed) != 1)} could not be validated on "
+              f"the written profile: {', '.join(failed)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -173,9 +177,11 @@ def _write_profile(path: Path, result: Calibration) -> None:
     path.write_text(machine_toml(result.profile, result.record()))
 
 
-def _print_calibration(args: argparse.Namespace, result: Calibration) -> None:
+def _print_calibration(args: argparse.Namespace, result: Calibration) -> list[str]:
     """What was fitted and measured, then the report of the fitted (and held-out) runs on
-    the written profile."""
+    the written profile, with what each run's import skipped; returns the runs that
+    failed there (a held-out folder that is not a run)."""
+    from lsmsim.cli.trace_commands import print_warnings
     from lsmsim.fidelity.trace_validation import format_report, validate
 
     print(f"fitted {', '.join(f'{k} = {v:g}' for k, v in result.fitted.items())}; measured from "
@@ -190,12 +196,18 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> None:
     for fit in result.device_fits:
         print(format_device_fit(fit, result.device_files.get(fit.preset.name)))
     print(f"profile written to {args.out}")
+    failed: list[str] = []
     for title, folders in (("fitted runs", args.folders), ("held-out runs", args.holdout)):
         if folders:
-            print(f"\n{title}:\n" + format_report(validate(
-                folders, result.profile, device=args.device, max_seconds=args.max_seconds,
-                workers=args.workers, device_dir=args.device_out, seed=args.seed,
-                host_speed=args.host_speed == "log")))
+            report = validate(folders, result.profile, device=args.device,
+                              max_seconds=args.max_seconds, workers=args.workers,
+                              device_dir=args.device_out, seed=args.seed,
+                              host_speed=args.host_speed == "log")
+            print(f"\n{title}:\n" + format_report(report))
+            for run in report.results:
+                print_warnings(getattr(run.real, "warnings", []))
+            failed += list(report.failed)
+    return failed
 
 
 def format_device_fit(fit: DeviceFit, path: str | None) -> str:

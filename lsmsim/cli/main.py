@@ -221,7 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
             # writing the results failed after the checks of output_folder: the disk is
             # full, a file in the folder is a folder, ...
-            exc = ValueError(f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror
+            where = exc.filename or getattr(args, "out", None) or getattr(args, "graph", None)
+            exc = ValueError(f"{where}: {exc.strerror or exc}" if where
                              else f"cannot write the results: {exc}")
         elif not isinstance(exc, _user_errors()):
             raise

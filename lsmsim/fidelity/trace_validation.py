@@ -308,8 +308,8 @@ def validate(folders: Sequence[Path], machine: MachineProfile, device: str | Non
         hosts = (session_hosts(folders, machine, max_seconds, workers) if host_speed
                  else [None] * len(folders))
     except Interrupted as stop:
-        raise stop.carrying(ValidationReport(machine.name, [], mechanisms_off=list(off),
-                                             host_speed=host_speed))
+        raise stop.carrying(ValidationReport(machine.name, [], ranking_agreement([]),
+                                             mechanisms_off=list(off), host_speed=host_speed))
     jobs = [(f, d, _on_host(machine, h), max_seconds, off, seed, seeds)
             for f, d, h in zip(folders, devices, hosts)]
     try:

@@ -45,6 +45,7 @@ _EVENT_NAME = re.compile(r"[a-z][a-z0-9_]*")  # flush_started, table_file_creati
 _DAMAGED_STAMP = re.compile(r"^\S{20,32} +\S+ +(?:EVENT_LOG_v1 |\[|\(Original Log Time )")
 _ORIGINAL = re.compile(r"^\(Original Log Time " + _TIME + r"\) ?(.*)$")
 _VERSION = re.compile(r"^(?:RocksDB|SpeeDB) version: (\S+)")
+_RELEASE = re.compile(r"\d+\.\d+(\.\d+)?")
 _OPTION = re.compile(r"^\s*Options\.([A-Za-z0-9_.\[\]]+)\s*:\s*(.*?)\s*$")
 _MEMTABLE_SWITCH = re.compile(r"New memtable created with log file: #\d+\. "
                               r"Immutable memtables: (\d+)\.")
@@ -387,10 +388,16 @@ def parse_log(path: str | Path, max_warnings: int = 1000) -> RocksDBLog:
             option = _OPTION.match(message)
             if option is not None:
                 options.setdefault(option.group(1), option.group(2))
-            elif version is None:
+            else:
                 found = _VERSION.match(message)
-                if found:
+                if found and version is None:
                     version = found.group(1)
+                    if not _RELEASE.fullmatch(version):
+                        note(number, f"RocksDB version {version!r} is not a release such as "
+                                     "6.11.0: read as the 7.8 modelled")
+                elif found:  # a second DB::Open: another run appended to the same LOG
+                    note(number, f"a second RocksDB version header ({found.group(1)}): this "
+                                 "LOG holds more than one run; all are read as one")
     if origin is None:
         raise LogFormatError(f"{path}: not a RocksDB LOG: no line starts with a "
                              "'YYYY/MM/DD-HH:MM:SS.uuuuuu <thread>' timestamp")

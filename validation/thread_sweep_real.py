@@ -1,0 +1,215 @@
+"""The ADOC authors' real thread sweep against the simulator, cell by cell: one hour of
+db_bench fillrandom on their server's four devices with 2 to 20 background jobs (§3.2-§4,
+Fig. 3, 4 and 5), from their own result files (validation/data/adoc_thread_sweep.csv).
+
+    python validation/thread_sweep_real.py --out sweep-real/        # ~5 min on two cores
+    python validation/thread_sweep_real.py --devices nvme --jobs 2,4,8,20 --out nvme/
+    python validation/thread_sweep_real.py --without io_streams --out off/
+
+Each cell is `db_bench --benchmarks=fillrandom --num=60000000 --key_size=16
+--value_size=1000 --compression_type=none --write_buffer_size=67108864
+--max_background_jobs=N --duration=3600` with db_bench's other defaults (their stdout
+prints these figures, and the authors' scripts pass nothing else for this sweep), as
+RocksDB 6.11 (theirs), on the `server` machine and the fitted adoc-server devices
+(`--device-dir`; PM on its preset: its jobs never wait for it, so the runs do not fit it).
+
+Per cell it prints the real and simulated throughput, stall time, CPU per thread
+(the process's busy CPU over N, as their Fig. 4 normalises it) and the mean and peak
+per-second device writes (their Fig. 5); per device the median |throughput error|, the
+rank correlation of the throughput over the thread counts (Spearman) and where each curve
+peaks. It checks nothing of its own: it measures how the simulated response to threads
+compares with the real one. Writes `thread_sweep_real.csv` and `thread_sweep_real.png`
+to `--out`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from lsmsim.cli.arguments import count_list, mechanism_name, name_list, positive_int
+from lsmsim.fidelity.trace_validation import fitted_device
+from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
+from lsmsim.traces.db_bench import setup_from_flags
+
+DATA = Path(__file__).parent / "data" / "adoc_thread_sweep.csv"
+FITTED = Path(__file__).parent.parent / "device_models" / "fitted" / "adoc-server"
+# The authors' device names (their folder names) and the presets that model them.
+DEVICES = {"pm": "PM", "nvme": "NVMeSSD", "sata-ssd": "SATASSD", "hdd": "SATAHDD"}
+ADOC_ROCKSDB_VERSION = "6.11.0"
+MEASURES = ("ops_per_s", "stall_s", "cpu_per_thread_pct", "write_MBps_mean", "write_MBps_max")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (device, jobs) run's figures, real or simulated, named as in the data file."""
+
+    device: str
+    jobs: int
+    ops_per_s: float
+    stall_s: float
+    cpu_per_thread_pct: float
+    write_MBps_mean: float
+    write_MBps_max: float
+
+
+def real_cells(path: Path = DATA) -> dict[tuple[str, int], Cell]:
+    """The authors' figures by (preset name, jobs)."""
+    names = {real: preset for preset, real in DEVICES.items()}
+    with open(path, newline="") as handle:
+        return {(names[row["device"]], int(row["jobs"])): Cell(
+            names[row["device"]], int(row["jobs"]), *(float(row[m]) for m in MEASURES))
+            for row in csv.DictReader(handle)}
+
+
+def command(jobs: int, seed: int) -> list[str]:
+    return ["--benchmarks=fillrandom", "--num=60000000", "--key_size=16", "--value_size=1000",
+            "--compression_type=none", "--write_buffer_size=67108864",
+            f"--max_background_jobs={jobs}", "--duration=3600", f"--seed={seed}"]
+
+
+def run_cell(spec: tuple[str, str, int, tuple[str, ...], str, int]) -> Cell:
+    """One simulated run: device name, the preset or file simulated, jobs, mechanisms off,
+    RocksDB release, seed."""
+    device, device_file, jobs, without, version, seed = spec
+    setup = dataclasses.replace(setup_from_flags(command(jobs, seed)), rocksdb_version=version)
+    result = setup.simulate(device=device_file, machine="server", without=without)
+    summary = result.summary
+    written = np.asarray(result.timeseries["device_write_bps"], dtype=float) / 1e6
+    return Cell(device, jobs, summary["throughput_ops_per_s"], summary["stall_time_s"],
+                100.0 * summary["mean_cpu_cores_busy"] / jobs, float(written.mean()),
+                float(written.max()))
+
+
+def mean_cell(runs: list[Cell]) -> Cell:
+    """A cell's seeds as their mean, figure by figure."""
+    first = runs[0]
+    return Cell(first.device, first.jobs,
+                *(float(np.mean([getattr(r, m) for r in runs])) for m in MEASURES))
+
+
+def error(simulated: float, real: float) -> float:
+    return simulated / real - 1.0 if real else float("nan")
+
+
+def device_summary(device: str, real: dict[tuple[str, int], Cell],
+                   simulated: dict[tuple[str, int], Cell]) -> str:
+    """Median |throughput error|, Spearman of the two curves and their peaks, in a line."""
+    jobs = sorted(j for d, j in simulated if d == device)
+    sim = [simulated[device, j].ops_per_s for j in jobs]
+    ref = [real[device, j].ops_per_s for j in jobs]
+    errors = [abs(error(s, r)) for s, r in zip(sim, ref)]
+    rho = spearmanr(sim, ref).statistic if len(jobs) > 2 else float("nan")
+    return (f"{device:9} median |throughput error| {np.median(errors):6.1%}; Spearman over "
+            f"jobs {rho:+.2f}; peak at {jobs[int(np.argmax(ref))]} jobs real, "
+            f"{jobs[int(np.argmax(sim))]} simulated; last/peak real {ref[-1] / max(ref):.2f}, "
+            f"simulated {sim[-1] / max(sim):.2f}")
+
+
+def draw(real: dict[tuple[str, int], Cell], simulated: dict[tuple[str, int], Cell],
+         path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    devices = [d for d in DEVICES if any(key[0] == d for key in simulated)]
+    rows = (("ops_per_s", "throughput (kops/s)", 1e-3), ("stall_s", "stall time (s)", 1.0),
+            ("cpu_per_thread_pct", "CPU per thread (%)", 1.0),
+            ("write_MBps_mean", "device writes, mean (MB/s)", 1.0))
+    fig, axes = plt.subplots(len(rows), len(devices), figsize=(3.3 * len(devices), 10.0),
+                             sharex=True, squeeze=False)
+    for col, device in enumerate(devices):
+        jobs = sorted(j for d, j in simulated if d == device)
+        for row, (measure, label, scale) in enumerate(rows):
+            ax = axes[row][col]
+            ax.plot(jobs, [getattr(real[device, j], measure) * scale for j in jobs], "o-",
+                    color="black", label="real (ADOC authors)")
+            ax.plot(jobs, [getattr(simulated[device, j], measure) * scale for j in jobs], "s--",
+                    color="tab:blue", label="simulated")
+            ax.set_ylim(bottom=0)
+            ax.grid(alpha=0.3)
+            if col == 0:
+                ax.set_ylabel(label)
+        axes[0][col].set_title(device)
+        axes[-1][col].set_xlabel("max_background_jobs")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("thread_sweep_real"))
+    parser.add_argument("--devices", type=name_list(tuple(DEVICES)), default=list(DEVICES))
+    parser.add_argument("--jobs", type=count_list, default=list(range(2, 21, 2)))
+    parser.add_argument("--device-dir", type=Path, default=FITTED,
+                        help="simulate on DIR/<device>.toml where it exists (default: the "
+                             "fitted adoc-server devices)")
+    parser.add_argument("--without", type=mechanism_name, action="append", default=[],
+                        metavar="MECHANISM")
+    parser.add_argument("--seeds", type=positive_int, default=1,
+                        help="runs per cell, seeds 1..N, averaged (default 1)")
+    parser.add_argument("--workers", type=positive_int, default=2)
+    args = parser.parse_args()
+    real = real_cells()
+    missing = sorted({j for j in args.jobs for d in args.devices if (d, j) not in real})
+    if missing:
+        parser.error(f"argument --jobs: no real run with {missing} jobs (the authors ran "
+                     "2, 4, ..., 20)")
+
+    specs = [(d, fitted_device(d, args.device_dir), j, tuple(args.without),
+              ADOC_ROCKSDB_VERSION, k)
+             for d in args.devices for j in args.jobs for k in range(1, args.seeds + 1)]
+    results = run_jobs(run_cell, specs, args.workers, progress="runs")
+    failed = [(spec, r) for spec, r in zip(specs, results) if isinstance(r, JobFailed)]
+    for spec, result in failed:
+        print(f"FAILED {spec[1]} {spec[2]} jobs seed {spec[5]}: {result.error}", file=sys.stderr)
+    if failed:
+        return 1
+    by_cell: dict[tuple[str, int], list[Cell]] = {}
+    for run in results:
+        by_cell.setdefault((run.device, run.jobs), []).append(run)  # type: ignore[union-attr]
+    simulated = {key: mean_cell(runs) for key, runs in by_cell.items()}
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open(args.out / "thread_sweep_real.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["device", "jobs", *(f"{m}_{k}" for m in MEASURES
+                                             for k in ("real", "simulated"))])
+        for (device, jobs), cell in simulated.items():
+            writer.writerow([device, jobs, *(round(getattr(c, m), 2) for m in MEASURES
+                                             for c in (real[device, jobs], cell))])
+    off = f", without {', '.join(args.without)}" if args.without else ""
+    draw(real, simulated, args.out / "thread_sweep_real.png",
+         "ADOC authors' thread sweep (black) and lsmsim (blue): 1 h fillrandom, 1000 B values, "
+         f"64 MB memtables, RocksDB {ADOC_ROCKSDB_VERSION}, server, fitted devices{off}")
+    print(f"{'device':9} {'jobs':>4} {'kops/s real':>11} {'sim':>6} {'err':>6} "
+          f"{'stall s real':>12} {'sim':>5} {'CPU/thr % real':>14} {'sim':>5} "
+          f"{'write MB/s real':>15} {'sim':>5} {'peak real':>9} {'sim':>5}")
+    for (device, jobs), cell in simulated.items():
+        ref = real[device, jobs]
+        print(f"{device:9} {jobs:4d} {ref.ops_per_s / 1e3:11.1f} {cell.ops_per_s / 1e3:6.1f} "
+              f"{error(cell.ops_per_s, ref.ops_per_s):+6.0%} {ref.stall_s:12.0f} "
+              f"{cell.stall_s:5.0f} {ref.cpu_per_thread_pct:14.1f} "
+              f"{cell.cpu_per_thread_pct:5.1f} {ref.write_MBps_mean:15.0f} "
+              f"{cell.write_MBps_mean:5.0f} {ref.write_MBps_max:9.0f} {cell.write_MBps_max:5.0f}")
+    print()
+    for device in args.devices:
+        print(device_summary(device, real, simulated))
+    errors = [abs(error(c.ops_per_s, real[key].ops_per_s)) for key, c in simulated.items()]
+    print(f"\nall {len(errors)} cells: median |throughput error| {np.median(errors):.1%}; "
+          f"{args.out / 'thread_sweep_real.png'} drawn")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
