@@ -116,3 +116,17 @@ def test_wall_over_cpu_names_a_bad_flag_in_one_line(flag, monkeypatch, capsys):
     message = capsys.readouterr().err.strip().splitlines()[-1]
     assert message.startswith(f"job_wall_over_cpu.py: error: argument {flag[0]}: unknown")
     assert "'nosuch'" in message
+
+
+def test_the_real_sweep_holds_every_cell_and_one_simulates_as_the_authors_ran_it():
+    """validation/thread_sweep_real.py: the authors' 40 cells load with their figures, and
+    one cell is simulated as their command (an hour of fillrandom) with the same measures."""
+    real_sweep = validation_script("thread_sweep_real")
+    real = real_sweep.real_cells()
+    assert sorted({jobs for _, jobs in real}) == list(range(2, 21, 2))
+    assert {device for device, _ in real} == set(real_sweep.DEVICES) and len(real) == 40
+    assert real["nvme", 2].ops_per_s == 48990 and real["pm", 20].stall_s == 503.24
+    cell = real_sweep.run_cell(("hdd", "hdd", 2, (), "6.11.0", 1))
+    assert cell.jobs == 2 and 0 < cell.stall_s <= 3600
+    assert 1e3 < cell.ops_per_s < 1e6 and 0 < cell.write_MBps_mean <= cell.write_MBps_max
+    assert 0 < cell.cpu_per_thread_pct <= 100
