@@ -126,7 +126,11 @@ def test_the_real_sweep_holds_every_cell_and_one_simulates_as_the_authors_ran_it
     assert sorted({jobs for _, jobs in real}) == list(range(2, 21, 2))
     assert {device for device, _ in real} == set(real_sweep.DEVICES) and len(real) == 40
     assert real["nvme", 2].ops_per_s == 48990 and real["pm", 20].stall_s == 503.24
+    # seconds without a put, from the kept per-second reports (none kept for NVMe 2 jobs)
+    assert round(real["nvme", 20].no_put_share, 3) == 0.144
+    assert real["nvme", 4].no_put_share < 0.001
+    assert real["nvme", 2].no_put_share != real["nvme", 2].no_put_share  # NaN
     cell = real_sweep.run_cell(("hdd", "hdd", 2, (), "6.11.0", 1))
     assert cell.jobs == 2 and 0 < cell.stall_s <= 3600
     assert 1e3 < cell.ops_per_s < 1e6 and 0 < cell.write_MBps_mean <= cell.write_MBps_max
-    assert 0 < cell.cpu_per_thread_pct <= 100
+    assert 0 < cell.cpu_per_thread_pct <= 100 and 0 <= cell.no_put_share < 1

@@ -14,8 +14,10 @@ RocksDB 6.11 (theirs), on the `server` machine and the fitted adoc-server device
 (`--device-dir`; PM on its preset: its jobs never wait for it, so the runs do not fit it).
 
 Per cell it prints the real and simulated throughput, stall time, CPU per thread
-(the process's busy CPU over N, as their Fig. 4 normalises it) and the mean and peak
-per-second device writes (their Fig. 5); per device the median |throughput error|, the
+(the process's busy CPU over N, as their Fig. 4 normalises it), the mean and peak
+per-second device writes (their Fig. 5) and, where the run's per-second report is kept
+(validation/data/adoc_thread_sweep_reports/), the share of seconds without a put (how long
+the stops are); per device the median |throughput error|, the
 rank correlation of the throughput over the thread counts (Spearman) and where each curve
 peaks. It checks nothing of its own: it measures how the simulated response to threads
 compares with the real one. Writes `thread_sweep_real.csv` and `thread_sweep_real.png`
@@ -27,6 +29,8 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import gzip
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +44,7 @@ from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
 from lsmsim.traces.db_bench import setup_from_flags
 
 DATA = Path(__file__).parent / "data" / "adoc_thread_sweep.csv"
+REPORTS = Path(__file__).parent / "data" / "adoc_thread_sweep_reports"
 FITTED = Path(__file__).parent.parent / "device_models" / "fitted" / "adoc-server"
 # The authors' device names (their folder names) and the presets that model them.
 DEVICES = {"pm": "PM", "nvme": "NVMeSSD", "sata-ssd": "SATASSD", "hdd": "SATAHDD"}
@@ -58,15 +63,36 @@ class Cell:
     cpu_per_thread_pct: float
     write_MBps_mean: float
     write_MBps_max: float
+    # The share of the run's seconds without a put (NaN where no per-second report is kept).
+    no_put_share: float = math.nan
 
 
-def real_cells(path: Path = DATA) -> dict[tuple[str, int], Cell]:
-    """The authors' figures by (preset name, jobs)."""
+def real_cells(path: Path = DATA, reports: Path = REPORTS) -> dict[tuple[str, int], Cell]:
+    """The authors' figures by (preset name, jobs), with the share of seconds without a put
+    where the run's report is kept."""
     names = {real: preset for preset, real in DEVICES.items()}
     with open(path, newline="") as handle:
         return {(names[row["device"]], int(row["jobs"])): Cell(
-            names[row["device"]], int(row["jobs"]), *(float(row[m]) for m in MEASURES))
+            names[row["device"]], int(row["jobs"]), *(float(row[m]) for m in MEASURES),
+            no_put_share=report_no_put_share(
+                reports / f"{row['device']}_{row['jobs']}CPU.report.csv.gz"))
             for row in csv.DictReader(handle)}
+
+
+def report_no_put_share(path: Path) -> float:
+    """The time share of a db_bench report.csv's rows without a put (each row covers the
+    seconds since the one before; `interval_qps` counts the puts in them); NaN if absent."""
+    if not path.is_file():
+        return math.nan
+    with gzip.open(path, "rt", newline="") as handle:
+        rows = [(float(r["secs_elapsed"]), float(r["interval_qps"]))
+                for r in csv.DictReader(handle)]
+    previous, idle_s = 0.0, 0.0
+    for at_s, puts in rows:
+        if puts == 0:
+            idle_s += at_s - previous
+        previous = at_s
+    return idle_s / rows[-1][0]
 
 
 def command(jobs: int, seed: int) -> list[str]:
@@ -83,16 +109,22 @@ def run_cell(spec: tuple[str, str, int, tuple[str, ...], str, int]) -> Cell:
     result = setup.simulate(device=device_file, machine="server", without=without)
     summary = result.summary
     written = np.asarray(result.timeseries["device_write_bps"], dtype=float) / 1e6
+    puts = np.asarray(result.timeseries["ops"], dtype=float)  # one-second rows
     return Cell(device, jobs, summary["throughput_ops_per_s"], summary["stall_time_s"],
                 100.0 * summary["mean_cpu_cores_busy"] / jobs, float(written.mean()),
-                float(written.max()))
+                float(written.max()), float(np.mean(puts < 0.5)))
 
 
 def mean_cell(runs: list[Cell]) -> Cell:
     """A cell's seeds as their mean, figure by figure."""
     first = runs[0]
     return Cell(first.device, first.jobs,
-                *(float(np.mean([getattr(r, m) for r in runs])) for m in MEASURES))
+                *(float(np.mean([getattr(r, m) for r in runs])) for m in (*MEASURES,
+                                                                          "no_put_share")))
+
+
+def _share(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.0%}"
 
 
 def error(simulated: float, real: float) -> float:
@@ -183,10 +215,11 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "thread_sweep_real.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["device", "jobs", *(f"{m}_{k}" for m in MEASURES
+        measures = (*MEASURES, "no_put_share")
+        writer.writerow(["device", "jobs", *(f"{m}_{k}" for m in measures
                                              for k in ("real", "simulated"))])
         for (device, jobs), cell in simulated.items():
-            writer.writerow([device, jobs, *(round(getattr(c, m), 2) for m in MEASURES
+            writer.writerow([device, jobs, *(round(getattr(c, m), 4) for m in measures
                                              for c in (real[device, jobs], cell))])
     off = f", without {', '.join(args.without)}" if args.without else ""
     draw(real, simulated, args.out / "thread_sweep_real.png",
@@ -194,14 +227,16 @@ def main() -> int:
          f"64 MB memtables, RocksDB {ADOC_ROCKSDB_VERSION}, server, fitted devices{off}")
     print(f"{'device':9} {'jobs':>4} {'kops/s real':>11} {'sim':>6} {'err':>6} "
           f"{'stall s real':>12} {'sim':>5} {'CPU/thr % real':>14} {'sim':>5} "
-          f"{'write MB/s real':>15} {'sim':>5} {'peak real':>9} {'sim':>5}")
+          f"{'write MB/s real':>15} {'sim':>5} {'peak real':>9} {'sim':>5} "
+          f"{'no-put s real':>13} {'sim':>5}")
     for (device, jobs), cell in simulated.items():
         ref = real[device, jobs]
         print(f"{device:9} {jobs:4d} {ref.ops_per_s / 1e3:11.1f} {cell.ops_per_s / 1e3:6.1f} "
               f"{error(cell.ops_per_s, ref.ops_per_s):+6.0%} {ref.stall_s:12.0f} "
               f"{cell.stall_s:5.0f} {ref.cpu_per_thread_pct:14.1f} "
               f"{cell.cpu_per_thread_pct:5.1f} {ref.write_MBps_mean:15.0f} "
-              f"{cell.write_MBps_mean:5.0f} {ref.write_MBps_max:9.0f} {cell.write_MBps_max:5.0f}")
+              f"{cell.write_MBps_mean:5.0f} {ref.write_MBps_max:9.0f} {cell.write_MBps_max:5.0f} "
+              f"{_share(ref.no_put_share):>13} {_share(cell.no_put_share):>5}")
     print()
     for device in args.devices:
         print(device_summary(device, real, simulated))
