@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import gzip
 import math
 import sys
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from lsmsim.cli.arguments import count_list, mechanism_name, name_list, positive
 from lsmsim.fidelity.trace_validation import fitted_device
 from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
 from lsmsim.traces.db_bench import setup_from_flags
+from lsmsim.traces.run_files import read_report_csv
 
 DATA = Path(__file__).parent / "data" / "adoc_thread_sweep.csv"
 REPORTS = Path(__file__).parent / "data" / "adoc_thread_sweep_reports"
@@ -81,18 +81,12 @@ def real_cells(path: Path = DATA, reports: Path = REPORTS) -> dict[tuple[str, in
 
 def report_no_put_share(path: Path) -> float:
     """The time share of a db_bench report.csv's rows without a put (each row covers the
-    seconds since the one before; `interval_qps` counts the puts in them); NaN if absent."""
+    seconds since the one before: `ReportCsv`); NaN if absent."""
     if not path.is_file():
         return math.nan
-    with gzip.open(path, "rt", newline="") as handle:
-        rows = [(float(r["secs_elapsed"]), float(r["interval_qps"]))
-                for r in csv.DictReader(handle)]
-    previous, idle_s = 0.0, 0.0
-    for at_s, puts in rows:
-        if puts == 0:
-            idle_s += at_s - previous
-        previous = at_s
-    return idle_s / rows[-1][0]
+    report = read_report_csv(path)
+    seconds = np.diff(report.end_times_s, prepend=0.0)
+    return float(seconds[report.ops == 0].sum() / report.end_s)
 
 
 def command(jobs: int, seed: int) -> list[str]:
