@@ -132,6 +132,13 @@ INTRODUCED_IN = {"subcompaction_key_anchors": (7, 6), "stall_io_priority": (7, 3
 
 # The RocksDB release the engine models (its options, defaults and mechanisms).
 MODELLED_RELEASE = (7, 8)
+# A release as a LOG header and `--rocksdb-version` give it: "6.11.0", "7.8".
+_RELEASE = re.compile(r"\d{1,3}\.\d{1,3}(\.\d{1,4})?")
+
+
+def is_release(text: str) -> bool:
+    """Whether `text` names a RocksDB release ("6.11.0"), not some other word ("banana")."""
+    return _RELEASE.fullmatch(text.strip()) is not None
 
 
 def release(version: str | None) -> tuple[int, ...]:

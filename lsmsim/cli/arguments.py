@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 from pathlib import Path
 from typing import Callable, Iterable, NoReturn
 
 from lsmsim.keyspace import MAX_BUCKETS
 from lsmsim.data_file import DataFileError
 from lsmsim.mechanisms import (INTRODUCED_IN, MODELLED_RELEASE, MechanismError, Mechanisms,
-                               absent_in_version, release)
+                               absent_in_version, is_release, release)
 from lsmsim.options import OptionError
 from lsmsim.units import UnitError, parse_rate_bps
 
@@ -175,7 +174,7 @@ def parse_sets(items: list[str]) -> dict[str, str]:
 def rocksdb_release(text: str) -> str:
     """A RocksDB release as a LOG header gives it ("6.11.0", "7.8"), at most the one modelled
     (MODELLED_RELEASE); anything else is refused, not silently the release modelled."""
-    if not re.fullmatch(r"\d{1,3}\.\d{1,3}(\.\d{1,4})?", text.strip()):
+    if not is_release(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a RocksDB release such as 6.11.0")
     if release(text) > MODELLED_RELEASE:
         raise argparse.ArgumentTypeError(

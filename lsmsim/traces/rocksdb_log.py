@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from lsmsim.mechanisms import is_release
 from lsmsim.write_stall import WriteStallCause, WriteStallCondition
 
 
@@ -45,7 +46,6 @@ _EVENT_NAME = re.compile(r"[a-z][a-z0-9_]*")  # flush_started, table_file_creati
 _DAMAGED_STAMP = re.compile(r"^\S{20,32} +\S+ +(?:EVENT_LOG_v1 |\[|\(Original Log Time )")
 _ORIGINAL = re.compile(r"^\(Original Log Time " + _TIME + r"\) ?(.*)$")
 _VERSION = re.compile(r"^(?:RocksDB|SpeeDB) version: (\S+)")
-_RELEASE = re.compile(r"\d+\.\d+(\.\d+)?")
 _OPTION = re.compile(r"^\s*Options\.([A-Za-z0-9_.\[\]]+)\s*:\s*(.*?)\s*$")
 _MEMTABLE_SWITCH = re.compile(r"New memtable created with log file: #\d+\. "
                               r"Immutable memtables: (\d+)\.")
@@ -392,7 +392,7 @@ def parse_log(path: str | Path, max_warnings: int = 1000) -> RocksDBLog:
                 found = _VERSION.match(message)
                 if found and version is None:
                     version = found.group(1)
-                    if not _RELEASE.fullmatch(version):
+                    if not is_release(version):
                         note(number, f"RocksDB version {version!r} is not a release such as "
                                      "6.11.0: read as the 7.8 modelled")
                 elif found:  # a second DB::Open: another run appended to the same LOG
