@@ -19,6 +19,7 @@ from lsmsim.sweeps.progress import Progress, add_progress_flags, progress_wanted
 if TYPE_CHECKING:
     from lsmsim.fidelity.calibration import Calibration
     from lsmsim.fidelity.device_calibration import DeviceFit
+    from lsmsim.fidelity.trace_validation import ValidationReport
 
 
 def user_errors() -> tuple[type[Exception], ...]:
@@ -92,7 +93,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _validate(args: argparse.Namespace) -> int:
     """The report of the runs that worked, each failed run named on its own line; on
     Ctrl-C, the report (and validation.json) of the runs done, without overlay plots."""
-    from lsmsim.cli.trace_commands import print_warnings
     from lsmsim.fidelity.trace_validation import format_report, validate
     from lsmsim.sweeps.worker_pool import Interrupted
 
@@ -109,8 +109,7 @@ def _validate(args: argparse.Namespace) -> int:
         report, stopped = stop.results, stop
     document = report.as_dict()
     print(json.dumps(document, indent=2) if args.json else format_report(report))
-    for result in report.results:  # what each real run's import skipped or cut
-        print_warnings(getattr(result.real, "warnings", []))
+    _print_import_warnings(report)
     if out:
         out.mkdir(parents=True, exist_ok=True)
         (out / "validation.json").write_text(json.dumps(document, indent=2) + "\n")
@@ -172,6 +171,14 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_import_warnings(report: ValidationReport) -> None:
+    """What each real run's import skipped or cut, as `trace import` says it."""
+    from lsmsim.cli.trace_commands import print_warnings
+
+    for result in report.results:
+        print_warnings(getattr(result.real, "warnings", []))
+
+
 def _write_profile(path: Path, result: Calibration) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(machine_toml(result.profile, result.record()))
@@ -181,7 +188,6 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> list[st
     """What was fitted and measured, then the report of the fitted (and held-out) runs on
     the written profile, with what each run's import skipped; returns the runs that
     failed there (a held-out folder that is not a run)."""
-    from lsmsim.cli.trace_commands import print_warnings
     from lsmsim.fidelity.trace_validation import format_report, validate
 
     print(f"fitted {', '.join(f'{k} = {v:g}' for k, v in result.fitted.items())}; measured from "
@@ -204,8 +210,7 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> list[st
                               device_dir=args.device_out, seed=args.seed,
                               host_speed=args.host_speed == "log")
             print(f"\n{title}:\n" + format_report(report))
-            for run in report.results:
-                print_warnings(getattr(run.real, "warnings", []))
+            _print_import_warnings(report)
             failed += list(report.failed)
     return failed
 
