@@ -138,17 +138,25 @@ def _progress_ticks(env: simpy.Environment, duration_s: float,
         on_progress(env.now)
 
 
+def check_duration(duration_s: float | None) -> None:
+    """Refuse a run length that is not a positive, finite number of seconds up to a year
+    (None: the workload's own end). What a multi-run command checks once, before its cells."""
+    if duration_s is not None and not (duration_s > 0 and math.isfinite(duration_s)):
+        raise RunParameterError(f"duration_s must be a positive, finite number of seconds, "
+                                f"got {duration_s!r}")
+    if duration_s is not None and duration_s > MAX_DURATION_S:
+        raise RunParameterError(f"duration_s must be at most {MAX_DURATION_S:,.0f} s (a year: "
+                                f"a simulated day takes minutes), got {duration_s:.3g}")
+
+
 def check_run_parameters(duration_s: float | None, interval_s: float, seed: int,
                           key_buckets: int) -> None:
     """Refuse what would run forever, divide by zero, fail deep in numpy's seeding, exhaust
     memory (too many buckets) or quietly mean something else (a key space of no buckets)."""
-    for name, value in (("duration_s", duration_s), ("interval_s", interval_s)):
-        if value is not None and not (value > 0 and math.isfinite(value)):
-            raise RunParameterError(f"{name} must be a positive, finite number of seconds, "
-                                    f"got {value!r}")
-    if duration_s is not None and duration_s > MAX_DURATION_S:
-        raise RunParameterError(f"duration_s must be at most {MAX_DURATION_S:,.0f} s (a year: "
-                                f"a simulated day takes minutes), got {duration_s:.3g}")
+    check_duration(duration_s)
+    if not (interval_s > 0 and math.isfinite(interval_s)):
+        raise RunParameterError(f"interval_s must be a positive, finite number of seconds, "
+                                f"got {interval_s!r}")
     if duration_s is not None and duration_s / interval_s > MAX_TIMESERIES_ROWS:
         rows = duration_s / interval_s
         counted, memory_GB = ((f"{rows:,.0f}", f"{rows * ROW_BYTES / 1e9:,.1f}") if rows < 1e12

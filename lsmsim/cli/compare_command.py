@@ -80,9 +80,9 @@ def _compare(args: argparse.Namespace) -> int:
     from lsmsim.workload import make_workload
     from lsmsim.sweeps.worker_pool import NOT_RUN, Interrupted
     from lsmsim.policies import make_policy
-    from lsmsim.simulation import check_run_parameters
+    from lsmsim.simulation import check_duration
 
-    check_run_parameters(args.duration, 1.0, 0, 1)  # --duration: once, not in every cell
+    check_duration(args.duration)  # once, not in every cell
     out = output_folder(args.out) if args.out else None
     policies = split_policies(args.policies)
     devices = _names(args.devices, "--devices")

@@ -65,9 +65,9 @@ def _reproduce(args: argparse.Namespace) -> int:
     execution = execution_from_args(args)
     experiments = [load_experiment(name, paper_scale=args.paper_scale) for name in names]
     if args.duration_scale is not None:  # a scale no run can take fails here, not per run
-        from lsmsim.simulation import check_run_parameters
+        from lsmsim.simulation import check_duration
         longest_s = max(run.duration_s for e in experiments for run in e.runs)
-        check_run_parameters(longest_s * args.duration_scale, 1.0, 0, 1)
+        check_duration(longest_s * args.duration_scale)
     started = time.perf_counter()
     stopped: Interrupted | None = None
     try:
