@@ -223,6 +223,7 @@ class DB:
         self._next_interval_s = env.now + interval_s
         self._demands: list[Demand] = []
         self._client_rates: list[float] = []
+        self._io_streams = 0.0  # the stream count the device's curves were last read at
         self._replan_pending = False
         # Succeeds when the clients have issued workload.max_ops puts (db_bench's end of run).
         self.writes_done = env.event()
@@ -474,6 +475,7 @@ class DB:
             streams += readers
             reading = reading or readers > 0
         mixed = reading and (wal or writing)
+        self._io_streams = streams
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
         policy, view = self.policy, self.policy_view
         # The clients are done once writes_done fires (the DB keeps compacting if run on).
@@ -617,6 +619,7 @@ class DB:
             else:
                 compaction_bytes += write_bytes
         acc.cpu_busy_core_s, acc.device_busy_s = cpu_s, device_s
+        acc.io_stream_s += self._io_streams * dt
         acc.device_read_bytes, acc.device_write_bytes = read_bytes, written_bytes
         acc.flush_write_bytes, acc.compaction_write_bytes = flush_bytes, compaction_bytes
         condition = self.stall_state.condition

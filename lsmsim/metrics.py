@@ -84,6 +84,7 @@ class IntervalAccumulator:
     delayed_s: float = 0.0
     cpu_busy_core_s: float = 0.0
     device_busy_s: float = 0.0
+    io_stream_s: float = 0.0  # I/O streams x seconds: the device's concurrency, integrated
     device_read_bytes: float = 0.0
     device_write_bytes: float = 0.0
     flush_write_bytes: float = 0.0
@@ -152,6 +153,7 @@ class IntervalRecorder:
             "stall_cause": dominant,
             "cpu_util": acc.cpu_busy_core_s / (cores * length),
             "device_util": acc.device_busy_s / length,
+            "io_streams": acc.io_stream_s / length,
             "device_read_bps": acc.device_read_bytes / length,
             "device_write_bps": acc.device_write_bytes / length,
             "flush_write_bps": acc.flush_write_bytes / length,

@@ -186,6 +186,7 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
         "mean_cpu_util": _time_mean(columns, "cpu_util", interval_s),
         "mean_cpu_cores_busy": _time_mean(columns, "cpu_util", interval_s) * db.machine.cores,
         "mean_device_util": _time_mean(columns, "device_util", interval_s),
+        "mean_io_streams": _time_mean(columns, "io_streams", interval_s),
         **_device_bandwidth(columns, db, interval_s),
     })
     summary.update(db.writer.backlog_summary())
