@@ -13,7 +13,9 @@ prints these figures, and the authors' scripts pass nothing else for this sweep)
 RocksDB 6.11 (theirs), on the `server` machine and the fitted adoc-server devices
 (`--device-dir`; PM on its preset: its jobs never wait for it, so the runs do not fit it).
 
-Per cell it prints the real and simulated throughput, stall time, CPU per thread
+Per cell it prints the real and simulated throughput (and, where the authors ran the same
+command again, validation/data/adoc_batch_sweep.csv, that rerun's: NVMe with 4 jobs gave
+82.8 and 58.0 kops/s, so a cell's error reads against that spread), stall time, CPU per thread
 (the process's busy CPU over N, as their Fig. 4 normalises it), the mean and peak bytes
 written per second (their Fig. 5: the process's write_bytes from psutil, SST files and the
 WAL counted as pages are dirtied; simulated: the device's writes and the WAL's; the real
@@ -34,6 +36,7 @@ import csv
 import dataclasses
 import math
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +52,7 @@ from lsmsim.traces.run_files import read_report_csv
 
 DATA = Path(__file__).parent / "data" / "adoc_thread_sweep.csv"
 REPORTS = Path(__file__).parent / "data" / "adoc_thread_sweep_reports"
+REPLICATES = Path(__file__).parent / "data" / "adoc_batch_sweep.csv"
 FITTED = Path(__file__).parent.parent / "device_models" / "fitted" / "adoc-server"
 # The authors' device names (their folder names) and the presets that model them.
 DEVICES = {"pm": "PM", "nvme": "NVMeSSD", "sata-ssd": "SATASSD", "hdd": "SATAHDD"}
@@ -73,6 +77,19 @@ class Cell:
     write_MBps_max: float
     # The share of the run's seconds without a put (NaN where no per-second report is kept).
     no_put_share: float = math.nan
+
+
+def replicate_kops(path: Path = REPLICATES) -> dict[tuple[str, int], list[float]]:
+    """The authors' other runs of the same command (64 MB memtables) by (preset name, jobs):
+    their throughput in kops/s, to read a cell's error beside the run-to-run spread."""
+    names = {real: preset for preset, real in DEVICES.items()}
+    found: dict[tuple[str, int], list[float]] = {}
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["memtable_MB"] == "64":
+                found.setdefault((names[row["device"]], int(row["jobs"])), []).append(
+                    float(row["ops_per_s"]) / 1e3)
+    return found
 
 
 def real_cells(path: Path = DATA, reports: Path = REPORTS) -> dict[tuple[str, int], Cell]:
@@ -158,7 +175,8 @@ def draw(real: dict[tuple[str, int], Cell], simulated: dict[tuple[str, int], Cel
     devices = [d for d in DEVICES if any(key[0] == d for key in simulated)]
     rows = (("ops_per_s", "throughput (kops/s)", 1e-3), ("stall_s", "stall time (s)", 1.0),
             ("cpu_per_thread_pct", "CPU per thread (%)", 1.0),
-            ("write_MBps_mean", "device writes, mean (MB/s)", 1.0))
+            ("write_MBps_mean", "writes, SST + WAL, mean (MB/s)", 1.0))
+    reruns = replicate_kops()
     fig, axes = plt.subplots(len(rows), len(devices), figsize=(3.3 * len(devices), 10.0),
                              sharex=True, squeeze=False)
     for col, device in enumerate(devices):
@@ -169,14 +187,18 @@ def draw(real: dict[tuple[str, int], Cell], simulated: dict[tuple[str, int], Cel
                     color="black", label="real (ADOC authors)")
             ax.plot(jobs, [getattr(simulated[device, j], measure) * scale for j in jobs], "s--",
                     color="tab:blue", label="simulated")
+            again = [(j, k) for j in jobs for k in reruns.get((device, j), [])]
+            if measure == "ops_per_s" and again:
+                ax.plot(*zip(*again), "o", markerfacecolor="none", color="black",
+                        label="real, the same command rerun")
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
             if col == 0:
                 ax.set_ylabel(label)
         axes[0][col].set_title(device)
         axes[-1][col].set_xlabel("max_background_jobs")
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=9)
+    axes[0][1 if len(devices) > 1 else 0].legend(fontsize=8)
+    fig.suptitle("\n".join(textwrap.wrap(title, width=40 * len(devices))), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -229,13 +251,16 @@ def main() -> int:
     draw(real, simulated, args.out / "thread_sweep_real.png",
          "ADOC authors' thread sweep (black) and lsmsim (blue): 1 h fillrandom, 1000 B values, "
          f"64 MB memtables, RocksDB {ADOC_ROCKSDB_VERSION}, server, fitted devices{off}")
-    print(f"{'device':9} {'jobs':>4} {'kops/s real':>11} {'sim':>6} {'err':>6} "
+    replicates = replicate_kops()
+    print(f"{'device':9} {'jobs':>4} {'kops/s real':>11} {'rerun':>6} {'sim':>6} {'err':>6} "
           f"{'stall s real':>12} {'sim':>5} {'CPU/thr % real':>14} {'sim':>5} "
           f"{'write MB/s real':>15} {'sim':>5} {'peak real':>9} {'sim':>5} "
           f"{'no-put s real':>13} {'sim':>5}")
     for (device, jobs), cell in simulated.items():
         ref = real[device, jobs]
-        print(f"{device:9} {jobs:4d} {ref.ops_per_s / 1e3:11.1f} {cell.ops_per_s / 1e3:6.1f} "
+        rerun = "/".join(f"{k:.1f}" for k in replicates.get((device, jobs), [])) or "-"
+        print(f"{device:9} {jobs:4d} {ref.ops_per_s / 1e3:11.1f} {rerun:>6} "
+              f"{cell.ops_per_s / 1e3:6.1f} "
               f"{error(cell.ops_per_s, ref.ops_per_s):+6.0%} {ref.stall_s:12.0f} "
               f"{cell.stall_s:5.0f} {ref.cpu_per_thread_pct:14.1f} "
               f"{cell.cpu_per_thread_pct:5.1f} {ref.write_MBps_mean:15.0f} "
