@@ -144,3 +144,22 @@ def test_the_authors_reruns_of_a_cell_are_read_beside_it():
     assert reruns["nvme", 4] == [57.951] and reruns["pm", 20] == [175.746]
     assert all(device in real_sweep.DEVICES and jobs in range(2, 21, 2)
                for device, jobs in reruns)
+
+
+def test_the_reruns_figures_come_from_rocksdb_statistics_and_one_simulates():
+    """validation/rerun_sweep_real.py: the 32 reruns' figures are derived from their stdout
+    statistics (NVMe, 20 jobs, 64 MB: 1,822.6 GiB of SST in the hour, flushes 3,790.17 s
+    over 3,613), grouped by memtable size, and a run simulates with the same measures."""
+    reruns = validation_script("rerun_sweep_real")
+    runs = reruns.real_runs()
+    assert len(runs) == 32
+    nvme = next(r for r in runs if (r.device, r.jobs, r.memtable_MB) == ("nvme", 20, 64))
+    assert nvme.sst_write_MBps == pytest.approx(1822.6 * 2**30 / 3600 / 1e6)
+    assert nvme.flush_wall_s == pytest.approx(3790.17 / 3613)
+    assert 0 < nvme.compaction_cpu_share < 1 and nvme.write_amplification == 8.4
+    grouped = {(d, j): v for d, j, v in reruns.responses(runs)}
+    assert grouped["nvme", 4] == [(64, 57.951), (256, 102.032)]
+    run = reruns.simulate_run(("hdd", "hdd", 2, 128, ()))
+    assert (run.device, run.jobs, run.memtable_MB) == ("hdd", 2, 128)
+    assert 1e3 < run.ops_per_s < 1e6 and 0 < run.flush_wall_s < 3600
+    assert 0 < run.compaction_cpu_share <= 1 and run.flush_cpu_s != run.flush_cpu_s  # NaN

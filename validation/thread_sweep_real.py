@@ -39,6 +39,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -114,9 +115,11 @@ def report_no_put_share(path: Path) -> float:
     return float(seconds[report.ops == 0].sum() / report.end_s)
 
 
-def command(jobs: int, seed: int) -> list[str]:
+def command(jobs: int, seed: int, memtable_MB: int = 64) -> list[str]:
+    """The authors' db_bench command for one cell (their reruns also took 128 and 256 MB
+    memtables)."""
     return ["--benchmarks=fillrandom", "--num=60000000", "--key_size=16", "--value_size=1000",
-            "--compression_type=none", "--write_buffer_size=67108864",
+            "--compression_type=none", f"--write_buffer_size={memtable_MB << 20}",
             f"--max_background_jobs={jobs}", "--duration=3600", f"--seed={seed}"]
 
 
@@ -134,6 +137,17 @@ def run_cell(spec: tuple[str, str, int, tuple[str, ...], str, int]) -> Cell:
     return Cell(device, jobs, summary["throughput_ops_per_s"], summary["stall_time_s"],
                 100.0 * summary["mean_cpu_cores_busy"] / jobs, float(written.mean()),
                 float(written.max()), float(np.mean(puts < 0.5)))
+
+
+def run_all(function: Callable[[Any], Any], specs: list[Any], workers: int,
+            describe: Callable[[Any], str]) -> list[Any] | None:
+    """`function` over `specs` on `workers` processes; None, each failure printed (named by
+    `describe`), if any run failed."""
+    results = run_jobs(function, specs, workers, progress="runs")
+    failed = [(spec, r) for spec, r in zip(specs, results) if isinstance(r, JobFailed)]
+    for spec, result in failed:
+        print(f"FAILED {describe(spec)}: {result.error}", file=sys.stderr)
+    return None if failed else results
 
 
 def mean_cell(runs: list[Cell]) -> Cell:
@@ -227,11 +241,9 @@ def main() -> int:
     specs = [(d, fitted_device(d, args.device_dir), j, tuple(args.without),
               ADOC_ROCKSDB_VERSION, k)
              for d in args.devices for j in args.jobs for k in range(1, args.seeds + 1)]
-    results = run_jobs(run_cell, specs, args.workers, progress="runs")
-    failed = [(spec, r) for spec, r in zip(specs, results) if isinstance(r, JobFailed)]
-    for spec, result in failed:
-        print(f"FAILED {spec[1]} {spec[2]} jobs seed {spec[5]}: {result.error}", file=sys.stderr)
-    if failed:
+    results = run_all(run_cell, specs, args.workers,
+                      lambda spec: f"{spec[1]} {spec[2]} jobs seed {spec[5]}")
+    if results is None:
         return 1
     by_cell: dict[tuple[str, int], list[Cell]] = {}
     for run in results:
