@@ -74,3 +74,19 @@ def test_two_stage_throttling_is_evaluated_alone_as_section_v_a_does():
     runs = {run.label: make_policy(run.policy)
             for run in load_experiment("xpoint_throttle").runs}
     assert runs["xpoint-two-stage"].params["dynamic_l0"] is False
+
+
+@pytest.mark.parametrize("paper_scale", [False, True])
+def test_adoc_batches_size_the_tree_as_the_authors_harness_did(paper_scale):
+    """Their reruns' statistics: with 256 MB memtables SST files near 200 MB and L1 ~1 GiB,
+    so each batch run takes files of its size and an L1 four times it (db_bench's defaults
+    at 64 MB)."""
+    from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions
+    runs = {run.label: run for run in load_experiment("adoc_batch", paper_scale=paper_scale).runs}
+    large = runs["nvme-512MB"].options
+    assert large["target_file_size_base"] == large["write_buffer_size"] == 512 << 20
+    assert large["max_bytes_for_level_base"] == 4 * (512 << 20)
+    small = LsmOptions.from_mapping({**DB_BENCH_DEFAULTS, **runs["nvme-64MB"].options})
+    defaults = LsmOptions.from_mapping(DB_BENCH_DEFAULTS)
+    assert (small.target_file_size_base, small.max_bytes_for_level_base) == (
+        defaults.target_file_size_base, defaults.max_bytes_for_level_base)

@@ -47,6 +47,7 @@ from scipy.stats import spearmanr
 from lsmsim.cli.arguments import count_list, mechanism_name, name_list, positive_int
 from lsmsim.entry_format import EntryFormat
 from lsmsim.fidelity.trace_validation import fitted_device
+from lsmsim.scenarios.experiments._adoc_setup import batch_options
 from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.traces.run_files import read_report_csv
@@ -116,11 +117,15 @@ def report_no_put_share(path: Path) -> float:
 
 
 def command(jobs: int, seed: int, memtable_MB: int = 64) -> list[str]:
-    """The authors' db_bench command for one cell (their reruns also took 128 and 256 MB
-    memtables)."""
+    """The authors' db_bench command for one cell. Their reruns also took 128 and 256 MB
+    memtables, the tree sized to them as their harness did (`_adoc_setup.batch_options`; at
+    64 MB db_bench's defaults, so the sweep's command stands as they printed it)."""
+    sizing = [] if memtable_MB == 64 else [
+        f"--{name}={value}" for name, value in batch_options(memtable_MB << 20).items()
+        if name != "write_buffer_size"]
     return ["--benchmarks=fillrandom", "--num=60000000", "--key_size=16", "--value_size=1000",
             "--compression_type=none", f"--write_buffer_size={memtable_MB << 20}",
-            f"--max_background_jobs={jobs}", "--duration=3600", f"--seed={seed}"]
+            *sizing, f"--max_background_jobs={jobs}", "--duration=3600", f"--seed={seed}"]
 
 
 def run_cell(spec: tuple[str, str, int, tuple[str, ...], str, int]) -> Cell:

@@ -31,6 +31,19 @@ SCALES = PaperScale(
     paper=Scale(3600.0, paper=True))
 
 
+def batch_options(memtable_bytes: int) -> dict[str, int]:
+    """A batch size as the authors' harness set it for default RocksDB too: the memtable,
+    SST files of that size and an L1 four times it (`target_file_size_base`,
+    `max_bytes_for_level_base`), the sizing FEAT's SetOptions gives each batch
+    (policies/adoc.py; at 64 MB both are db_bench's defaults). Their reruns' statistics show
+    it (validation/data/adoc_batch_sweep.csv, supermt/FEAT_data_visual
+    Eurosys/pm_server_increasing_batch): PM, 4 jobs, 256 MB memtables: L3 57.68 GB at score
+    0.6 and L2 13.99 GB at 1.3 (targets ~96 and ~10.8 GB, so L1's ~1.07 GB), in 300 and 64
+    files of 192-219 MB; with 64 MB memtables L3's 57.64 GB scored 2.3, in 1,088 files."""
+    return {"write_buffer_size": memtable_bytes, "target_file_size_base": memtable_bytes,
+            "max_bytes_for_level_base": 4 * memtable_bytes}
+
+
 def adoc_run(label: str, device: str, policy: str = "rocksdb", duration_s: float = 900.0,
              options: Mapping[str, Any] | None = None) -> Run:
     """A fillrandom run on the authors' server as their harness ran it, with `options` on
