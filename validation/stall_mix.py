@@ -9,7 +9,7 @@ threads grow, so memtable stops become the main stall with many threads, most of
 HDD; pending-bytes (PS) stalls rise up to about 4 threads, then fall; larger batches
 (memtables) reduce stall time on NVMe and SATA SSD. The runs are set up as the authors'
 harness ran db_bench (`lsmsim.scenarios.experiments._adoc_setup`: db_bench's defaults,
-16 B keys, 1000 B values, their 45 GiB key space).
+16 B keys, 1000 B values, their 45 GiB key space, the tree sized to each batch).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import lsmsim
 from lsmsim.cli.arguments import count_list, device_name, positive_number
-from lsmsim.scenarios.experiments._adoc_setup import WORKLOAD
-from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
+from lsmsim.scenarios.experiments._adoc_setup import WORKLOAD, batch_options
+from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError, parse_option
 
 CAUSES = {"memtable_compaction": "MT stop", "level0_slowdown": "L0 slow",
           "level0_numfiles": "L0 stop", "slowdown for pending_compaction_bytes": "PS slow",
@@ -28,9 +28,10 @@ CAUSES = {"memtable_compaction": "MT stop", "level0_slowdown": "L0 slow",
 
 
 def options(jobs: int, batch: str) -> dict:
-    """The options of one cell of the grid: `jobs` background jobs, `batch` memtables."""
-    return {**DB_BENCH_DEFAULTS, "max_background_jobs": jobs, "write_buffer_size": batch,
-            "target_file_size_base": batch}
+    """The options of one cell of the grid: `jobs` background jobs, `batch` memtables, the
+    tree sized to them as the authors' harness did (`_adoc_setup.batch_options`)."""
+    return {**DB_BENCH_DEFAULTS, "max_background_jobs": jobs,
+            **batch_options(parse_option("write_buffer_size", batch))}
 
 
 def run(args: tuple[str, int, str, float]) -> tuple[int, str, dict]:
