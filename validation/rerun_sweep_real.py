@@ -42,11 +42,12 @@ import numpy as np
 
 from lsmsim.cli.arguments import mechanism_name, name_list, positive_int
 from lsmsim.fidelity.trace_validation import fitted_device
+from lsmsim.sweeps.worker_pool import run_all
 from lsmsim.traces.db_bench import setup_from_flags
 
 sys.path.insert(0, str(Path(__file__).parent))
 from thread_sweep_real import (ADOC_ROCKSDB_VERSION, DEVICES, FITTED,  # noqa: E402
-                               REPLICATES, command, error, run_all)
+                               PRESETS, REPLICATES, command, error)
 
 GiB = float(1 << 30)
 MEASURES = ("ops_per_s", "sst_write_MBps", "write_amplification", "flush_wall_s",
@@ -71,14 +72,13 @@ class Run:
 
 def real_runs(path: Path = REPLICATES) -> list[Run]:
     """The reruns' figures from RocksDB's statistics (each run lasted 3,600 s)."""
-    names = {real: preset for preset, real in DEVICES.items()}
     runs = []
     with open(path, newline="") as handle:
         for row in csv.DictReader(handle):
             flushes = float(row["flush_cnt"])
             compaction_s = float(row["comp_sec"]) - float(row["flush_sec"])
             compaction_cpu_s = float(row["comp_cpu_sec"]) - float(row["flush_cpu_sec"])
-            runs.append(Run(names[row["device"]], int(row["jobs"]), int(row["memtable_MB"]),
+            runs.append(Run(PRESETS[row["device"]], int(row["jobs"]), int(row["memtable_MB"]),
                             float(row["ops_per_s"]),
                             float(row["sum_write_GB"]) * GiB / 3600.0 / 1e6,
                             float(row["sum_wamp"]), float(row["flush_sec"]) / flushes,

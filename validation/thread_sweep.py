@@ -49,7 +49,7 @@ from lsmsim.cli.arguments import (count_list, mechanism_name, name_list, positiv
 from lsmsim.fidelity.trace_validation import fitted_device
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.sweeps.reproduce import trend_direction_holds
-from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
+from lsmsim.sweeps.worker_pool import run_all
 
 DEVICES = ("pm", "nvme", "sata-ssd", "hdd")
 FALLING_DEVICES = ("nvme", "sata-ssd", "hdd")
@@ -202,14 +202,10 @@ def main() -> int:
     seeds = range(1, args.seeds + 1)
     specs = [(d, fitted_device(d, args.device_dir), j, args.puts, tuple(args.without),
               args.rocksdb_version, k) for d in devices for j in jobs for k in seeds]
-    results = run_jobs(run_cell, specs, args.workers, progress="runs")
-    failed = [(spec, r) for spec, r in zip(specs, results) if isinstance(r, JobFailed)]
-    if failed:
-        for spec, result in failed:
-            print(f"FAILED {spec[1]} {spec[2]} jobs seed {spec[6]}: {result.error}",
-                  file=sys.stderr)
+    runs = run_all(run_cell, specs, args.workers,
+                   lambda spec: f"{spec[1]} {spec[2]} jobs seed {spec[6]}")
+    if runs is None:
         return 1
-    runs: list[Cell] = results  # type: ignore[assignment]  # none failed
     by_cell: dict[tuple[str, int], list[Cell]] = {}
     for run in runs:
         by_cell.setdefault((run.device, run.jobs), []).append(run)

@@ -39,7 +39,6 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -48,7 +47,7 @@ from lsmsim.cli.arguments import count_list, mechanism_name, name_list, positive
 from lsmsim.entry_format import EntryFormat
 from lsmsim.fidelity.trace_validation import fitted_device
 from lsmsim.scenarios.experiments._adoc_setup import batch_options
-from lsmsim.sweeps.worker_pool import JobFailed, run_jobs
+from lsmsim.sweeps.worker_pool import run_all
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.traces.run_files import read_report_csv
 
@@ -58,6 +57,7 @@ REPLICATES = Path(__file__).parent / "data" / "adoc_batch_sweep.csv"
 FITTED = Path(__file__).parent.parent / "device_models" / "fitted" / "adoc-server"
 # The authors' device names (their folder names) and the presets that model them.
 DEVICES = {"pm": "PM", "nvme": "NVMeSSD", "sata-ssd": "SATASSD", "hdd": "SATAHDD"}
+PRESETS = {real: preset for preset, real in DEVICES.items()}  # their name -> the preset's
 ADOC_ROCKSDB_VERSION = "6.11.0"
 MEASURES = ("ops_per_s", "stall_s", "cpu_per_thread_pct", "write_MBps_mean", "write_MBps_max")
 # One put's WAL record (WriteBatch::GetDataSize of a one-put batch, 16 B key, 1000 B value):
@@ -84,12 +84,11 @@ class Cell:
 def replicate_kops(path: Path = REPLICATES) -> dict[tuple[str, int], list[float]]:
     """The authors' other runs of the same command (64 MB memtables) by (preset name, jobs):
     their throughput in kops/s, to read a cell's error beside the run-to-run spread."""
-    names = {real: preset for preset, real in DEVICES.items()}
     found: dict[tuple[str, int], list[float]] = {}
     with open(path, newline="") as handle:
         for row in csv.DictReader(handle):
             if row["memtable_MB"] == "64":
-                found.setdefault((names[row["device"]], int(row["jobs"])), []).append(
+                found.setdefault((PRESETS[row["device"]], int(row["jobs"])), []).append(
                     float(row["ops_per_s"]) / 1e3)
     return found
 
@@ -97,10 +96,9 @@ def replicate_kops(path: Path = REPLICATES) -> dict[tuple[str, int], list[float]
 def real_cells(path: Path = DATA, reports: Path = REPORTS) -> dict[tuple[str, int], Cell]:
     """The authors' figures by (preset name, jobs), with the share of seconds without a put
     where the run's report is kept."""
-    names = {real: preset for preset, real in DEVICES.items()}
     with open(path, newline="") as handle:
-        return {(names[row["device"]], int(row["jobs"])): Cell(
-            names[row["device"]], int(row["jobs"]), *(float(row[m]) for m in MEASURES),
+        return {(PRESETS[row["device"]], int(row["jobs"])): Cell(
+            PRESETS[row["device"]], int(row["jobs"]), *(float(row[m]) for m in MEASURES),
             no_put_share=report_no_put_share(
                 reports / f"{row['device']}_{row['jobs']}CPU.report.csv.gz"))
             for row in csv.DictReader(handle)}
@@ -119,13 +117,11 @@ def report_no_put_share(path: Path) -> float:
 def command(jobs: int, seed: int, memtable_MB: int = 64) -> list[str]:
     """The authors' db_bench command for one cell. Their reruns also took 128 and 256 MB
     memtables, the tree sized to them as their harness did (`_adoc_setup.batch_options`; at
-    64 MB db_bench's defaults, so the sweep's command stands as they printed it)."""
-    sizing = [] if memtable_MB == 64 else [
-        f"--{name}={value}" for name, value in batch_options(memtable_MB << 20).items()
-        if name != "write_buffer_size"]
+    64 MB the sizing is db_bench's defaults, the sweep's command as they printed it)."""
+    sizing = [f"--{name}={value}" for name, value in batch_options(memtable_MB << 20).items()]
     return ["--benchmarks=fillrandom", "--num=60000000", "--key_size=16", "--value_size=1000",
-            "--compression_type=none", f"--write_buffer_size={memtable_MB << 20}",
-            *sizing, f"--max_background_jobs={jobs}", "--duration=3600", f"--seed={seed}"]
+            "--compression_type=none", *sizing, f"--max_background_jobs={jobs}",
+            "--duration=3600", f"--seed={seed}"]
 
 
 def run_cell(spec: tuple[str, str, int, tuple[str, ...], str, int]) -> Cell:
@@ -142,17 +138,6 @@ def run_cell(spec: tuple[str, str, int, tuple[str, ...], str, int]) -> Cell:
     return Cell(device, jobs, summary["throughput_ops_per_s"], summary["stall_time_s"],
                 100.0 * summary["mean_cpu_cores_busy"] / jobs, float(written.mean()),
                 float(written.max()), float(np.mean(puts < 0.5)))
-
-
-def run_all(function: Callable[[Any], Any], specs: list[Any], workers: int,
-            describe: Callable[[Any], str]) -> list[Any] | None:
-    """`function` over `specs` on `workers` processes; None, each failure printed (named by
-    `describe`), if any run failed."""
-    results = run_jobs(function, specs, workers, progress="runs")
-    failed = [(spec, r) for spec, r in zip(specs, results) if isinstance(r, JobFailed)]
-    for spec, result in failed:
-        print(f"FAILED {describe(spec)}: {result.error}", file=sys.stderr)
-    return None if failed else results
 
 
 def mean_cell(runs: list[Cell]) -> Cell:

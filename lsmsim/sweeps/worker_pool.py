@@ -122,6 +122,17 @@ def run_jobs(function: Callable[[Any], T], jobs: Sequence[Any], workers: int,
     return results
 
 
+def run_all(function: Callable[[Any], T], jobs: Sequence[Any], workers: int,
+            describe: Callable[[Any], str]) -> list[T] | None:
+    """`run_jobs` with progress, for a script that needs every result: None, each failure
+    printed to stderr on its own line (the job named by `describe`), if any job failed."""
+    results = run_jobs(function, jobs, workers, progress="runs")
+    failed = [(job, r) for job, r in zip(jobs, results) if isinstance(r, JobFailed)]
+    for job, result in failed:
+        print(f"FAILED {describe(job)}: {result.error}", file=sys.stderr)
+    return None if failed else results  # type: ignore[return-value]
+
+
 def _call(function: Callable[[Any], T], job: Any) -> Union[T, JobFailed]:
     try:
         return function(job)
