@@ -157,6 +157,13 @@ def test_the_reruns_figures_come_from_rocksdb_statistics_and_one_simulates():
     assert nvme.sst_write_MBps == pytest.approx(1822.6 * 2**30 / 3600 / 1e6)
     assert nvme.flush_wall_s == pytest.approx(3790.17 / 3613)
     assert 0 < nvme.compaction_cpu_share < 1 and nvme.write_amplification == 8.4
+    # Derived: 1,049 ms against 64 MiB x (8.56 busy + 1) at 543.6 MB/s, and the Low row's
+    # CPU over the SST bytes less the puts' (62,465 a second of 1,016 B).
+    busy = (34600.22 - 3790.17) / 3600
+    assert nvme.flush_device_share == pytest.approx(
+        (3790.17 / 3613) / ((64 << 20) * (busy + 1) / (1822.6 * 2**30 / 3600)))
+    assert nvme.compaction_cpu_ns_per_byte == pytest.approx(
+        (2275.52 - 339.49) / 3600 / (1822.6 * 2**30 / 3600 - 62465 * 1016) * 1e9, rel=1e-3)
     grouped = {(d, j): v for d, j, v in reruns.responses(runs)}
     assert grouped["nvme", 4] == [(64, 57.951), (256, 102.032)]
     run = reruns.simulate_run(("hdd", "hdd", 2, 128, ()))
