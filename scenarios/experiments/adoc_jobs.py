@@ -7,8 +7,8 @@ SSD, HDD at 2-20 threads, 64 MB batches, 900 simulated s; the paper's are one ho
 from typing import Callable
 
 from lsmsim.sweeps.paper_scale import Scale
-from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Results, load_experiment,
-                              metric_of, trend_claim)
+from lsmsim.sweeps.reproduce import (MODEL_GAP, NOT_CHECKABLE, Claim, Experiment, Finding,
+                                     Results, load_experiment, metric_of, trend_claim)
 
 SCALES = load_experiment("adoc_threads").scales  # its runs, so its scales
 THREADS = (2, 4, 6, 12, 20)
@@ -71,10 +71,16 @@ def build(scale: Scale) -> Experiment:
             *(Claim("ADOC", "§4.2, Fig. 7(b)", f"flush jobs are allocated the least bandwidth "
                     f"among the background jobs ({name})", "flush rate lowest of the three kinds",
                     _flush_slowest(device),
-                    gap=MODEL_GAP,
-                    reason="the simulated flush is slowest only with few threads; with many, "
-                           "the deep compactions, which read as well as write, get the smallest "
-                           "share")
+                    gap=NOT_CHECKABLE,
+                    reason="the paper does not say how it measures a job's processing rate, "
+                           "and measured as here (bytes written per second of the job) the "
+                           "authors' own RocksDB statistics do not show it either: in their 32 "
+                           "reruns (validation/data/adoc_batch_sweep.csv) the flush is slower "
+                           "than the compactions' mean with 2-6 jobs on flash and HDD, faster "
+                           "with 20 jobs on every device (NVMe, 64 MB: 61 against 56 MB/s, the "
+                           "compactions into L2-L4 36-40 MB/s in the kept stdout's level rows) "
+                           "and at every job count on PM; the simulated flush is slowest with "
+                           "2-6 threads, the deep compactions with 12-20")
               for device, name in DEVICES),
         ),
         scales=SCALES, scale=scale,
