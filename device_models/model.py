@@ -14,6 +14,9 @@ device-seconds): what makes an HDD serve ~80 lookups/s whatever their size.
 `program_latency_s` is how long one write holds the medium a read needs (a flash die's
 page program, tPROG): a read issued while writes are in flight waits behind it
 (`lsmsim.reads_behind_writes`); 0 where reads never wait behind writes.
+`gc_write_amplification` and `gc_unit_bytes` are the drive's own garbage collection: how
+much more a saturated drive writes for files smaller than its reclaim unit
+(`lsmsim.drive_gc`); 0 where it never collects at the host's expense.
 """
 
 from __future__ import annotations
@@ -39,6 +42,10 @@ class DeviceModel:
     source: str = ""
     random_read_iops: float = 0.0  # 0 = random reads cost only their bytes of bandwidth
     program_latency_s: float = 0.0  # 0 = reads never wait behind a write in service
+    # Garbage collection inside the drive (`lsmsim.drive_gc`): its extra writes per host
+    # byte of a tiny file, and the file size from which there are none. 0: none.
+    gc_write_amplification: float = 0.0
+    gc_unit_bytes: float = 0.0
 
     def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
         """Computed at each call, not cached: the engine asks at every event with an average

@@ -25,6 +25,7 @@ from lsmsim.core_sharing import cost_factor
 from lsmsim.db_control import DBControl
 from lsmsim.db_view import DBView
 from lsmsim.direct_io import DirectIo
+from lsmsim.drive_gc import write_amplification
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog, EventShape
 from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_streams,
@@ -158,6 +159,11 @@ class DB:
         self._program_latency_s = (device.program_latency_s
                                    if mechanisms.reads_behind_writes else 0.0)
         self._read_wait_s = 0.0
+        # The drive's garbage collection: (extra writes per host byte of a tiny file, file
+        # bytes from which there are none), or None (`lsmsim.drive_gc`).
+        self._drive_gc = ((device.gc_write_amplification, device.gc_unit_bytes)
+                          if mechanisms.drive_gc and device.gc_write_amplification > 0.0
+                          and device.gc_unit_bytes > 0.0 else None)
         # The live SST files in the page cache (None: aged out by all SST bytes written).
         self._cached_files = (PageCacheResidency(machine.page_cache_bytes)
                               if mechanisms.unlink_frees_page_cache else None)
@@ -513,12 +519,20 @@ class DB:
         if self._core_sharing_slope and jobs:
             sharing = cost_factor(self._core_sharing_slope, cores, running)
         self._core_sharing = sharing
+        drive_gc = self._drive_gc
+        amplifications: list[float] = []
         for job, thread, fraction in zip(jobs, thread_works, runnable):
             cpu_s, cap = job.cpu_s, thread.cap
             if sharing != 1.0:
                 cpu_s *= sharing
                 cap = job.threads / (cpu_s + thread.blocked_s)
-            per_unit = [cpu_s, job.read_bytes / read_bps + job.write_bytes / write_bps,
+            write_device_s = job.write_bytes / write_bps
+            if drive_gc is not None:
+                amplification = write_amplification(drive_gc[0], drive_gc[1],
+                                                    job.write_bytes / max(1, len(job.outputs)))
+                amplifications.append(amplification)
+                write_device_s *= amplification
+            per_unit = [cpu_s, job.read_bytes / read_bps + write_device_s,
                         job.write_bytes if limiter_bps else 0.0]
             # A purge runs on its finished job's thread, at that job's weights.
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
@@ -542,10 +556,14 @@ class DB:
         for job, rate in zip(jobs, rates[clients:]):
             job.rate = rate
             written_bps += rate * job.write_bytes
+        # The drive's own writes hold the device as the host's do.
+        device_written_bps = (sum([rate * job.write_bytes * amplification for job, rate,
+                                   amplification in zip(jobs, rates[clients:], amplifications)])
+                              if drive_gc is not None else written_bps)
         self._limiter_saturated = bool(limiter_bps) and written_bps >= limiter_bps * (1 - 1e-9)
         self._demands = demands
         wal_device_s = self.clients.put_device_s if self.clients is not None else 0.0
-        return written_bps / write_bps + self.writer.rate * wal_device_s
+        return device_written_bps / write_bps + self.writer.rate * wal_device_s
 
     def _advance(self, now: float) -> None:
         """Bring the fluid state to `now`. The segment since the last call is accounted to

@@ -102,6 +102,11 @@ class Mechanisms:
     # flushes always at IO_HIGH, compactions always at IO_LOW, so a flush keeps its
     # precedence over compactions in the limiter during a stall.
     stall_io_priority: bool = True
+    # A flash drive with `gc_write_amplification` in its device file collects garbage at the
+    # host's expense once busy: a job's writes weigh more on the device's capacity the
+    # smaller its files are than the drive's reclaim unit (`lsmsim.drive_gc`). Off: a
+    # written byte costs the device one byte's time whatever the file.
+    drive_gc: bool = True
 
     @classmethod
     def names(cls) -> list[str]:
