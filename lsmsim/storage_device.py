@@ -16,6 +16,10 @@ class StorageDevice(Protocol):
     write_latency_s: float
     random_read_iops: float  # small random reads per second at best (0: bandwidth only)
     program_latency_s: float  # how long one write holds what a read needs (0: never waits)
+    # The drive's own garbage collection (`lsmsim.drive_gc`; 0: none): extra writes per
+    # host byte of a tiny file, and the file size from which there are none.
+    gc_write_amplification: float
+    gc_unit_bytes: float
 
     def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
         """Aggregate read and write bandwidth (bytes/s) while `streams` threads share the

@@ -51,6 +51,8 @@ class FakeDevice:
     write_latency_s: float = 1e-5
     random_read_iops: float = 0.0
     program_latency_s: float = 0.0
+    gc_write_amplification: float = 0.0
+    gc_unit_bytes: float = 0.0
     read_bps: float = 1e9
     write_curve: Callable[[float], float] = lambda streams: 5e8
     mixed_write_factor: float = 1.0
