@@ -57,11 +57,10 @@ def build(scale: Scale) -> Experiment:
                     "MT stall time above L0 stall time at 20 threads", _mt_over_l0(device),
                     gap=MODEL_GAP,
                     reason="the simulated flush gets the real one's share of the device "
-                           "(validation/rerun_sweep_real.py: NVMe 0.84 of a fair share, theirs "
-                           "0.81), but of more bandwidth: with 64 MB files the simulated NVMe "
-                           "writes about 670 MB/s of SST at 20 jobs where theirs wrote 544 (it "
-                           "wrote more with larger files, which is not modelled), so its "
-                           "flushes keep up with the writer more often")
+                           "(validation/rerun_sweep_real.py: NVMe 0.88 of a fair share, theirs "
+                           "0.81), so whether flushes keep up with the writer is decided by the "
+                           "device's bandwidth at the run's file size (lsmsim/drive_gc.py on "
+                           "flash), which a short run may leave above theirs")
               for device, name in NAMES),
             # §3.2 and Table 2 [L5] say PS stalls "decrease as the number of threads increases",
             # but §4.2 qualifies it: "earlier studies concluded that PS stalls increase with
