@@ -32,8 +32,8 @@ from 58.0 to 102.0 kops/s from 64 to 256 MB, and a 64 MB flush took 0.15 s with 
 1.05 s with 20 on about 0.1 s of CPU.
 
 What they said (2026-11-28): on flash and the HDD a real flush's device share is 0.8-1.1
-and the simulated one within about 0.1 of it, run by run (NVMe, 20 jobs, 64 MB: 0.89 and
-0.84). So a flush slows with jobs because it is one stream among more, as the simulator
+and the simulated one within 0.06 of it in the median run, 0.18 at most (NVMe, 20 jobs,
+64 MB: 0.89 and 0.84; 0.89 with the drive's garbage collection). So a flush slows with jobs because it is one stream among more, as the simulator
 shares the device; no extra wait at Sync is needed, and none should be added. What differs
 is the SST bandwidth itself: the real flash devices write more with larger files (NVMe
 541-550 MB/s with 64 MB memtables at 4-20 jobs, 755-799 with 128-256 MB; SATA SSD 193
