@@ -79,6 +79,11 @@ class BackgroundJob:
 
     kind: ClassVar[str] = "job"
 
+    @property
+    def output_file_bytes(self) -> float:
+        """The mean size of the files it writes (all its bytes when it names none)."""
+        return self.write_bytes / max(1, len(self.outputs))
+
     def thread_work(self, read_bps: float, write_bps: float, writeback: KernelWriteback | None,
                     wakeups: WakeupModel | None, options: LsmOptions) -> ThreadWork:
         """The job's `ThreadWork` at the device's one-stream bandwidths, with the kernel's
@@ -94,7 +99,7 @@ class BackgroundJob:
             synced, dirty_bytes, range_tail = 1.0, 0.0, 1.0
             bytes_per_sync = options.bytes_per_sync
             if writeback is not None and self.write_bytes > 0:
-                file_bytes = self.write_bytes / max(1, len(self.outputs))
+                file_bytes = self.output_file_bytes
                 range_tail = not_range_synced(bytes_per_sync, file_bytes)
                 first = synced_fraction(bytes_per_sync, file_bytes, 0.0, writeback.expire_s)
                 blocked_s, _ = thread_seconds(self.cpu_s, read_s, write_s, first)

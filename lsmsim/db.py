@@ -529,7 +529,7 @@ class DB:
             write_device_s = job.write_bytes / write_bps
             if drive_gc is not None:
                 amplification = write_amplification(drive_gc[0], drive_gc[1],
-                                                    job.write_bytes / max(1, len(job.outputs)))
+                                                    job.output_file_bytes)
                 amplifications.append(amplification)
                 write_device_s *= amplification
             per_unit = [cpu_s, job.read_bytes / read_bps + write_device_s,

@@ -13,8 +13,8 @@ A busy drive writes `1 / amplification(file bytes)` of its host bandwidth, with
 the memtable (64, 128 and 256 MiB), so for each flash device the SST bytes a second of its
 busy runs (4 jobs or more: two compaction threads or more keep the device busy) at each
 file size give two ratios against the largest size, taken as E or more (no collection
-there): `r_64 = 1 + a (1 - 64 MiB / E)` and `r_128 = 1 + a (1 - 128 MiB / E)`, whence
-`a * 64 MiB / E = r_64 - r_128` and `a = r_64 - 1 + (r_64 - r_128)`. Prints each device's
+there): `r_s = 1 + a (1 - s / E)` for the smaller sizes s and m, whence
+`a / E = (r_s - r_m) / (m - s)` and `a = r_s - 1 + s (r_s - r_m) / (m - s)`. Prints each device's
 ratios and the two lines for its device file (`gc_unit_MB` in decimal MB, as the device
 files give sizes). Exits 1 when the runs do not fit the model (no fall with size, or E
 beyond the largest file).
@@ -59,15 +59,14 @@ def gc_constants(sst_MBps: dict[int, float]) -> tuple[float, float]:
     if len(sst_MBps) != 3:
         raise ValueError(f"needs three file sizes, got {sorted(sst_MBps)}")
     small, middle, large = sorted(sst_MBps)
-    if middle != 2 * small:
-        raise ValueError(f"needs sizes s and 2s below the largest, got {small} and {middle}")
     r_small = sst_MBps[large] / sst_MBps[small]
     r_middle = sst_MBps[large] / sst_MBps[middle]
     if not r_small > r_middle >= 1.0:
         raise ValueError(f"the SST bandwidth does not grow with the file size "
                          f"({r_small:.3f}, {r_middle:.3f} of the largest's)")
-    a = r_small - 1.0 + (r_small - r_middle)
-    unit_MiB = a * small / (r_small - r_middle)
+    a_per_MiB = (r_small - r_middle) / (middle - small)  # a / E
+    a = r_small - 1.0 + small * a_per_MiB
+    unit_MiB = a / a_per_MiB
     if unit_MiB > large:
         raise ValueError(f"E = {unit_MiB:.0f} MiB is beyond the largest file ({large} MiB)")
     return a, unit_MiB
