@@ -17,6 +17,9 @@ page program, tPROG): a read issued while writes are in flight waits behind it
 `gc_write_amplification` and `gc_unit_bytes` are the drive's own garbage collection: how
 much more a saturated drive writes for files smaller than its reclaim unit
 (`lsmsim.drive_gc`); 0 where it never collects at the host's expense.
+`rated_write_bps` is the write bandwidth the device is rated at (its data sheet, or fio
+flooding it with threads), what a user tells a policy as "the device's bandwidth": a
+device fitted to real runs writes less in the model than its rating. 0: the model's peak.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class DeviceModel:
     # byte of a tiny file, and the file size from which there are none. 0: none.
     gc_write_amplification: float = 0.0
     gc_unit_bytes: float = 0.0
+    rated_write_bps: float = 0.0  # 0 = the model's peak write bandwidth
 
     def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
         """Computed at each call, not cached: the engine asks at every event with an average

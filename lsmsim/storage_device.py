@@ -20,6 +20,7 @@ class StorageDevice(Protocol):
     # host byte of a tiny file, and the file size from which there are none.
     gc_write_amplification: float
     gc_unit_bytes: float
+    rated_write_bps: float  # what the device is rated at (0: the model's peak)
 
     def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
         """Aggregate read and write bandwidth (bytes/s) while `streams` threads share the
@@ -32,6 +33,11 @@ class StorageDevice(Protocol):
 
 
 def peak_write_bps(device: StorageDevice, max_streams: int = 64) -> float:
-    """The most write bandwidth the device gives any number of streams (its data-sheet
-    figure, e.g. for a policy told "the device bandwidth")."""
+    """The most write bandwidth the model of the device gives any number of streams."""
     return max(device.bandwidth_bps(streams, False)[1] for streams in range(1, max_streams + 1))
+
+
+def rated_write_bps(device: StorageDevice) -> float:
+    """The write bandwidth the device is rated at (data sheet, fio), as a user tells a policy
+    "the device's bandwidth": its `rated_write_bps`, else the model's peak."""
+    return device.rated_write_bps or peak_write_bps(device)

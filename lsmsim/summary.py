@@ -198,16 +198,16 @@ def summarize(db: "DB", duration_s: float) -> dict[str, Any]:
 def _device_bandwidth(columns: Mapping[str, Sequence[float]], db: "DB",
                       interval_s: float) -> dict[str, float]:
     """Device bytes per second (reads + writes) at the busiest interval and on average, and
-    the device's limit: its peak write bandwidth over any number of streams, what FIO
-    flooding the device measures (ADOC Fig. 5's "theoretical bandwidth limit")."""
-    from lsmsim.storage_device import peak_write_bps
+    the device's limit: its rated write bandwidth, what fio flooding the device measures
+    (ADOC Fig. 5's "theoretical bandwidth limit")."""
+    from lsmsim.storage_device import rated_write_bps
 
     used_bps = (np.asarray(columns.get("device_read_bps", [0.0]), dtype=float)
                 + np.asarray(columns.get("device_write_bps", [0.0]), dtype=float))
     return {"peak_device_MBps": float(used_bps.max()) / 1e6 if used_bps.size else 0.0,
             "mean_device_MBps": _time_mean({**columns, "used": used_bps}, "used",
                                            interval_s) / 1e6,
-            "device_limit_MBps": peak_write_bps(db.device) / 1e6}
+            "device_limit_MBps": rated_write_bps(db.device) / 1e6}
 
 
 def _time_mean(columns: Mapping[str, Sequence[float]], name: str, interval_s: float) -> float:

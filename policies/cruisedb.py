@@ -48,7 +48,7 @@
   its share of the closed loop's time beyond the unloaded service (the admission wait; a
   put records no more, as `Record` runs before `Write`). The four constants the authors
   left empty are parameters (defaults from the third-party fork of seed-algorithms.md §4.7, and
-  DISK_RATE the device's peak write bandwidth).
+  DISK_RATE the device's rated write bandwidth).
 - Adaptive admission as the paper states it, `estimator=paper` (default with `tree=paper`,
   which has no L0; §V-A, Equation 2): every `tune_ops` admitted requests, and at most once
   per `min_interval_s`, the admitted rate becomes r * (1 - K1 e_k - K2 (e_k - e_{k-1}))
@@ -81,7 +81,7 @@ from typing import TYPE_CHECKING, Any
 from lsmsim.background_job import CompactionJob
 from lsmsim.policy import (IO_HIGH, IO_LOW, IO_USER, RATE_LIMITER_WEIGHTS, Param, Policy,
                            Weights)
-from lsmsim.storage_device import peak_write_bps
+from lsmsim.storage_device import rated_write_bps
 from lsmsim.value_range import Order
 from lsmsim.workload import WRITE_ONLY
 
@@ -257,7 +257,7 @@ class CruiseDb(Policy):
                                "db_bench (Write(batch), no TbBegin); writes = every client "
                                "put, no gets", "choice", ("code", "writes")),
         "disk_rate_mibps": Param(0.0, "DISK_RATE of LimitedSpeed, MiB/s (0 = the device's "
-                                      "peak write bandwidth)", high=1e6),
+                                      "rated write bandwidth)", high=1e6),
         "min_start_rate_mibps": Param(60.0, "MIN_START_RATE, the least ColdBegin, MiB/s of "
                                             "1 KiB tokens", high=1e6),
         "default_limited_speed_mibps": Param(400.0, "DEFAULT_LIMITED_SPEED, LimitedSpeed "
@@ -476,7 +476,7 @@ class CruiseDb(Policy):
             out_read, other_read, written = (now - then for now, then in
                                              zip(self._stats_bytes(stats[level]), base[level][1]))
             compaction_bytes += out_read + (other_read if level > 1 else 0.0) + written
-        disk_rate = self.params["disk_rate_mibps"] * MIB or peak_write_bps(view.device)
+        disk_rate = self.params["disk_rate_mibps"] * MIB or rated_write_bps(view.device)
         speed = limited_speed(disk_rate, self._gets * SINGLE_SIZE, self._puts * SINGLE_SIZE,
                               self._block_bytes, self._value_bytes, compaction_bytes,
                               self.params["default_limited_speed_mibps"] * MIB,

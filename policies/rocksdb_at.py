@@ -2,8 +2,8 @@
 writes (NewGenericRateLimiter(rate, 100 ms, 10, kWritesOnly, auto_tuned=true); ADOC's
 RocksDB-AT, ADOC §6.1). The tuning itself is the engine's (lsmsim/rate_limiter.py,
 docs/background/rocksdb-mechanisms.md §1.13, exact constants); this policy only switches it
-on with a maximum rate, which the user must know: by default the device's peak write
-bandwidth."""
+on with a maximum rate, which the user must know: by default the device's rated write
+bandwidth (`rated_write_MBps` of its file, else its model's peak)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from lsmsim.db_view import DBView
 from lsmsim.options import LsmOptions
 from lsmsim.policy import Param, Policy
-from lsmsim.storage_device import StorageDevice, peak_write_bps
+from lsmsim.storage_device import StorageDevice, rated_write_bps
 from lsmsim.value_range import INT64_MAX
 
 
@@ -29,12 +29,12 @@ class RocksDbAutoTuned(Policy):
 
     name = "rocksdb-at"
     parameters = {
-        "rate_bytes_per_sec": Param(0, "the limiter's maximum rate; 0 = the device's peak "
-                                       "write bandwidth", "size", high=INT64_MAX),
+        "rate_bytes_per_sec": Param(0, "the limiter's maximum rate; 0 = the device's "
+                                       "rated write bandwidth", "size", high=INT64_MAX),
     }
 
     def open_options(self, options: LsmOptions, device: StorageDevice) -> dict[str, Any]:
-        rate = self.params["rate_bytes_per_sec"] or int(peak_write_bps(device))
+        rate = self.params["rate_bytes_per_sec"] or int(rated_write_bps(device))
         return {**delayed_rate_without_limiter(options), "rate_limiter_bytes_per_sec": rate,
                 "rate_limiter_auto_tuned": True}
 

@@ -25,7 +25,7 @@ ADOC compares (ADOC §6.1, Table 3: SILK-D RocksDB's 2 threads / 64 MB, SILK-P 4
     passes as --SILK_bandwidth_limitation. ADOC §6.1: the flags give "a quarter of the
     entire media bandwidth (Table 1)" to compaction, i.e. B = the media bandwidth
     (Table 1: PM 2300, NVMe 2700, SATA SSD 490, HDD 210 MB/s) and PEAK = 0.75 B.
-  So TOTAL (`bandwidth_MBps`, default: the device's peak write bandwidth, Table 1's
+  So TOTAL (`bandwidth_MBps`, default: the device's rated write bandwidth, Table 1's
   figure) and PEAK (`peak_fraction` 0.75) are as before. With them, one 1000-byte writer
   (at most ~300 MB/s) never passes PEAK on PM, NVMe or the SATA SSD, and the limiter
   (B - user) never binds there: in the authors' runs too, SILK's controller could only
@@ -72,7 +72,7 @@ from lsmsim.keyspace import KeySpace
 from lsmsim.options import KIB, LsmOptions
 from lsmsim.policy import MIN_PERIOD_S, Param, Policy, Weights
 from lsmsim.sst_file import SstFile
-from lsmsim.storage_device import StorageDevice, peak_write_bps
+from lsmsim.storage_device import StorageDevice, rated_write_bps
 from lsmsim.value_range import INT32_MAX, INT64_MAX, UINT64_MAX
 from lsmsim.policies.rocksdb_at import delayed_rate_without_limiter
 
@@ -106,7 +106,7 @@ class Silk(Policy):
                                    "size, and 4x it the L1 target, as ADOC's setup", "size",
                                    low=64 * KIB, high=UINT64_MAX),
         "bandwidth_MBps": Param(0.0, "TOTAL (--SILK_bandwidth_limitation) in MB/s; 0 = the "
-                                     "device's peak write bandwidth (ADOC Table 1)",
+                                     "device's rated write bandwidth (ADOC Table 1)",
                                 high=INT64_MAX / 1e6),
         "peak_fraction": Param(0.75, "client load (fraction of TOTAL) above which "
                                      "compactions pause (SILK: 150 of 200 MB/s)"),
@@ -142,7 +142,7 @@ class Silk(Policy):
 
     def open_options(self, options: LsmOptions, device: StorageDevice) -> dict[str, Any]:
         p = self.params
-        self.total_MBps = p["bandwidth_MBps"] or peak_write_bps(device) / 1e6
+        self.total_MBps = p["bandwidth_MBps"] or rated_write_bps(device) / 1e6
         batch = p["write_buffer_size"]
         values: dict[str, Any] = {
             **delayed_rate_without_limiter(options),

@@ -21,6 +21,13 @@ def test_silk_total_is_the_media_bandwidth_and_does_not_act_on_nvme():
     assert (ts["policy_internal_MBps"] > 2000.0).all()
 
 
+def test_silk_total_on_a_device_fitted_to_real_runs_is_its_rating():
+    """The fitted NVMe writes 566 MB/s a stream in the model; SILK is still told Table 1's."""
+    from lsmsim.scenarios.experiments._adoc_setup import authors_device_file
+    env, db = open_with("silk", device=authors_device_file("nvme"))
+    assert abs(db.policy.total_MBps - 2700.0) < 1.0
+
+
 def test_silk_client_load_is_whole_MB_of_values():
     result = run_small(duration_s=10, policy="silk:bandwidth_MBps=300")
     client = result.timeseries["policy_client_MBps"]

@@ -1,6 +1,6 @@
 """The engine's view of a device (`lsmsim.storage_device`): any object with the protocol's
-fields and `bandwidth_bps` is a device, and `peak_write_bps` is the most write bandwidth its
-curve gives any number of streams."""
+fields and `bandwidth_bps` is a device, `peak_write_bps` is the most write bandwidth its
+curve gives any number of streams, and `rated_write_bps` what the device is rated at."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from conftest import FakeDevice
 from lsmsim.device_models import load_device
-from lsmsim.storage_device import StorageDevice, peak_write_bps
+from lsmsim.storage_device import StorageDevice, peak_write_bps, rated_write_bps
 
 MB = 1e6
 
@@ -46,3 +46,20 @@ def test_peak_write_bps_of_a_device_losing_bandwidth_to_streams_is_its_one_strea
 def test_peak_write_bps_of_a_preset_is_its_data_sheet_write_figure():
     """nvme.toml: write_MBps = 2700, reached from 4 streams on (write_scaling)."""
     assert peak_write_bps(load_device("nvme")) == pytest.approx(2700 * MB)
+
+
+def test_rated_write_bps_is_the_curve_peak_unless_the_device_states_a_rating():
+    assert rated_write_bps(FakeDevice(write_curve=_peaks_at_four)) == pytest.approx(400 * MB)
+    rated = FakeDevice(write_curve=_peaks_at_four, rated_write_bps=2700 * MB)
+    assert rated_write_bps(rated) == pytest.approx(2700 * MB)
+
+
+@pytest.mark.parametrize("device", ["nvme", "sata-ssd", "hdd"])
+def test_a_device_fitted_to_real_runs_keeps_its_presets_rating(device):
+    """The fitted drives write less in the model than their data sheets (the ADOC authors'
+    runs), but a policy told "the device's bandwidth" is told the rated figure."""
+    from lsmsim.scenarios.experiments._adoc_setup import authors_device_file
+    preset = load_device(device)
+    fitted = load_device(authors_device_file(device))
+    assert peak_write_bps(fitted) < peak_write_bps(preset)
+    assert rated_write_bps(fitted) == pytest.approx(peak_write_bps(preset))

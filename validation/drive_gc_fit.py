@@ -4,9 +4,9 @@ authors' reruns (validation/data/adoc_batch_sweep.csv) without running the simul
     python validation/drive_gc_fit.py
     python validation/drive_gc_fit.py --write device_models/fitted/adoc-server
 
-`--write DIR` puts the two fields into DIR/<device>.toml (after `lsmsim calibrate
---device-out` rewrites a fitted device file, run it again: calibrate fits the bandwidth
-from one-job runs, which this effect does not reach).
+`--write DIR` puts the two fields into DIR/<device>.toml (`lsmsim calibrate --device-out`
+carries its preset's two fields into the file it writes; it fits the bandwidth from
+one-job runs, which this effect does not reach).
 
 A busy drive writes `1 / amplification(file bytes)` of its host bandwidth, with
 `amplification = 1 + a * max(0, 1 - file bytes / E)`. Their runs sized the SST files to

@@ -48,6 +48,7 @@ from lsmsim.data_file import toml_text
 from lsmsim.fluid_share import Demand, allocate, io_streams
 from lsmsim.machine import MachineProfile
 from lsmsim.trace import Trace
+from lsmsim.storage_device import rated_write_bps
 
 MIN_DEVICE_SHARE = 0.2      # blocked share of job wall time below which the device is not fitted
 FLAT_TOLERANCE = 0.01       # a figure whose ±10% changes L less than this is not identified
@@ -213,7 +214,8 @@ class DeviceFit:
 
     def device(self) -> DeviceModel:
         """The preset with the fitted figures in place (write_scaling beyond two streams:
-        the preset's shape relative to its two-stream point, not observed)."""
+        the preset's shape relative to its two-stream point, not observed); it keeps the
+        preset's rating (`rated_write_bps`), which fitting does not change."""
         if self.write_bps is None:
             return self.preset
         points = _relative_scaling(self.preset.write_scaling)
@@ -223,7 +225,8 @@ class DeviceFit:
         if 2 not in dict(scaled):
             scaled = sorted(scaled + [(2, scaling2)])
         return dataclasses.replace(self.preset, write_bps=self.write_bps,
-                                   write_scaling=tuple(scaled))
+                                   write_scaling=tuple(scaled),
+                                   rated_write_bps=rated_write_bps(self.preset))
 
     def record(self) -> dict[str, Any]:
         """The [calibration] table of the fitted device's TOML file."""
@@ -271,6 +274,10 @@ class DeviceFit:
             fields["random_read_kiops"] = device.random_read_iops / 1000.0
         if device.program_latency_s:
             fields["program_latency_us"] = round(device.program_latency_s * 1e6, 6)
+        if device.gc_write_amplification and device.gc_unit_bytes:
+            fields["gc_write_amplification"] = device.gc_write_amplification
+            fields["gc_unit_MB"] = round(device.gc_unit_bytes / MB, 1)
+        fields["rated_write_MBps"] = round(device.rated_write_bps / MB, 1)
         fields["calibration"] = self.record()
         return toml_text(fields)
 

@@ -344,7 +344,7 @@ def build(scale: Scale) -> Experiment:
                   reason="CruiseDB's estimator (RateEstimater::Estimate, seed-algorithms.md §4.3) "
                          "steers L0 files / 12 to 50%; its fallback above 12 files, LimitedSpeed, "
                          "does not bind when DISK_RATE (a parameter the authors left blank; here "
-                         "the device's peak write bandwidth) over the compaction bytes per request "
+                         "the device's rated write bandwidth) over the compaction bytes per request "
                          "exceeds what the store sustains"),
             Claim("CruiseDB", "§VIII-D, Fig. 13", "the throughput limit and the watermark have a "
                   "strong correlation: the limit is increased when the watermark is low and "
