@@ -42,7 +42,10 @@ class Run:
 
     label: str
     workload: str
-    device: str = "nvme"
+    device: str = "nvme"        # the device as the paper names it (a preset's name)
+    # The device file simulated instead of the preset `device` names, e.g. one fitted to the
+    # authors' own runs on it; None: the preset.
+    device_file: str | None = None
     policy: str = "rocksdb"
     duration_s: float = 900.0
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -69,8 +72,8 @@ class Run:
         absent = absent_in_version(self.rocksdb_version)
         if absent:
             kwargs["without"] = absent
-        return (self.policy, self.device, self.workload, self.duration_s * duration_scale,
-                kwargs, self.series)
+        return (self.policy, self.device_file or self.device, self.workload,
+                self.duration_s * duration_scale, kwargs, self.series)
 
 
 @dataclass(frozen=True)

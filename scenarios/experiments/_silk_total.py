@@ -11,14 +11,14 @@ from dataclasses import replace
 
 from lsmsim.device_models import load_device
 from lsmsim.sweeps.reproduce import Run
-from lsmsim.storage_device import peak_write_bps
+from lsmsim.storage_device import rated_write_bps
 
 SCALES = (0.5, 2.0)
 
 
 def total_MBps(device: str) -> float:
-    """TOTAL as SILK's policy takes it by default: the device's peak write bandwidth."""
-    return peak_write_bps(load_device(device)) / 1e6
+    """TOTAL as SILK's policy takes it by default: the device's rated write bandwidth."""
+    return rated_write_bps(load_device(device)) / 1e6
 
 
 def scaled_label(label: str, scale: float) -> str:
@@ -28,7 +28,8 @@ def scaled_label(label: str, scale: float) -> str:
 def silk_total_runs(run: Run) -> tuple[Run, ...]:
     """`run` (a SILK run at the default TOTAL) at each of `SCALES` x its TOTAL."""
     return tuple(replace(run, label=scaled_label(run.label, scale),
-                         policy=f"{run.policy}:bandwidth_MBps={scale * total_MBps(run.device):g}")
+                         policy=f"{run.policy}:bandwidth_MBps="
+                                f"{scale * total_MBps(run.device_file or run.device):g}")
                  for scale in SCALES)
 
 

@@ -13,7 +13,8 @@ MIB = 1 << 20
 def build(scale: Scale) -> Experiment:
     """The experiment with runs of `scale.duration_s`."""
     runs = tuple(adoc_run(f"{device}-{mib}MB", device, duration_s=scale.duration_s,
-                          options={"max_background_jobs": 2, **batch_options(mib * MIB)})
+                          options={"max_background_jobs": 2, **batch_options(mib * MIB)},
+                          section=3)
                  for device in ("nvme", "sata-ssd") for mib in (64, 512))
     return Experiment(
         name="adoc_batch",

@@ -34,7 +34,7 @@ def _mt_over_l0(device: str) -> Callable[[Results], Finding]:
 def build(scale: Scale) -> Experiment:
     """The experiment with runs of `scale.duration_s`."""
     runs = tuple(adoc_run(f"{device}-t{threads}", device, duration_s=scale.duration_s,
-                          options={"max_background_jobs": threads})
+                          options={"max_background_jobs": threads}, section=3)
                  for device, _ in NAMES for threads in THREADS)
     return Experiment(
         name="adoc_threads",

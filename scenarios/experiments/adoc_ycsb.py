@@ -14,12 +14,14 @@ media bandwidth, as ADOC's authors set it) and the Load claim prints its verdict
 too (`_silk_total`)."""
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
 from lsmsim.sweeps.paper_scale import PaperScale, Scale, mix_ending
 from lsmsim.sweeps.reproduce import (MODEL_GAP, SETUP_DIFFERS, Claim, Experiment, Finding, Results,
                               Run, metric_of, pairs_claim, with_variants)
+from lsmsim.scenarios.experiments._adoc_setup import authors_device_file, release_run_on
 from lsmsim.scenarios.experiments._silk_total import silk_total_runs, total_variants
 from lsmsim.workload import make_workload
 
@@ -110,16 +112,23 @@ STAGE_REASONS = {"a": HOT_KEYS_IN_BOTH, "b": HOT_KEYS_IN_BOTH, "c": L0_LEFT_BY_B
                  "f": HOT_KEYS_IN_BOTH}
 
 
+def _on(device: str, scheme: str) -> dict[str, Any]:
+    """A Run's device and release: the device the paper names, simulated as the authors'
+    own, and the release they ran `scheme` on (§6.1)."""
+    return {"device": device, "device_file": authors_device_file(device),
+            "rocksdb_version": release_run_on(scheme, section=6)}
+
+
 def build(scale: Scale) -> Experiment:
     """The experiment with runs at `scale`."""
     common = {"page_cache_GiB": scale.page_cache_GiB}
     load_s = scale.duration_s if scale.paper else LOAD_CUT_S
     stage_runs = tuple(run for device in DEVICES for scheme in SCHEMES for run in (
-        Run(_label(device, "load", scheme), "ycsb_load", device=device, policy=scheme,
+        Run(_label(device, "load", scheme), "ycsb_load", policy=scheme, **_on(device, scheme),
             duration_s=load_s, workload_fields={"num_keys": LOAD_RECORDS, **RECORD}, **common),
-        Run(_label(device, "a", scheme), "ycsb_a", device=device, policy=scheme,
+        Run(_label(device, "a", scheme), "ycsb_a", policy=scheme, **_on(device, scheme),
             duration_s=scale.duration_s, workload_fields=_chain_fields(scale), **common),
-        Run(_label(device, "e", scheme), "ycsb_e", device=device, policy=scheme,
+        Run(_label(device, "e", scheme), "ycsb_e", policy=scheme, **_on(device, scheme),
             duration_s=scale.duration_s, workload_fields=mix_ending(
                 "ycsb_e", {"num_keys": scale.load_pairs, **RECORD}, scale), **common)))
     silk_loads = [run for run in stage_runs
