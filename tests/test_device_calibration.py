@@ -69,6 +69,7 @@ def test_fitted_file_reads_back_and_validation_picks_it(tmp_path: Path) -> None:
     assert loaded.bandwidth_bps(2, False)[1] == pytest.approx(
         fit.write_bps * fit.two_stream_scaling, rel=1e-3)
     assert loaded.read_bps == load_device("hdd").read_bps  # reads stay the preset's
+    assert loaded.rated_write_bps == pytest.approx(210 * MB)  # and so does its rating
     run = tmp_path / "StorageMaterial.SATAHDD" / "1CPU" / "64MB"
     other = tmp_path / "StorageMaterial.PM" / "1CPU" / "64MB"
     assert run_devices([run, other], None, tmp_path) == [str(path), "pm"]
@@ -116,3 +117,14 @@ def test_validate_runs_on_the_fitted_file(tmp_path: Path, capsys: pytest.Capture
                  "--workers", "1"]) == 0
     out = capsys.readouterr().out
     assert "hdd*" in out and str(path) in out
+
+
+def test_a_fitted_flash_file_keeps_its_presets_drive_gc(tmp_path: Path) -> None:
+    """calibrate fits one-job runs, which the drive's garbage collection does not reach; the
+    file it writes carries the preset's constants (validation/drive_gc_fit.py)."""
+    preset = load_device("nvme")
+    fit = fit_jobs(preset, synthetic_runs(600 * MB, 0.9), ["runs/a.b 1"], cores=40)
+    loaded = load_device(str(write_fitted(fit, tmp_path)))
+    assert loaded.gc_write_amplification == pytest.approx(preset.gc_write_amplification)
+    assert loaded.gc_unit_bytes == pytest.approx(preset.gc_unit_bytes, rel=1e-3)
+    assert loaded.rated_write_bps == pytest.approx(2700 * MB)
