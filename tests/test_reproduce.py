@@ -50,6 +50,7 @@ def test_verdicts_are_computed_from_the_simulated_runs(tmp_path):
         table_rows = list(csv.DictReader(handle))
     assert [r["label"] for r in table_rows] == ["nvme", "hdd"]
     assert float(table_rows[0]["throughput_ops_per_s"]) == nvme
+    assert table_rows[0]["device_file"] == table_rows[0]["rocksdb_version"] == ""
     assert (tmp_path / "tiny.png").stat().st_size > 0
     assert (tmp_path / "tiny_claims.csv").read_text().count("\n") == 3
     # The class and reason of a claim that does not hold, in the CSV and the JSON.
@@ -269,3 +270,17 @@ def test_a_failed_seed_fails_its_run():
     merged = reproduce.mean_of_seeds([good, bad])
     assert merged.error == "boom" and merged.cpu_s == 3.0 and not merged.metrics
     assert reproduce.mean_of_seeds([good]) is good
+
+
+def test_an_adoc_run_is_simulated_on_the_authors_fitted_drive_and_release():
+    """ADOC's experiments name the paper's device and run the file fitted to the authors'
+    own runs on it, on the release each scheme ran on (§3.1, §6.1); PM has no fit."""
+    from lsmsim.scenarios.experiments._adoc_setup import adoc_run
+    nvme = adoc_run("x", "nvme", policy="silk-o", section=6)
+    assert nvme.device == "nvme" and nvme.device_file.endswith("fitted/adoc-server/nvme.toml")
+    assert nvme.spec(1.0)[1] == nvme.device_file and nvme.rocksdb_version == "5.7.1"
+    assert "stall_io_priority" in nvme.spec(1.0)[4]["without"]
+    assert adoc_run("x", "nvme", section=6).rocksdb_version == "7.5.3"
+    assert adoc_run("x", "nvme", section=3).rocksdb_version == "6.11.0"
+    pm = adoc_run("x", "pm")
+    assert pm.device_file is None and pm.spec(1.0)[1] == "pm"
