@@ -63,7 +63,7 @@ STOPS = ("CruiseDB's writes stop or slow down in more than 1% of the A-variant's
 # Why the simulated AT-RocksDB stops more than RocksDB: the limiter is RocksDB's own
 # (lsmsim/rate_limiter.py), but TuneLocked sets the limit to its floor, max/20, after any
 # 100 refill periods without a drain. The AT baseline keeps rocksdb-at's default maximum
-# (the device's peak write) and delayed_write_rate (16 MiB/s). [THIRD-PARTY] A fork of the
+# (the device's rated write bandwidth) and delayed_write_rate (16 MiB/s). [THIRD-PARTY] A fork of the
 # authors' YCSB-C (yanghy233/YCSB-C, db/rocks_db.cc, a commented-out line) builds AT-RDB
 # with a 400 MiB/s maximum (100 ms refills, fairness 10, kWritesOnly, auto-tuned) and sets
 # no delayed_write_rate, which SanitizeOptions then makes the limiter's 200 MiB/s. Neither
@@ -366,7 +366,7 @@ def build(scale: Scale) -> Experiment:
                   gap=MODEL_GAP,
                   reason="every setting's tail is set by its slowest seconds: with the default "
                          "gains L0 passes 12 files during the load, where LimitedSpeed does not "
-                         "bind (DISK_RATE, left blank by the authors, is the device's peak write "
+                         "bind (DISK_RATE, left blank by the authors, is the device's rated write "
                          "bandwidth here), and the A-variant starts under L0 slowdowns; larger "
                          "gains cut the rate before; " + STOPS),
             Claim("CruiseDB", "§VIII-G, Fig. 16", "CruiseDB keeps the tail throughput at a very "
