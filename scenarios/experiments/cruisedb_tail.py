@@ -63,8 +63,8 @@ STOPS = ("CruiseDB's writes stop or slow down in more than 1% of the A-variant's
 # Why the simulated AT-RocksDB stops more than RocksDB: the limiter is RocksDB's own
 # (lsmsim/rate_limiter.py), but TuneLocked sets the limit to its floor, max/20, after any
 # 100 refill periods without a drain. The AT baseline keeps rocksdb-at's default maximum
-# (the device's rated write bandwidth) and delayed_write_rate (16 MiB/s). [THIRD-PARTY] A fork of the
-# authors' YCSB-C (yanghy233/YCSB-C, db/rocks_db.cc, a commented-out line) builds AT-RDB
+# (the device's rated write bandwidth) and delayed_write_rate (16 MiB/s). [THIRD-PARTY] A
+# fork of the authors' YCSB-C (yanghy233/YCSB-C, db/rocks_db.cc, a commented-out line) builds AT-RDB
 # with a 400 MiB/s maximum (100 ms refills, fairness 10, kWritesOnly, auto-tuned) and sets
 # no delayed_write_rate, which SanitizeOptions then makes the limiter's 200 MiB/s. Neither
 # lifts AT-RocksDB's tail here (5/50/95% gets, NVMe): 400 MiB/s 0/0/139,546 ops/s, with the
