@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import interrupt_after_first_progress
-from lsmsim.cli.main import main
+from lsmsim.cli.main import attach_negative_values, main
 from lsmsim.cli.compare_command import CompareError, split_policies
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.sweeps.worker_pool import NOT_RUN, Interrupted, JobFailed, run_jobs
@@ -395,3 +395,18 @@ def test_a_signal_ends_a_single_run_early_and_its_files_cover_what_was_simulated
     assert float(rows[-1]["time_s"]) == pytest.approx(simulated_s)
     assert f"interrupted by {signal.Signals(signum).name} at " in stderr
     assert "results written to" in stdout
+
+
+def test_a_negative_value_after_its_option_is_checked_as_a_value(capsys):
+    """argparse took "-30MB/s" for an option ("expected one argument"); now the option's
+    own check names the field and the value, as with `--write-rate-limit=-30MB/s`."""
+    assert attach_negative_values(["run", "--write-rate-limit", "-30MB/s", "--duration",
+                                   "-.5", "--", "-3"]) == [
+        "run", "--write-rate-limit=-30MB/s", "--duration=-.5", "--", "-3"]
+    assert attach_negative_values(["--seeds", "-x", "--out", "dir"]) == [
+        "--seeds", "-x", "--out", "dir"]
+    assert main(["run", "fillrandom", "--duration", "10", "--write-rate-limit",
+                 "-30MB/s"]) != 0
+    err = capsys.readouterr().err
+    assert "write_rate_limit" in err and "-31457280" in err
+    assert "expected one argument" not in err

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import re
 import sys
 from typing import Any, Sequence
 
@@ -197,8 +198,29 @@ def _list(what: str) -> int:
     return 0
 
 
+# A value that starts like a negative number: "-30MB/s", "-0.5s", "-.5".
+_NEGATIVE_VALUE = re.compile(r"-\.?\d")
+
+
+def attach_negative_values(argv: Sequence[str]) -> list[str]:
+    """`--option -30MB/s` as `--option=-30MB/s`. argparse takes a token that starts with
+    "-" for an option unless it is a plain number ("-30"), and then says only that the
+    option "expected one argument"; attached, the value reaches the option's own check,
+    which names it and says what it must be."""
+    out: list[str] = []
+    for token in argv:
+        previous = out[-1] if out else ""
+        if (_NEGATIVE_VALUE.match(token) and previous.startswith("--") and "=" not in previous
+                and len(previous) > 2):
+            out[-1] = f"{previous}={token}"
+        else:
+            out.append(token)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
+    argv = attach_negative_values(sys.argv[1:] if argv is None else argv)
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "takes_extra_flags", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
