@@ -278,7 +278,9 @@ def test_an_adoc_run_is_simulated_on_the_authors_fitted_drive_and_release():
     from lsmsim.scenarios.experiments._adoc_setup import adoc_run
     nvme = adoc_run("x", "nvme", policy="silk-o", section=6)
     assert nvme.device == "nvme" and nvme.device_file.endswith("fitted/adoc-server/nvme.toml")
-    assert nvme.spec(1.0)[1] == nvme.device_file and nvme.rocksdb_version == "5.7.1"
+    simulated = nvme.spec(1.0)[1]  # the model, not its path, goes to the (Dask) workers
+    assert simulated.name == "nvme-fitted" and simulated.rated_write_bps == 2700e6
+    assert nvme.rocksdb_version == "5.7.1"
     assert "stall_io_priority" in nvme.spec(1.0)[4]["without"]
     assert adoc_run("x", "nvme", section=6).rocksdb_version == "7.5.3"
     assert adoc_run("x", "nvme", section=3).rocksdb_version == "6.11.0"

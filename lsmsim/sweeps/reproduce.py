@@ -72,8 +72,12 @@ class Run:
         absent = absent_in_version(self.rocksdb_version)
         if absent:
             kwargs["without"] = absent
-        return (self.policy, self.device_file or self.device, self.workload,
-                self.duration_s * duration_scale, kwargs, self.series)
+        device: Any = self.device
+        if self.device_file is not None:  # the model itself: a Dask worker may not have the file
+            from lsmsim.device_models import load_device
+            device = load_device(self.device_file)
+        return (self.policy, device, self.workload, self.duration_s * duration_scale, kwargs,
+                self.series)
 
 
 @dataclass(frozen=True)
