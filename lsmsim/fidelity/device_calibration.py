@@ -47,8 +47,8 @@ from lsmsim.device_models import MB, DeviceModel, load_device
 from lsmsim.data_file import toml_text
 from lsmsim.fluid_share import Demand, allocate, io_streams
 from lsmsim.machine import MachineProfile
-from lsmsim.trace import Trace
 from lsmsim.storage_device import rated_write_bps
+from lsmsim.trace import Trace
 
 MIN_DEVICE_SHARE = 0.2      # blocked share of job wall time below which the device is not fitted
 FLAT_TOLERANCE = 0.01       # a figure whose ±10% changes L less than this is not identified

@@ -479,8 +479,8 @@ def format_claims(rows: Sequence[ClaimRow]) -> str:
 def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Sequence[ClaimRow],
                   out: Path, figures: bool = True) -> None:
     """`<name>.csv` (one row per run: its settings, the device file and RocksDB release it
-    ran as when not the preset's and the modelled one's, and its metrics), `<name>.png` (one panel per
-    metric of the experiment, a bar per run that has it or failed), `<name>_claims.csv` and
+    ran as when not the preset's and the modelled one's, and its metrics), `<name>.png`
+    (one panel per metric of the experiment, a bar per run that has it or failed), `<name>_claims.csv` and
     `<name>_claims.json` (a claim per row, with the gap class and reason of one that does
     not hold); without `figures`, the CSV and JSON files only."""
 
