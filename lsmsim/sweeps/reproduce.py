@@ -480,9 +480,9 @@ def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Seque
                   out: Path, figures: bool = True) -> None:
     """`<name>.csv` (one row per run: its settings, the device file and RocksDB release it
     ran as when not the preset's and the modelled one's, and its metrics), `<name>.png`
-    (one panel per metric of the experiment, a bar per run that has it or failed), `<name>_claims.csv` and
-    `<name>_claims.json` (a claim per row, with the gap class and reason of one that does
-    not hold); without `figures`, the CSV and JSON files only."""
+    (one panel per metric of the experiment, a bar per run that has it or failed),
+    `<name>_claims.csv` and `<name>_claims.json` (a claim per row, with the gap class and
+    reason of one that does not hold); without `figures`, the CSV and JSON files only."""
 
     columns = sorted({m for c in cells.values() for m in c.metrics})
     with open(out / f"{experiment.name}.csv", "w", newline="") as handle:
