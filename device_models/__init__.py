@@ -16,6 +16,7 @@ from lsmsim.named_data import NamedData
 from lsmsim.value_range import Range
 
 PRESET_DIR = Path(__file__).parent / "presets"
+FITTED_DIR = Path(__file__).parent / "fitted"  # devices fitted to real runs, a folder per host
 MB = 1_000_000  # device data sheets use decimal megabytes
 
 

@@ -20,10 +20,9 @@ device; `validation/baseline_stalls.py --section6` measures the same on the fitt
 128 GB server (`server`'s 96 GiB page cache); the default runs are 900 s.
 """
 
-from pathlib import Path
 from typing import Any, Mapping
 
-import lsmsim.device_models
+from lsmsim.device_models import FITTED_DIR
 from lsmsim.options import DB_BENCH_DEFAULTS
 from lsmsim.sweeps.paper_scale import PaperScale, Scale
 from lsmsim.sweeps.reproduce import Run
@@ -41,7 +40,7 @@ SCALES = PaperScale(
 
 
 SECTION3_RELEASE, SECTION6_RELEASE, SILK_RELEASE = "6.11.0", "7.5.3", "5.7.1"
-FITTED_DEVICES = Path(lsmsim.device_models.__file__).parent / "fitted" / "adoc-server"
+FITTED_DEVICES = FITTED_DIR / "adoc-server"
 
 
 def authors_device_file(device: str) -> str | None:
