@@ -204,7 +204,8 @@ class DB:
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
         self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced(),
-                                       self.distribution.ascending_inserts)
+                                       self.distribution.ascending_inserts,
+                                       self._searches_per_put(machine, policy))
         # Workloads with phases (reads, mixes) run as client streams; write-only ones as the writer.
         self.clients = ForegroundClients(self) if workload.phases else None
         self.flush_jobs: list[FlushJob] = []
@@ -239,6 +240,13 @@ class DB:
         self._install_super_version()
         self._process = env.process(self._run())
         policy.start(self.policy_view, self.policy_control)
+
+    def _searches_per_put(self, machine: MachineProfile, policy: Policy) -> float:
+        """A put's memtable work in skiplist searches: the Add's, MemTable::Update's Seek
+        before it with `inplace_update_support` (WriteBatchInternal's PutCFImpl), and the
+        policy's own bookkeeping."""
+        seek = machine.memtable_update_seek_share if self.options.inplace_update_support else 0.0
+        return 1.0 + seek + policy.extra_searches_per_put()
 
     def _wal_synced(self) -> bool:
         """Whether WAL appends reach the device before a write returns (WriteOptions.sync)."""

@@ -43,9 +43,11 @@ class ForegroundWriter:
     """State of the client stream: ops issued so far, the open-loop backlog, its rate."""
 
     def __init__(self, workload: Workload, entry: EntryFormat, machine: MachineProfile,
-                 wal_synced: bool, ascending_inserts: bool = False) -> None:
+                 wal_synced: bool, ascending_inserts: bool = False,
+                 searches_per_put: float = 1.0) -> None:
         self.workload = workload
         self.splice_hit = ascending_inserts  # no skiplist search (`MachineProfile.write_cpu_s`)
+        self.searches = searches_per_put  # memtable work per put (`MachineProfile.write_cpu_s`)
         self.entry = entry
         self.machine = machine
         self.wal_synced = wal_synced
@@ -57,7 +59,8 @@ class ForegroundWriter:
 
     def cpu_s_per_op(self, memtable_entries: float) -> float:
         return self.machine.write_cpu_s(self.entry.batch_bytes, self.entry.memtable_bytes,
-                                        memtable_entries, splice_hit=self.splice_hit)
+                                        memtable_entries, splice_hit=self.splice_hit,
+                                        searches=self.searches)
 
     def demand(self, wc: WriteController, memtable_entries: float, full_entries: float,
                device_write_bps: float, device_write_latency_s: float,
@@ -73,7 +76,8 @@ class ForegroundWriter:
         mostly before writeback reaches it: the ADOC authors' HDD runs wrote fewer bytes to
         the device (iostat, 73 GB) than their SST files alone (85 GB) beside 13.5 GB of WAL."""
         cpu = self.machine.write_cpu_s(self.entry.batch_bytes, self.entry.memtable_bytes,
-                                       memtable_entries, full_entries, self.splice_hit)
+                                       memtable_entries, full_entries, self.splice_hit,
+                                       self.searches)
         cap = min(self.workload.threads / cpu, self.admission_cap_ops(wc, policy_cap_ops))
         wal_device_s = 0.0
         if self.wal_synced:

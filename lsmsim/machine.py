@@ -29,6 +29,11 @@ from lsmsim.write_delay import TIMER_SLACK_S
 
 PROFILE_DIR = Path(__file__).parent / "machine_profiles"
 NS = 1e-9
+# What MemTable::Update's Seek adds to a put (`LsmOptions.inplace_update_support`), as a
+# share of the insert's own skiplist search: db_bench fillrandom with and without in-place
+# updates, 64-512 MiB memtables, on this project's 2-core machine kind
+# (validation/memtable_update_cost.py, validation/traces/local-2core-memtable-update).
+MEMTABLE_UPDATE_SEEK_SHARE = 0.61
 
 
 def mean_skiplist_depth(from_entries: float, to_entries: float) -> float:
@@ -118,6 +123,10 @@ class MachineProfile:
     lz4_decompress_cpu_s_per_byte: float = CODEC_NS_PER_BYTE["lz4"][1] * 1e-9
     zstd_compress_cpu_s_per_byte: float = CODEC_NS_PER_BYTE["zstd"][0] * 1e-9
     zstd_decompress_cpu_s_per_byte: float = CODEC_NS_PER_BYTE["zstd"][1] * 1e-9
+    # What MemTable::Update's Seek adds to a put when `inplace_update_support` is on, as a
+    # share of the insert's skiplist search (the Seek warms the path the insert then walks,
+    # so it costs less than a second search).
+    memtable_update_seek_share: float = MEMTABLE_UPDATE_SEEK_SHARE
     # Linux writeback (sysctl vm.*, the kernel's defaults), as ratios of `page_cache_bytes`
     # (`lsmsim.page_cache_writeback`).
     dirty_background_ratio: float = 10.0
@@ -165,7 +174,8 @@ class MachineProfile:
         return PutTimeSpread(self.put_time_spread) if self.put_time_spread else None
 
     def write_cpu_s(self, batch_bytes: int, entry_bytes: int, memtable_entries: float,
-                    until_entries: float | None = None, splice_hit: bool = False) -> float:
+                    until_entries: float | None = None, splice_hit: bool = False,
+                    searches: float = 1.0) -> float:
         """CPU of one put: fixed cost, bytes through WAL and memtable, and the skiplist
         search, which grows with log2 of the entries already in the memtable
         (InlineSkipList::Insert, memtable/inlineskiplist.h: the search for the splice
@@ -178,8 +188,14 @@ class MachineProfile:
         With `splice_hit` (keys inserted in increasing order, db_bench fillseq) there is no
         search: MemTable::Add inserts with the splice its previous insert left
         (`seq_splice_`), whose bottom level already brackets the next key, so Insert keeps
-        it (`recompute_height` 0) instead of descending from the top."""
-        search = 0.0 if splice_hit else self.skiplist_search_cpu_s(
+        it (`recompute_height` 0) instead of descending from the top.
+
+        `searches`: the put's memtable work in skiplist searches, 1 for RocksDB's Add alone;
+        more where a put also seeks its key first (`inplace_update_support`) or a fork keeps
+        books per put (`Policy.extra_searches_per_put`). A splice hit skips the Add's own
+        search only (the extras are costed as for random keys)."""
+        searched = searches - 1.0 if splice_hit else searches
+        search = 0.0 if searched <= 0.0 else searched * self.skiplist_search_cpu_s(
             entry_bytes, memtable_entries,
             memtable_entries if until_entries is None else until_entries)
         return self.write_cpu_s_per_op + self.write_cpu_s_per_byte * batch_bytes + search
@@ -268,7 +284,8 @@ KERNEL_FIELDS = {"dirty_background_ratio": ("dirty_background_ratio", 1.0),
                  "core_sharing_slope": ("core_sharing_slope", 1.0),
                  "run_queue_idle_share": ("run_queue_idle_share", 1.0),
                  "timer_slack_us": ("timer_slack_s", 1e-6),
-                 "memtable_cache_MiB": ("memtable_cache_bytes", float(1 << 20))}
+                 "memtable_cache_MiB": ("memtable_cache_bytes", float(1 << 20)),
+                 "memtable_update_seek_share": ("memtable_update_seek_share", 1.0)}
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
@@ -286,7 +303,8 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            "wakeups_per_dirty_mib": Range(0.0, 1e6), "core_sharing_slope": Range(0.0, 10.0),
            # A share of the cores' time: 1 would leave no core to run on.
            "run_queue_idle_share": Range(0.0, 1.0, high_open=True),
-           "timer_slack_us": Range(0.0, 1e6), "memtable_cache_MiB": Range(0.0, 2.0 ** 30)}
+           "timer_slack_us": Range(0.0, 1e6), "memtable_cache_MiB": Range(0.0, 2.0 ** 30),
+           "memtable_update_seek_share": Range(0.0, 10.0)}
 # At most this many multipliers in `job_cpu_spread` or `put_time_spread`, each within this
 # range.
 MAX_SPREAD_POINTS = 1000

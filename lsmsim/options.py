@@ -69,6 +69,11 @@ class LsmOptions:
                                         Range(2, INT32_MAX, integer=True))
     min_write_buffer_number_to_merge: int = _opt(1, "int", "cf", False,
                                                  "immutables merged by one flush", POSITIVE_INT32)
+    inplace_update_support: bool = _opt(
+        False, "bool", "cf", False,
+        "each put seeks its key in the memtable first (MemTable::Update): writer CPU of "
+        "machine memtable_update_seek_share x a skiplist search (simplified: a put that finds "
+        "its key still adds an entry)")
     # -- L0 and write-stall triggers -------------------------------------------------------
     level0_file_num_compaction_trigger: int = _opt(4, "int", "cf", True,
                                                    "L0 files that make L0 compaction due",

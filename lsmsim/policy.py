@@ -159,6 +159,11 @@ class Policy:
         8 threads and 512 MB memtables); they override the user's."""
         return {}
 
+    def extra_searches_per_put(self) -> float:
+        """CPU a put costs beyond RocksDB's own, in the machine's memtable skiplist searches
+        of the same fill (a fork's per-put bookkeeping, e.g. SILK's key counter); 0: none."""
+        return 0.0
+
     def start(self, view: "DBView", control: "DBControl") -> None:
         """Called once at time 0, after the DB is open. Start periodic processes here (on
         `view.env`); keep `control` for the actions they take."""

@@ -52,6 +52,13 @@ ADOC compares (ADOC §6.1, Table 3: SILK-D RocksDB's 2 threads / 64 MB, SILK-P 4
   PauseCompactionWork, which keeps compactions paused for good after the first peak;
   `fixed` (default) is the paper's pause-and-resume, and what ADOC's port does
   (PauseBackgroundWork increments once).
+- A put costs more CPU than in RocksDB, as in the fork the authors ran (`inplace_update`,
+  `key_counter_share`): its ImmutableCFOptions hard-wires `inplace_update_support` on
+  (options/cf_options.cc, "OANA changed this"), so every put seeks its key before the
+  insert (MemTable::Update), and its MemTable::Add counts every key in a std::map
+  (db/memtable.cc, `KeyFrequencies[str_key]++`). Both are measured on real code as shares
+  of a skiplist search (validation/memtable_update_cost.py): the Seek is the machine's
+  `memtable_update_seek_share`, the counter 0.27.
 - The L0 stall is disabled, as SILK's original setting is (ADOC §6.1): the L0 slowdown
   and stop triggers are set out of reach.
 - TRIAD's L0-compaction deferral, left active in SILK's picker (§3.6), is a switch
@@ -77,6 +84,10 @@ from lsmsim.value_range import INT32_MAX, INT64_MAX, UINT64_MAX
 from lsmsim.policies.rocksdb_at import delayed_rate_without_limiter
 
 L0_TRIGGER_OUT_OF_REACH = 1 << 30
+# The fork's MemTable::Add counts every put's key in a std::map<std::string, uint32_t>
+# (KeyFrequencies, TRIAD's hot-key tracking): its CPU as a share of the memtable's own
+# skiplist search, measured on 64-512 MiB fills (validation/memtable_update_cost.py).
+KEY_COUNTER_SHARE = 0.27
 PREEMPTED_WEIGHT = 1e-6   # a paused deeper compaction gets only bandwidth nobody else wants
 # Shares of device time and rate limiter: flush first, then L0 compactions, then the rest.
 FLUSH_WEIGHT, L0_COMPACTION_WEIGHT, DEEPER_WEIGHT = 100.0, 10.0, 1.0
@@ -132,6 +143,11 @@ class Silk(Policy):
                                         "L0 compaction is deferred"),
         "triad_max_l0_files": Param(4, "deferral applies only up to this many L0 files",
                                     "int", high=INT32_MAX),
+        "inplace_update": Param(True, "inplace_update_support on, as the fork hard-wires it "
+                                      "(each put seeks its key first)", "bool"),
+        "key_counter_share": Param(KEY_COUNTER_SHARE, "CPU of the fork's per-put key counter "
+                                                      "in memtable skiplist searches; 0 = none",
+                                   high=100.0),
     }
 
     def __init__(self, **params: Any) -> None:
@@ -154,10 +170,15 @@ class Silk(Policy):
                                          * batch),
             "rate_limiter_bytes_per_sec": int(self.total_MBps * 1e6),
         }
+        if p["inplace_update"]:
+            values["inplace_update_support"] = True
         if p["disable_l0_stall"]:
             values["level0_slowdown_writes_trigger"] = L0_TRIGGER_OUT_OF_REACH
             values["level0_stop_writes_trigger"] = L0_TRIGGER_OUT_OF_REACH
         return values
+
+    def extra_searches_per_put(self) -> float:
+        return self.params["key_counter_share"]
 
     def start(self, view: DBView, control: DBControl) -> None:
         view.env.process(self._controller(view, control))

@@ -145,3 +145,50 @@ def test_the_writer_between_stalls_counts_only_seconds_without_stalled_writes():
               "delayed_s": np.array([0.0, 0.0, 0.0, 0.4, 0.0])}
     trace = Trace(config={}, summary={}, timeseries=series, events=[], stall_episodes=[])
     assert script.unstalled_rate(trace) == (110.0, 3)
+
+
+def test_an_in_place_update_seeks_its_key_before_the_insert():
+    """MemTable::Update's Seek adds `memtable_update_seek_share` of the insert's own search
+    to a put; in key order the insert keeps its splice but the Seek still searches."""
+    machine = load_machine("server")
+    size, share = ENTRY.memtable_bytes, machine.memtable_update_seek_share
+    search = machine.skiplist_search_cpu_s(size, 1e5, 1e5)
+    plain = machine.write_cpu_s(1040, size, 1e5)
+    assert machine.write_cpu_s(1040, size, 1e5, searches=1 + share) == pytest.approx(
+        plain + share * search)
+    in_order = machine.write_cpu_s(1040, size, 1e5, splice_hit=True)
+    assert machine.write_cpu_s(1040, size, 1e5, splice_hit=True,
+                               searches=1 + share) == pytest.approx(in_order + share * search)
+
+
+def test_inplace_update_support_fills_the_first_memtable_in_its_puts_cpu_time():
+    """As test_the_first_memtable_fills_in_the_cpu_time_of_its_puts, each put now costing
+    the Seek too: the first switch comes that much later."""
+    machine = load_machine("local-2core")
+    searches = 1 + machine.memtable_update_seek_share
+    first_flush_s = {}
+    for inplace in (False, True):
+        run = run_small(duration_s=0.8, machine=machine,
+                        options={"inplace_update_support": inplace})
+        first_flush_s[inplace] = next(e["time_micros"] for e in run.events
+                                      if e["event"] == "flush_started") / 1e6
+    workload = run.config["workload"]
+    entry = EntryFormat(workload["key_size"], workload["value_size"])
+    entries = parse_size_bytes(SMALL["write_buffer_size"]) / entry.memtable_bytes
+    puts_s = sum(machine.write_cpu_s(entry.batch_bytes, entry.memtable_bytes, n,
+                                     searches=searches) for n in range(math.ceil(entries)))
+    assert first_flush_s[True] == pytest.approx(puts_s, rel=2e-3)
+    assert first_flush_s[True] > 1.1 * first_flush_s[False]
+
+
+def test_the_seek_and_silks_key_counter_shares_are_what_the_capture_shows():
+    """The machine default and SILK's counter are the medians
+    validation/memtable_update_cost.py fits to the runs shipped beside it."""
+    from lsmsim.machine import MEMTABLE_UPDATE_SEEK_SHARE
+    from lsmsim.policies.silk import KEY_COUNTER_SHARE
+    validation_script("memtable_insert_cost")  # the script imports its helpers
+    script = validation_script("memtable_update_cost")
+    found = script.fit(script.DEFAULT_FOLDER)
+    assert found["memtable_update_seek_share"] == MEMTABLE_UPDATE_SEEK_SHARE
+    assert found["key_counter_share"] == KEY_COUNTER_SHARE
+    assert 0.0 < KEY_COUNTER_SHARE < MEMTABLE_UPDATE_SEEK_SHARE < 1.0

@@ -80,3 +80,20 @@ def test_silk_pauses_under_load_as_its_pause_call_says(spec, port):
     assert any(background_paused) == port
     if port:
         assert not starts_while_paused
+
+
+def test_silk_puts_cost_the_forks_seek_and_key_counter():
+    """The fork hard-wires inplace_update_support and counts every key in a std::map
+    (policies/silk.py): a put costs two shares of a skiplist search more than RocksDB's;
+    both switch off."""
+    from lsmsim.policies.silk import KEY_COUNTER_SHARE
+    env, db = open_with("silk")
+    assert db.options.inplace_update_support
+    seek = db.machine.memtable_update_seek_share
+    assert db.writer.searches == pytest.approx(1 + seek + KEY_COUNTER_SHARE)
+    env, db = open_with("silk:inplace_update=false,key_counter_share=0")
+    assert not db.options.inplace_update_support and db.writer.searches == 1.0
+    fork = run_small(duration_s=10, policy="silk-o")
+    plain = run_small(duration_s=10, policy="silk-o:inplace_update=false,key_counter_share=0")
+    assert (fork.summary["throughput_ops_per_s"]
+            < 0.95 * plain.summary["throughput_ops_per_s"])

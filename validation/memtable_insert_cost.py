@@ -70,14 +70,16 @@ def steal_ticks() -> tuple[int, int]:
     return values[7], sum(values)
 
 
-def one_run(benchmark: str, size_mib: int, repeat: int, db_dir: Path) -> dict[str, object]:
-    """One memtable fill of `size_mib` by `benchmark`; its CPU, wall time and steal."""
+def one_run(benchmark: str, size_mib: int, repeat: int, db_dir: Path,
+            flags: tuple[str, ...] = (), label: str | None = None) -> dict[str, object]:
+    """One memtable fill of `size_mib` by `benchmark` (db_bench `flags` added; the row
+    named `label`, else the benchmark); its CPU, wall time and steal."""
     puts = size_mib * (1 << 20) // ENTRY_BYTES
     shutil.rmtree(db_dir, ignore_errors=True)
     command = ["db_bench", f"--benchmarks={benchmark}", f"--db={db_dir}", f"--num={puts}",
                f"--key_size={KEY_BYTES}", f"--value_size={VALUE_BYTES}",
                "--compression_type=none", f"--write_buffer_size={2 * size_mib << 20}",
-               "--max_write_buffer_number=2", f"--seed={repeat}"]
+               "--max_write_buffer_number=2", f"--seed={repeat}", *flags]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     steal0, total0 = steal_ticks()
     start = time.perf_counter()
@@ -87,7 +89,8 @@ def one_run(benchmark: str, size_mib: int, repeat: int, db_dir: Path) -> dict[st
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     # db_bench's own "fillrandom   :  7.472 micros/op ...": the puts alone, without opening.
     micros = float(re.search(rf"^{benchmark}\s*:\s*([0-9.]+) micros/op", output, re.M)[1])
-    return {"benchmark": benchmark, "memtable_MiB": size_mib, "repeat": repeat, "puts": puts,
+    return {"benchmark": label or benchmark, "memtable_MiB": size_mib, "repeat": repeat,
+            "puts": puts,
             "micros_per_op": micros,
             "user_s": round(after.ru_utime - before.ru_utime, 4),
             "system_s": round(after.ru_stime - before.ru_stime, 4),
@@ -95,19 +98,19 @@ def one_run(benchmark: str, size_mib: int, repeat: int, db_dir: Path) -> dict[st
             "steal_share": round((steal1 - steal0) / max(total1 - total0, 1), 4)}
 
 
-def quiet_run(benchmark: str, size_mib: int, repeat: int, db_dir: Path) -> dict[str, object]:
+def quiet_run(benchmark: str, size_mib: int, repeat: int, db_dir: Path,
+              flags: tuple[str, ...] = (), label: str | None = None) -> dict[str, object]:
     """`one_run`, taken again (up to ATTEMPTS times in all) while the hypervisor stole more
     than MAX_STEAL_SHARE of the CPU time during it; the last attempt is kept either way."""
     for _ in range(ATTEMPTS):
-        row = one_run(benchmark, size_mib, repeat, db_dir)
+        row = one_run(benchmark, size_mib, repeat, db_dir, flags, label)
         if float(row["steal_share"]) <= MAX_STEAL_SHARE:
             break
     return row
 
 
-def capture(out: Path, repeats: int) -> None:
-    """Every size and benchmark `repeats` times, interleaved (a drift of the machine shows
-    between repeats, not between sizes), into out/memtable_fill.csv."""
+def write_machine_json(out: Path) -> None:
+    """out/machine.json: the capture host's CPU, cores, last-level cache, kernel, db_bench."""
     out.mkdir(parents=True, exist_ok=True)
     version = subprocess.run(["db_bench", "--version"], capture_output=True, text=True).stdout
     (out / "machine.json").write_text(json.dumps(
@@ -117,6 +120,12 @@ def capture(out: Path, repeats: int) -> None:
          "cores": len(os.sched_getaffinity(0)),
          "last_level_cache_MiB": last_level_cache_mib(), "kernel": platform.release(),
          "db_bench": version.strip()}, indent=2) + "\n")
+
+
+def capture(out: Path, repeats: int) -> None:
+    """Every size and benchmark `repeats` times, interleaved (a drift of the machine shows
+    between repeats, not between sizes), into out/memtable_fill.csv."""
+    write_machine_json(out)
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for repeat in range(1, repeats + 1):
