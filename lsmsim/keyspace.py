@@ -122,9 +122,13 @@ class KeySpace:
 
     @cached_property
     def log_miss_per_write(self) -> np.ndarray:
-        """log(1 - 1/S_b): what one random write into bucket b leaves a given key unwritten."""
-        with np.errstate(divide="ignore"):
-            miss = np.log1p(-1.0 / self.keys_per_bucket)  # -inf where a bucket has one key
+        """-1/S_b: what one write into bucket b, on average, leaves a given key of it
+        unwritten, as a log. A bucket's writes are a random share of all writes, so each of
+        its keys is written a Poisson number of times, missing with probability e^(-w/S_b)
+        after w writes on average; log(1 - 1/S_b), exact only for exactly w writes, would
+        count more distinct keys than writes when w is a fraction (a one-key bucket's whole
+        key for a tenth of a write) and overcounts by about 1/(2 S_b) besides."""
+        miss = -1.0 / self.keys_per_bucket
         miss.flags.writeable = False
         return miss
 
@@ -237,18 +241,12 @@ def memtable_keys(distribution: KeyDistribution, space: KeySpace,
 
 def random_distinct(space_keys: np.ndarray, writes: np.ndarray,
                     log_miss_per_write: np.ndarray | None = None) -> np.ndarray:
-    """Distinct keys after `writes` uniformly random inserts into buckets of `space_keys` keys
-    (`log_miss_per_write`: KeySpace's cached log(1 - 1/S_b), computed here when not given)."""
+    """Distinct keys after `writes` uniformly random inserts into buckets of `space_keys` keys,
+    S (1 - e^(-w/S)), never more than the writes (`log_miss_per_write`: KeySpace's cached
+    -1/S_b, computed here when not given)."""
     if log_miss_per_write is None:
-        with np.errstate(divide="ignore"):
-            log_miss_per_write = np.log1p(-1.0 / space_keys)  # -inf where a bucket has one key
-    # Every bucket written (a uniform flush): the where would keep all. The ufunc's own
-    # reduce, as ndarray.all() goes through a Python wrapper that costs more on a few buckets.
-    if np.minimum.reduce(writes) > 0:
-        distinct = np.expm1(writes * log_miss_per_write)
-    else:
-        with np.errstate(invalid="ignore"):  # 0 writes * -inf, replaced by the where
-            distinct = np.expm1(np.where(writes > 0, writes * log_miss_per_write, 0.0))
+        log_miss_per_write = -1.0 / space_keys
+    distinct = np.expm1(writes * log_miss_per_write)
     np.negative(distinct, out=distinct)
     distinct *= space_keys
     return distinct

@@ -40,10 +40,10 @@ class PhasedKeys:
     Within a flush, writes of every kind are converted to the number of uniformly random
     writes that leave as many distinct keys, so `distinct_keys` can merge them
     (exact for one kind; for a memtable spanning two phases, keys are assumed independent).
-    In a bucket of one key, where random writes leave 0 or 1 key (no fraction between), a
-    write is counted as a Poisson one (`_log_miss_per_write`), so a fraction of the key
-    survives the conversion: a YCSB load's memtable of 1% of the records holds 1% of each
-    one-key bucket (the hottest zipfian keys), not all of them."""
+    Each key's writes are counted as Poisson ones (`KeySpace.log_miss_per_write`), so in a
+    bucket of one key a fraction of the key survives the conversion: a YCSB load's memtable
+    of 1% of the records holds 1% of each one-key bucket (the hottest zipfian keys), not all
+    of them."""
 
     name = "phased"
     size_only = False  # inserts append at one place in the key space
@@ -104,7 +104,7 @@ class PhasedKeys:
         return total
 
     def distinct_keys(self, space: KeySpace, writes: np.ndarray) -> np.ndarray:
-        return random_distinct(space.keys_per_bucket, writes, _log_miss_per_write(space))
+        return random_distinct(space.keys_per_bucket, writes, space.log_miss_per_write)
 
     def key_range(self, space: KeySpace, spans: list[tuple[int, float]]) -> None:
         return None  # updates land anywhere in the phases' shapes: bucket resolution
@@ -128,22 +128,11 @@ class PhasedKeys:
         return True
 
 
-def _log_miss_per_write(space: KeySpace) -> np.ndarray:
-    """What one random-equivalent write leaves a given key of its bucket unwritten, as a
-    log: log(1 - 1/S) (`KeySpace.log_miss_per_write`), and -1 in a bucket of one key, the
-    Poisson limit (a key written w times on average is missing with probability e^-w),
-    where log(1 - 1/1) = -inf would make any share of a write the whole key."""
-    with np.errstate(divide="ignore"):
-        return np.where(space.keys_per_bucket > 1, space.log_miss_per_write, -1.0)
-
-
 def _random_equivalent(space_keys: np.ndarray, distinct: np.ndarray) -> np.ndarray:
     """Uniformly random writes that leave `distinct` keys in buckets of `space_keys` keys
-    (the inverse of `distinct_keys`; in a one-key bucket, Poisson writes: -log(1 - share))."""
+    (the inverse of `distinct_keys`: -S log(1 - distinct / S))."""
     fraction = np.minimum(distinct / space_keys, 1.0 - 1e-12)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_write = np.where(space_keys > 1, np.log1p(-1.0 / space_keys), -1.0)
-        return np.log1p(-fraction) / per_write
+    return -space_keys * np.log1p(-fraction)
 
 
 class PhaseSchedule:

@@ -304,3 +304,16 @@ def test_fillseq_moves_every_file_down_without_rewriting_it():
     assert summary["trivial_move_count"] > 0
     assert summary["write_amplification"] < 1.05
     assert abs(summary["space_amplification"] - 1.0) < 0.01
+
+
+@given(st.lists(st.tuples(st.integers(1, 10**6), st.floats(0.0, 1e7)), min_size=1,
+                max_size=50))
+def test_random_writes_never_leave_more_keys_than_writes_or_keys(buckets):
+    """A bucket's keys are written a Poisson number of times each, so w writes on average
+    leave S (1 - e^(-w/S)) keys: at most w and at most S."""
+    from lsmsim.keyspace import random_distinct
+    keys = np.array([float(s) for s, _ in buckets])
+    writes = np.array([w for _, w in buckets])
+    distinct = random_distinct(keys, writes)
+    assert (distinct <= writes * (1 + 1e-12) + 1e-12).all()
+    assert (distinct <= keys * (1 + 1e-12)).all() and (distinct >= 0).all()
