@@ -189,7 +189,9 @@ class DB:
         self.distribution = workload.distribution()
         self.keyspace = KeySpace.for_distribution(workload.num_keys, self.distribution, key_buckets)
         self._bucket_keys = self.keyspace.keys_per_bucket
-        self.memtables = MemtableList(self.entry.memtable_bytes)
+        self.memtables = MemtableList(self.entry.memtable_bytes,
+                                      self._distinct_keys if options.inplace_update_support
+                                      else None)
         self.version = VersionStorage(options.num_levels)
         self._level_keys = [f"level{level}_bytes" for level in range(options.num_levels)]
         self.picker = policy.compaction_picker()
@@ -240,6 +242,10 @@ class DB:
         self._install_super_version()
         self._process = env.process(self._run())
         policy.start(self.policy_view, self.policy_control)
+
+    def _distinct_keys(self, first_op: int, ops: float) -> float:
+        """Keys puts [first_op, first_op + ops) wrote, each counted once (`memtable_keys`)."""
+        return float(memtable_keys(self.distribution, self.keyspace, [(first_op, ops)]).sum())
 
     def _searches_per_put(self, machine: MachineProfile, policy: Policy) -> float:
         """A put's memtable work in skiplist searches: the Add's, MemTable::Update's Seek
@@ -496,7 +502,7 @@ class DB:
         cap_ops = 0.0 if self.writes_done.triggered else policy.write_rate_cap_ops(view)
         if self.clients is None:
             memtables = self.memtables
-            writer = self.writer.demand(self.write_controller, memtables.active.ops,
+            writer = self.writer.demand(self.write_controller, memtables.active.entries,
                                         memtables.full_entries(self.options.write_buffer_size),
                                         write_bps, self.device.write_latency_s, cap_ops)
             writer.weights = _weight_tuple(policy.writer_weights(view), policy)
@@ -600,7 +606,7 @@ class DB:
         their own."""
         if self.clients is not None:
             return None
-        return self.writer.latency_splits(self.write_controller, self.memtables.active.ops,
+        return self.writer.latency_splits(self.write_controller, self.memtables.active.entries,
                                           self._timer_slack_s)
 
     def _account(self, dt: float, splits: tuple[LatencySplit, LatencySplit] | None) -> None:
@@ -819,7 +825,8 @@ class DB:
             output.written_once = self.distribution.written_once(spans, self.keyspace.num_keys)
         memtable_bytes = sum(m.size_bytes for m in memtables)
         below: list[SstFile] = []
-        cpu_s = self.machine.flush_cpu_s(memtable_bytes, sum(m.ops for m in memtables))
+        entries = sum(m.entries for m in memtables)
+        cpu_s = self.machine.flush_cpu_s(memtable_bytes, entries)
         read_bytes = 0.0
         outputs = [output] if output is not None else []
         if level > 0 and output is not None:
@@ -851,7 +858,7 @@ class DB:
                        output_level=level, level_inputs=below)
         self.flush_jobs.append(job)
         self.events.emit_row(FLUSH_STARTED, self.env.now, job.job_id, len(memtables),
-                             round(sum(m.ops for m in memtables)), 0, round(memtable_bytes),
+                             round(entries), 0, round(memtable_bytes),
                              round(memtable_bytes), "Write Buffer Full")
         return True
 

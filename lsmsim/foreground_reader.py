@@ -146,7 +146,7 @@ class ForegroundClients:
         assert self.get_cost is not None and self.scan_cost is not None
         get, scan = self.get_cost.waited(read_wait_s), self.scan_cost.waited(read_wait_s)
         self._loaded = (get, scan)
-        put = db.writer.demand(db.write_controller, db.memtables.active.ops,
+        put = db.writer.demand(db.write_controller, db.memtables.active.entries,
                                db.memtables.full_entries(db.options.write_buffer_size),
                                write_bps, db.device.write_latency_s, policy_cap_ops)
         put_cpu, put_device = put.per_unit[0], put.per_unit[1]
@@ -251,6 +251,7 @@ class ForegroundClients:
             self._shares = None
             if isinstance(db.distribution, PhasedKeys):
                 db.distribution.begin_phase(phase, round(db.writer.ops_done))
+                db.memtables.forget_fill()
             db.events.emit(now_s, "workload_phase", phase=phase.name, index=self.schedule.index)
         self._dirty = True
         self._refreshed_at_s = float("-inf")

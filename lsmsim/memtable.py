@@ -4,16 +4,31 @@ Follows `MemTable::ShouldFlushNow` (full at `write_buffer_size`), `SwitchMemtabl
 `MemTableList` (`IsFlushPending`, `PickMemtablesToFlush`, `NumNotFlushed`) in RocksDB 7.7.
 A memtable remembers the contiguous range of op numbers it absorbed; which keys those
 ops wrote is asked of the workload's key distribution only at flush.
+
+With `inplace_update_support` a put that finds its key in the memtable overwrites the value
+in place (MemTable::Update, when the new value is no larger, as every value of a simulated
+workload is), so the memtable holds one entry per distinct key and takes more puts before
+it is full; the list is then given `entries_of`, the distinct keys a range of ops leaves.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Callable
+
+# (first_op, ops) -> the entries a memtable that took those puts holds (its distinct keys).
+EntriesOf = Callable[[int, float], float]
+# Puts to fill a memtable are searched for up to this many times its entries; a key space
+# smaller than the memtable never fills it with in-place updates.
+MAX_FILL_RATIO = 2.0 ** 40
+FILL_BISECTIONS = 60
 
 
 @dataclass(eq=False)
 class Memtable:
-    """One memtable: ops [first_op, first_op + ops) of `entry_bytes` arena bytes each."""
+    """One memtable: ops [first_op, first_op + ops) of `entry_bytes` arena bytes each, one
+    entry per op unless `entries_of` (in-place updates) says fewer."""
 
     memtable_id: int
     first_op: int
@@ -21,34 +36,89 @@ class Memtable:
     ops: float = 0.0
     being_flushed: bool = field(default=False, repr=False)
     flushed: bool = field(default=False, repr=False)
+    entries_of: EntriesOf | None = field(default=None, repr=False)
+    _entries_at: tuple[float, float] = field(default=(0.0, 0.0), repr=False)
+
+    @property
+    def entries(self) -> float:
+        """Entries held: one per op, or the distinct keys of its ops with in-place updates."""
+        if self.entries_of is None:
+            return self.ops
+        ops, entries = self._entries_at
+        if ops != self.ops:
+            entries = self.entries_of(self.first_op, self.ops) if self.ops > 0.0 else 0.0
+            self._entries_at = (self.ops, entries)
+        return entries
 
     @property
     def size_bytes(self) -> float:
-        return self.ops * self.entry_bytes
+        return self.entries * self.entry_bytes
+
+    def ops_to_hold(self, entries: float) -> float:
+        """Puts after which the memtable holds `entries` (inf: its key space never gives
+        that many): `entries` itself without in-place updates, else by bisection on
+        `entries_of`, which grows with the ops."""
+        if self.entries_of is None or entries <= 0.0:
+            return entries
+        low, high = entries, 2.0 * entries
+        while self.entries_of(self.first_op, high) < entries:
+            low, high = high, 2.0 * high
+            if high > MAX_FILL_RATIO * entries:
+                return math.inf
+        for _ in range(FILL_BISECTIONS):
+            middle = 0.5 * (low + high)
+            if self.entries_of(self.first_op, middle) < entries:
+                low = middle
+            else:
+                high = middle
+            if high - low <= 1e-9 * high:
+                break
+        return high
 
 
 class MemtableList:
     """The active memtable plus the immutables, oldest first."""
 
-    def __init__(self, entry_bytes: int) -> None:
+    def __init__(self, entry_bytes: int, entries_of: EntriesOf | None = None) -> None:
         self.entry_bytes = entry_bytes
+        self._entries_of = entries_of
         self._next_id = 1
+        # The active memtable's puts to full, for (its id, write_buffer_size).
+        self._full_ops: tuple[int, float, float] = (0, 0.0, 0.0)
         self.active = self._new(first_op=0)
         self.immutables: list[Memtable] = []
 
     def _new(self, first_op: int) -> Memtable:
-        memtable = Memtable(self._next_id, first_op, self.entry_bytes)
+        memtable = Memtable(self._next_id, first_op, self.entry_bytes,
+                            entries_of=self._entries_of)
         self._next_id += 1
         return memtable
 
     def full_entries(self, write_buffer_size: float) -> float:
         """Entries the active memtable holds when ShouldFlushNow holds (at least its own)."""
-        return self.active.ops + self.ops_until_full(write_buffer_size)
+        if self._entries_of is None:
+            return self.active.ops + self.ops_until_full(write_buffer_size)
+        return max(write_buffer_size / self.entry_bytes, self.active.entries)
 
     def ops_until_full(self, write_buffer_size: float) -> float:
         """Writes the active memtable takes before ShouldFlushNow holds (>= 0)."""
-        ops_left = write_buffer_size / self.entry_bytes - self.active.ops
+        if self._entries_of is None:
+            ops_left = write_buffer_size / self.entry_bytes - self.active.ops
+        else:
+            ops_left = self._ops_to_full(write_buffer_size) - self.active.ops
         return ops_left if ops_left > 0.0 else 0.0  # max(0.0, ops_left) without the call
+
+    def _ops_to_full(self, write_buffer_size: float) -> float:
+        memtable_id, size, ops = self._full_ops
+        if memtable_id != self.active.memtable_id or size != write_buffer_size:
+            ops = self.active.ops_to_hold(write_buffer_size / self.entry_bytes)
+            self._full_ops = (self.active.memtable_id, write_buffer_size, ops)
+        return ops
+
+    def forget_fill(self) -> None:
+        """The key distribution of puts to come changed (a workload phase began): the
+        active memtable's puts to full are found again."""
+        self._full_ops = (0, 0.0, 0.0)
 
     def switch(self) -> Memtable:
         """SwitchMemtable: the active memtable becomes immutable; a new one takes writes."""

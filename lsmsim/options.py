@@ -71,9 +71,9 @@ class LsmOptions:
                                                  "immutables merged by one flush", POSITIVE_INT32)
     inplace_update_support: bool = _opt(
         False, "bool", "cf", False,
-        "each put seeks its key in the memtable first (MemTable::Update): writer CPU of "
-        "machine memtable_update_seek_share x a skiplist search (simplified: a put that finds "
-        "its key still adds an entry)")
+        "each put seeks its key in the memtable first (MemTable::Update; writer CPU of the "
+        "machine's memtable_update_seek_share x a skiplist search) and overwrites it there "
+        "if found, so a memtable fills with distinct keys")
     # -- L0 and write-stall triggers -------------------------------------------------------
     level0_file_num_compaction_trigger: int = _opt(4, "int", "cf", True,
                                                    "L0 files that make L0 compaction due",

@@ -192,3 +192,39 @@ def test_the_seek_and_silks_key_counter_shares_are_what_the_capture_shows():
     assert found["memtable_update_seek_share"] == MEMTABLE_UPDATE_SEEK_SHARE
     assert found["key_counter_share"] == KEY_COUNTER_SHARE
     assert 0.0 < KEY_COUNTER_SHARE < MEMTABLE_UPDATE_SEEK_SHARE < 1.0
+
+
+def test_in_place_updates_fill_a_memtable_with_distinct_keys():
+    """With inplace_update_support a put that finds its key overwrites it: the memtable is
+    full once its distinct keys fill it, after -K ln(1 - E/K) uniform puts over K keys for
+    E entries; a key space smaller than the memtable never fills it."""
+    from lsmsim.memtable import Memtable
+    keys = 200_000.0
+    memtable = Memtable(1, 0, 1000, entries_of=lambda first, n: keys * -math.expm1(-n / keys))
+    for entries in (1.0, 6e4, 1.5e5):
+        assert memtable.ops_to_hold(entries) == pytest.approx(
+            -keys * math.log1p(-entries / keys), rel=1e-6)
+    assert memtable.ops_to_hold(2.5e5) == math.inf
+    memtable.ops = 1e5
+    assert memtable.entries == pytest.approx(keys * -math.expm1(-0.5))
+    assert memtable.size_bytes == pytest.approx(memtable.entries * 1000)
+    assert Memtable(2, 0, 1000, ops=1e5).entries == 1e5
+
+
+def test_a_simulated_memtable_with_in_place_updates_takes_its_distinct_keys_puts():
+    """Over 20,000 uniform keys a 16 MiB memtable of 1 KB entries (about 15,500) takes
+    puts until its distinct keys fill it, about twice as many as entries; a run flushes
+    that much less often per put."""
+    import lsmsim
+    def run(inplace: bool):
+        return lsmsim.simulate("fillrandom", device="nvme", duration_s=10, num_keys=20_000,
+                               options={**SMALL, "write_buffer_size": "16MB",
+                                        "inplace_update_support": inplace})
+    runs = {inplace: run(inplace) for inplace in (False, True)}
+    workload = runs[True].config["workload"]
+    entry = EntryFormat(workload["key_size"], workload["value_size"])
+    capacity = parse_size_bytes("16MB") / entry.memtable_bytes
+    ops = -20_000 * math.log1p(-capacity / 20_000)
+    assert ops > 1.8 * capacity
+    per_put = {k: r.summary["flush_count"] / r.summary["ops"] for k, r in runs.items()}
+    assert per_put[True] / per_put[False] == pytest.approx(capacity / ops, rel=0.05)
