@@ -11,6 +11,7 @@ MaybeScheduleFlushOrCompaction (db/db_impl/db_impl_compaction_flush.cc).
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -67,6 +68,8 @@ BOUNDARY_TOLERANCE_S = 1e-9  # an interval boundary this close to an event close
 # Event-loop passes at one instant without any change before the run is declared stuck: a
 # pass that changes nothing repeats itself forever, so this turns a bug into an error.
 MAX_PASSES_AT_ONE_INSTANT = 10_000
+# What waits in the flush (HIGH) pool's queue: a flush, or a compaction a policy queued there.
+FLUSH_TASK, HIGH_POOL_COMPACTION_TASK = "flush", "compaction"
 # The events logged most often, kept as rows (`lsmsim.event_log`); fields in RocksDB's order.
 FLUSH_STARTED = EventShape("flush_started", (
     "job", "num_memtables", "num_entries", "num_deletes", "total_data_size", "memory_usage",
@@ -203,6 +206,8 @@ class DB:
         self.compaction_paused = 0
         # bg_work_paused_: while > 0 nothing is scheduled, flushes included.
         self.background_paused = 0
+        # Tasks queued in the flush (HIGH) pool, oldest first, waiting for a free thread.
+        self._high_pool_queue: deque[str] = deque()
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
         self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced(),
@@ -754,25 +759,47 @@ class DB:
             self._schedule_compactions(compaction_limit, held_level)
 
     def _schedule_flushes(self, flush_limit: int) -> int | None:
-        """Start flushes; returns the level a flush is blocked on, if any."""
-        flush_level = self.policy.flush_output_level(self.policy_view)
-        if flush_level > 0:
+        """Queue a flush in the flush (HIGH) pool while fewer than `flush_limit` run or wait
+        there (bg_flush_scheduled_ < max_flushes), then start what the pool's free threads
+        take; returns the level a flush is blocked on, if any."""
+        if self.policy.flush_output_level(self.policy_view) > 0:
             flush_limit = 1
         to_merge = self.options.effective_min_write_buffer_number_to_merge
-        while (len(self.flush_jobs) + self._purging(flush_pool=True) < flush_limit
-               and self.memtables.is_flush_pending(to_merge)):
-            if not self._start_flush(flush_level):
-                return flush_level
+        queue = self._high_pool_queue
+        if (FLUSH_TASK not in queue and self.memtables.is_flush_pending(to_merge)
+                and len(self.flush_jobs) < flush_limit):
+            queue.append(FLUSH_TASK)
+        return self._run_high_pool(flush_limit)
+
+    def _run_high_pool(self, flush_limit: int) -> int | None:
+        """The flush pool's free threads take its queued tasks in order: a flush (of every
+        immutable memtable waiting), or a compaction a policy queued there (RocksDB's picker;
+        none to pick: the task ends). Returns the level a flush is blocked on, if any."""
+        queue = self._high_pool_queue
+        to_merge = self.options.effective_min_write_buffer_number_to_merge
+        while queue and self._flush_pool_busy() < flush_limit:
+            task = queue.popleft()
+            if task == FLUSH_TASK:
+                if not self.memtables.is_flush_pending(to_merge):
+                    continue
+                flush_level = self.policy.flush_output_level(self.policy_view)
+                if not self._start_flush(flush_level):
+                    queue.appendleft(task)
+                    return flush_level
+            else:
+                self._schedule_compaction(high_pool=True)
         return None
 
     def _schedule_compactions(self, compaction_limit: int, held_level: int | None) -> None:
         if self.options.disable_auto_compactions:
             return
-        # The policy's check first: it reads state only and is mostly False, while the
-        # any() walks every running compaction at every event.
+        # MaybeScheduleFlushOrCompaction's SILK block: one compaction queued in the flush
+        # pool per call while fewer than two tasks wait there. The policy's check first: it
+        # reads state only and is mostly False.
         if (self.policy.high_pool_compaction_allowed(self.policy_view)
-                and not any(job.high_pool for job in [*self.compaction_jobs, *self.purge_jobs])):
-            self._schedule_compaction(high_pool=True)
+                and len(self._high_pool_queue) < 2):
+            self._high_pool_queue.append(HIGH_POOL_COMPACTION_TASK)
+            self._run_high_pool(self.bg_job_limits()[0])
         if self.compaction_paused:
             return
         while len(self.compaction_jobs) + self._purging(flush_pool=False) < compaction_limit:
@@ -794,6 +821,14 @@ class DB:
             self._start_compaction(compaction, high_pool)
             self.scores = self.version.compute_compaction_score(self.options)
         return True
+
+    def _flush_pool_busy(self) -> int:
+        """Threads of the flush (HIGH) pool taken: flushes, compactions a policy scheduled
+        there (SILK's), and finished ones' purges. They share the pool's threads: a flush
+        waits for one while they are all taken (Env's HIGH-priority ThreadPool)."""
+        high_pool = sum([1 for job in [*self.compaction_jobs, *self.purge_jobs]
+                         if job.high_pool])
+        return len(self.flush_jobs) + self._purging(flush_pool=True) + high_pool
 
     def _purging(self, flush_pool: bool) -> int:
         """Slots of one pool (flush, or compaction outside the HIGH pool) still taken by

@@ -204,8 +204,9 @@ class Policy:
         return True
 
     def high_pool_compaction_allowed(self, view: "DBView") -> bool:
-        """Whether one compaction may run in the flush (HIGH) pool now, even while
-        compaction work is paused (SILK's prioritised L0->L1 compaction)."""
+        """Whether a compaction may be scheduled into the flush (HIGH) pool now, even while
+        compaction work is paused (SILK's prioritised L0->L1 compaction). It takes one of
+        the pool's threads, which a flush then waits for; asked again while one is free."""
         return False
 
     # -- tree shape and job limits: for policies that change the tree itself -------------------

@@ -37,10 +37,14 @@ ADOC compares (ADOC §6.1, Table 3: SILK-D RocksDB's 2 threads / 64 MB, SILK-P 4
   HIGH-pool compaction or other compaction starts during a pause; false = SILK's own
   PauseCompactionWork (`DBControl.pause_compaction_work`), which lets flushes and the
   HIGH-pool compaction run.
-- Flush first, then L0->L1 (§3.3, §3.5): one compaction may run in the flush (HIGH) pool
-  whenever L0 holds >= 4 files and no L0 compaction runs, even while compactions are
-  paused; it runs RocksDB's picker, so it is usually, not always, L0->L1 (as coded). It
-  does not hold back a flush (simplified: SILK's shared HIGH pool queues them). Device
+- Flush first, then L0->L1 (§3.3, §3.5): compactions are scheduled into the flush (HIGH)
+  pool whenever L0 holds >= 4 files and fewer than two flushes run or wait, even while
+  compactions are paused; each runs RocksDB's picker, so it is usually, not always, L0->L1
+  (as coded; beside a running L0->L1 it is a deeper one). They share the pool's threads
+  (GetBGJobLimits' flushes: 2 of SILK-O's 8 jobs, 1 of SILK-D's and SILK-P's) with the
+  flushes, which wait for a free one: a memtable can fill while compactions hold them
+  (the fork queues work in one HIGH pool; the simulator starts a job only on a free
+  thread, flushes first, as MaybeScheduleFlushOrCompaction enqueues them first). Device
   and rate-limiter shares are weighted flush > L0 compaction > deeper compaction
   (simplified: SILK itself uses thread pools and the limiter's IO_HIGH/IO_LOW).
 - Preempting deeper compactions (§3.4): pausing stops new compactions outside the HIGH
@@ -216,8 +220,12 @@ class Silk(Policy):
                 previous_MBps = internal_MBps
 
     def high_pool_compaction_allowed(self, view: DBView) -> bool:
+        """The SILK block of MaybeScheduleFlushOrCompaction: L0 holds `high_pool_l0_files`
+        and fewer than two flushes run or wait (RocksDB's picker then chooses, so a second
+        one, beside a running L0->L1, compacts a deeper level)."""
+        unscheduled_flushes = view.immutable_memtables - view.running_flushes
         return (view.l0_files >= self.params["high_pool_l0_files"]
-                and not view.level0_compaction_running)
+                and (view.running_flushes < 2 or unscheduled_flushes < 2))
 
     def compaction_allowed(self, view: DBView, compaction: Compaction) -> bool:
         """TRIAD's check in SetupOtherInputsIfNeeded: defer while L0 is small and mostly

@@ -97,3 +97,20 @@ def test_silk_puts_cost_the_forks_seek_and_key_counter():
     plain = run_small(duration_s=10, policy="silk-o:inplace_update=false,key_counter_share=0")
     assert (fork.summary["throughput_ops_per_s"]
             < 0.95 * plain.summary["throughput_ops_per_s"])
+
+
+def test_silk_high_pool_compactions_take_the_flush_threads_a_flush_waits_for():
+    """SILK schedules compactions into the HIGH pool, whose threads (GetBGJobLimits'
+    flushes: one of two jobs) flushes share: never more flushes and HIGH-pool compactions
+    run than the pool has threads, and an immutable memtable waits while a HIGH-pool
+    compaction holds the only one."""
+    env, db = open_with("silk:bandwidth_MBps=210", device="hdd")
+    flush_threads = db.bg_job_limits()[0]
+    assert flush_threads == 1
+    flush_waited = False
+    for step in range(1, 601):
+        env.run(until=step * 0.1)
+        high_pool = [job for job in db.compaction_jobs if job.high_pool]
+        assert len(db.flush_jobs) + len(high_pool) <= flush_threads
+        flush_waited |= bool(high_pool) and db.memtables.num_flush_pending() > 0
+    assert flush_waited
