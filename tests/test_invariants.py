@@ -22,11 +22,12 @@ option_sets = st.fixed_dictionaries({
     "target_file_size_base": st.sampled_from(["1MB", "2MB"]),
     "level_compaction_dynamic_level_bytes": st.booleans(),
     "pending_limits": st.sampled_from([("16MB", "64MB"), ("64GB", "256GB")]),
+    "inplace_update_support": st.booleans(),
 }).map(lambda o: {**{k: v for k, v in o.items() if k != "pending_limits"},
                   "soft_pending_compaction_bytes_limit": o["pending_limits"][0],
                   "hard_pending_compaction_bytes_limit": o["pending_limits"][1]})
 devices = st.sampled_from(["pm", "nvme", "sata-ssd", "hdd"])
-policies = st.sampled_from(["rocksdb", "cruisedb", "dopadb"])
+policies = st.sampled_from(["rocksdb", "cruisedb", "dopadb", "silk"])
 SETTINGS = settings(max_examples=12, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
@@ -67,6 +68,13 @@ def check_state(db) -> None:
         check_tiered_shape(db)
     if db.policy.flush_output_level(db.policy_view) > 0:  # CruiseDB's SP-LSM tree has no L0
         assert not version.levels[0]
+    # A memtable holds at most one entry per put and per key (in-place updates: fewer),
+    # and the flush pool runs no more flushes and prioritised compactions than its threads.
+    for memtable in [*db.memtables.immutables, db.memtables.active]:
+        assert memtable.entries <= memtable.ops * (1 + 1e-9) + 1e-9
+        assert memtable.entries <= db.keyspace.num_keys * (1 + 1e-9)
+    high_pool = sum([1 for job in db.compaction_jobs if job.high_pool])
+    assert len(db.flush_jobs) + high_pool <= db.bg_job_limits()[0]
     bucket_keys = db.keyspace.keys_per_bucket
     files = [f for level in version.levels for f in level]
     for sst in files:
