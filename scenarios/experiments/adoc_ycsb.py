@@ -102,12 +102,12 @@ def _silk_memory(results: Results) -> Finding:
 # log2 of the memtable's entries.
 HOT_KEYS_IN_BOTH = ("the stage's zipfian updates keep the hot keys in both schemes' "
                     "memtables (59-70% of gets in A), so SILK-O's 8x larger "
-                    "memtable adds a few points of memtable hits; the L0 files each "
+                    "memtable adds a few points of memtable hits, and its in-place updates "
+                    "(the fork's inplace_update_support) fewer flushes; the L0 files each "
                     "scheme's earlier stages left (a block search each) decide the rest")
 L0_LEFT_BY_B = ("C has no writes, so no flush or compaction runs and each scheme's tree stays "
-                "as B left it: where SILK-O ended B with more L0 files than ADOC (3 against 1 "
-                "on the HDD at the default scale, 2 against 0 on NVMe at the paper's; a "
-                "block search each per get), ADOC serves C faster")
+                "as B left it: where SILK-O ended B with more L0 files than ADOC (a block "
+                "search each per get), ADOC serves C faster")
 STAGE_REASONS = {"a": HOT_KEYS_IN_BOTH, "b": HOT_KEYS_IN_BOTH, "c": L0_LEFT_BY_B,
                  "f": HOT_KEYS_IN_BOTH}
 
