@@ -70,6 +70,7 @@ BOUNDARY_TOLERANCE_S = 1e-9  # an interval boundary this close to an event close
 MAX_PASSES_AT_ONE_INSTANT = 10_000
 # What waits in the flush (HIGH) pool's queue: a flush, or a compaction a policy queued there.
 FLUSH_TASK, HIGH_POOL_COMPACTION_TASK = "flush", "compaction"
+HIGH_POOL = "high"  # compaction_started's thread_pool for a compaction in the flush pool
 # The events logged most often, kept as rows (`lsmsim.event_log`); fields in RocksDB's order.
 FLUSH_STARTED = EventShape("flush_started", (
     "job", "num_memtables", "num_entries", "num_deletes", "total_data_size", "memory_usage",
@@ -221,7 +222,7 @@ class DB:
         self.purge_jobs: list[PurgeJob] = []
         self._finished_flushes: list[FlushJob] = []
         self.events = EventLog()
-        self._started_shapes: dict[tuple[str, ...], EventShape] = {}
+        self._started_shapes: dict[tuple[tuple[str, ...], bool], EventShape] = {}
         self.stalls = StallTracker(self.events)
         self.recorder = IntervalRecorder(interval_s)
         self.counters = DbCounters(bytes_written_per_level=[0.0] * options.num_levels,
@@ -1056,18 +1057,23 @@ class DB:
         if compaction.output_level_inputs:
             files[f"files_L{compaction.output_level}"] = [
                 f.number for f in compaction.output_level_inputs]
-        self.events.emit_row(self._compaction_started_shape(tuple(files)), self.env.now,
-                             job.job_id, compaction.reason, *files.values(),
+        pool = (HIGH_POOL,) if high_pool else ()
+        self.events.emit_row(self._compaction_started_shape(tuple(files), high_pool),
+                             self.env.now, job.job_id, compaction.reason, *files.values(),
                              round(compaction.score, 6), round(file_bytes),
-                             compaction.output_level)
+                             compaction.output_level, *pool)
 
-    def _compaction_started_shape(self, file_fields: tuple[str, ...]) -> EventShape:
-        """The compaction_started row with these files_L<level> fields (one per input level)."""
-        shape = self._started_shapes.get(file_fields)
+    def _compaction_started_shape(self, file_fields: tuple[str, ...],
+                                  high_pool: bool) -> EventShape:
+        """The compaction_started row with these files_L<level> fields (one per input level),
+        and `thread_pool` "high" for a compaction run in the flush pool (RocksDB's LOG does
+        not say; the simulator's explanations need it)."""
+        key = (file_fields, high_pool)
+        shape = self._started_shapes.get(key)
         if shape is None:
-            shape = self._started_shapes[file_fields] = EventShape("compaction_started", (
+            shape = self._started_shapes[key] = EventShape("compaction_started", (
                 "job", "compaction_reason", *file_fields, "score", "input_data_size",
-                "output_level"))
+                "output_level", *(("thread_pool",) if high_pool else ())))
         return shape
 
     def _finish_compaction(self, job: CompactionJob) -> None:

@@ -14,7 +14,8 @@ a starting job (a trivial move too, which RocksDB runs on a compaction thread) t
 thread that has waited longest (a condition variable's notify_one wakes waiters about in
 arrival order: an assumption) and records its wait; a finishing job frees its thread.
 Compactions are counted in the LOW pool, flushes in HIGH (a flush's thread is freed when
-its result is installed, at `flush_finished`).
+its result is installed, at `flush_finished`), and so are compactions a policy ran in the
+flush pool (`thread_pool` "high" on their compaction_started, SILK's).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ _JOB_LIMITS = ("max_background_jobs", "max_background_flushes", "max_background_
 class ThreadPoolWaits:
     """The waits recorded so far by the HIGH and LOW pools, read from the event log."""
 
-    __slots__ = ("options", "threads", "_free_since_s", "_cursor", "wait_s")
+    __slots__ = ("options", "threads", "_free_since_s", "_cursor", "wait_s", "_high_jobs")
 
     def __init__(self, options: LsmOptions, now_s: float) -> None:
         self.options = options
@@ -45,6 +46,7 @@ class ThreadPoolWaits:
         self._free_since_s: dict[str, deque[list[float]]] = {"high": deque(), "low": deque()}
         self._cursor = 0
         self.wait_s = {"high": 0.0, "low": 0.0}
+        self._high_jobs: set[Any] = set()  # running compactions that took a HIGH thread
         self._grow(now_s)
 
     def catch_up(self, events: Sequence[dict[str, Any]]) -> None:
@@ -59,6 +61,9 @@ class ThreadPoolWaits:
                     self._grow(now_s)
                 continue
             pool = _STARTS.get(kind)
+            if kind == "compaction_started" and event.get("thread_pool") == "high":
+                pool = "high"
+                self._high_jobs.add(event.get("job"))
             if pool is not None:
                 free = self._free_since_s[pool]
                 if free:
@@ -68,6 +73,9 @@ class ThreadPoolWaits:
                     if not first[1]:
                         free.popleft()
             pool = _FINISHES.get(kind)
+            if kind == "compaction_finished" and event.get("job") in self._high_jobs:
+                self._high_jobs.discard(event.get("job"))
+                pool = "high"
             if pool is not None:
                 self._free_since_s[pool].append([now_s, 1])
         self._cursor = len(events)

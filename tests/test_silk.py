@@ -114,3 +114,32 @@ def test_silk_high_pool_compactions_take_the_flush_threads_a_flush_waits_for():
         assert len(db.flush_jobs) + len(high_pool) <= flush_threads
         flush_waited |= bool(high_pool) and db.memtables.num_flush_pending() > 0
     assert flush_waited
+
+
+def test_silk_flush_pool_compactions_show_as_flush_pool_work():
+    """A compaction SILK runs in the flush pool says so in its compaction_started event
+    (`thread_pool` "high"), and the dataflow graph counts it among the flush slots."""
+    from lsmsim.explain.dataflow import Dataflow
+    run = run_small(duration_s=120, device="hdd", policy="silk:bandwidth_MBps=210")
+    high = [e for e in run.events
+            if e["event"] == "compaction_started" and e.get("thread_pool") == "high"]
+    assert high
+    end = next(e for e in run.events
+               if e["event"] == "compaction_finished" and e["job"] == high[0]["job"])
+    start_s, end_s = high[0]["time_micros"] / 1e6, end["time_micros"] / 1e6
+    graph = Dataflow(run).graph(start_s, end_s, at_s=start_s)
+    assert graph.nodes["flush_slots"]["busy"] >= 1.0 - 1e-6
+
+
+def test_a_flush_pool_compaction_takes_and_frees_a_high_thread():
+    """ThreadPoolWaits: the HIGH pool's one thread waits 1 s for the compaction queued
+    there, then 3 s for the next flush; the LOW pool's thread is never taken."""
+    from lsmsim.options import LsmOptions
+    from lsmsim.thread_pool_waits import ThreadPoolWaits
+    waits = ThreadPoolWaits(LsmOptions(max_background_jobs=2), 0.0)
+    waits.catch_up([
+        {"event": "compaction_started", "time_micros": 1_000_000, "job": 7,
+         "thread_pool": "high"},
+        {"event": "compaction_finished", "time_micros": 2_000_000, "job": 7},
+        {"event": "flush_started", "time_micros": 5_000_000, "job": 8}])
+    assert waits.wait_s == {"high": 4.0, "low": 0.0}

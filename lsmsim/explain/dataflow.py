@@ -173,13 +173,18 @@ class Dataflow:
             self._add_flow((f"L{source}", f"L{target}"), f"compaction L{source}→L{target}",
                            _job_flow(picked, lambda j: j.output_bytes),
                            _job_flow(picked, lambda j: taken.get(j.job, 0.0)))
-        unfinished = _unfinished_starts(trace.events)
+        # The flush pool's threads run flushes and the compactions a policy put there
+        # (SILK's, `thread_pool` "high"); the compaction pool's the other compactions.
+        high_pool = _high_pool_jobs(trace.events)
+        unfinished = _unfinished_starts(trace.events, high_pool)
+        pools = (("flush", flushes + [j for j in compactions if j.job in high_pool]),
+                 ("compaction", [j for j in compactions if j.job not in high_pool]))
         self.running = {f"{kind}_slots": CumulativeFlow.from_spans(
             np.array([j.start_s for j in done] + unfinished[kind]),
             np.array([j.end_s for j in done] + [self.end_s] * len(unfinished[kind])),
             np.array([j.duration_s for j in done]
                      + [self.end_s - s for s in unfinished[kind]]))
-            for kind, done in (("flush", flushes), ("compaction", compactions))}
+            for kind, done in pools}
 
     # -- the moment's stall --------------------------------------------------------------------
     def options_at(self, at_s: float) -> LsmOptions:
@@ -470,8 +475,17 @@ def _put_flow(row_start: np.ndarray, row_end: np.ndarray, bytes_per_s: np.ndarra
     return CumulativeFlow.from_spans(np.array(starts), np.array(ends), np.array(amounts))
 
 
-def _unfinished_starts(events: list[dict[str, Any]]) -> dict[str, list[float]]:
-    """Start times of the flushes and compactions still running when the trace ends."""
+def _high_pool_jobs(events: list[dict[str, Any]]) -> set[Any]:
+    """The compactions that ran on a flush-pool thread (`thread_pool` "high")."""
+    return {event.get("job") for event in events
+            if event.get("event") == "compaction_started" and event.get("thread_pool") == "high"}
+
+
+def _unfinished_starts(events: list[dict[str, Any]],
+                       high_pool: set[Any]) -> dict[str, list[float]]:
+    """Start times of the jobs still running when the trace ends, by the pool whose thread
+    they hold: flushes and `high_pool` compactions the flush pool's, the rest the
+    compaction pool's."""
     open_jobs: dict[tuple[str, Any], float] = {}
     for event in events:
         kind, _, phase = str(event.get("event", "")).partition("_")
@@ -480,8 +494,8 @@ def _unfinished_starts(events: list[dict[str, Any]]) -> dict[str, list[float]]:
         elif kind in ("flush", "compaction") and phase == "finished":
             open_jobs.pop((kind, event.get("job")), None)
     starts: dict[str, list[float]] = {"flush": [], "compaction": []}
-    for (kind, _), start_s in open_jobs.items():
-        starts[kind].append(start_s)
+    for (kind, job), start_s in open_jobs.items():
+        starts["flush" if job in high_pool else kind].append(start_s)
     return starts
 
 
