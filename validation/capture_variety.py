@@ -10,8 +10,9 @@ memtables): sequential keys (trivial moves), 100 B and 4000 B values (per-put CP
 per-byte costs), four memtables merged two at a time (memtable slowdown, merged flushes),
 lower L0 triggers, a 5 M-key space (overwrites, so compactions drop keys), and Snappy,
 LZ4 and ZSTD block compression (`--setups base,snappy,lz4,zstd` into a folder of its own),
-and direct I/O for flush and compaction output, alone and with direct reads (`--setups
-base,direct_writes,direct_io`).
+direct I/O for flush and compaction output, alone and with direct reads (`--setups
+base,direct_writes,direct_io`), and a 30,000-key space with and without in-place updates
+(`--setups keys30k,keys30k_inplace`).
 Two repeats,
 interleaved (every setup once, then again), on a quiet machine, as
 `capture_jobs_sweep.py` takes them (the same flags and `capture_log.csv`).
@@ -44,6 +45,16 @@ SETUPS = {
     # O_DIRECT output, and O_DIRECT output and reads (lsmsim.direct_io).
     "direct_writes": {"use_direct_io_for_flush_and_compaction": "true"},
     "direct_io": {"use_direct_io_for_flush_and_compaction": "true", "use_direct_reads": "true"},
+    # Puts drawn from a 30,000-key space (30 MB of values, under two memtables' worth; as
+    # many puts as the run's seconds allow) with and without
+    # in-place updates: a put that finds its key overwrites it, so a memtable takes more
+    # puts before it is full (`inplace_update_support`, lsmsim/memtable.py). Both without
+    # concurrent memtable writes, which in-place updates need.
+    "keys30k": {"num": "30000", "writes": "100000000",
+                "allow_concurrent_memtable_write": "false"},
+    "keys30k_inplace": {"num": "30000", "writes": "100000000",
+                        "allow_concurrent_memtable_write": "false",
+                        "inplace_update_support": "true"},
 }
 
 
