@@ -76,6 +76,15 @@ CASES = [
     ("ycsb_a sata-ssd 600 s, dopadb", dict(workload="ycsb_a", policy="dopadb",
                                             device="sata-ssd", duration_s=600,
                                             num_keys=5_000_000)),
+    # In-place updates find each memtable's puts to full by bisection on the key space's
+    # distinct keys, and count its entries at every event; SILK queues compactions in
+    # the flush pool. Zipfian updates keep hot keys in the memtable.
+    ("ycsb_a nvme 600 s, silk-o (in-place updates)", dict(workload="ycsb_a", policy="silk-o",
+                                                          device="nvme", duration_s=600,
+                                                          num_keys=5_000_000)),
+    ("  the same without in-place updates",
+     dict(workload="ycsb_a", policy="silk-o:inplace_update=false", device="nvme",
+          duration_s=600, num_keys=5_000_000)),
 ]
 
 
