@@ -29,7 +29,9 @@ ADOC compares (ADOC §6.1, Table 3: SILK-D RocksDB's 2 threads / 64 MB, SILK-P 4
   figure) and PEAK (`peak_fraction` 0.75) are as before. With them, one 1000-byte writer
   (at most ~300 MB/s) never passes PEAK on PM, NVMe or the SATA SSD, and the limiter
   (B - user) never binds there: in the authors' runs too, SILK's controller could only
-  act on the HDD. Their SATA SSD script used B = 600, not Table 1's 490.
+  act on the HDD (where SILK-O's writer, slowed by the fork's costlier puts below, stays
+  just under PEAK too, and the limiter binds). Their SATA SSD script used B = 600, not
+  Table 1's 490.
 - What a pause stops: ADOC's port calls PauseBackgroundWork, which stops new flushes and
   compactions alike (MaybeScheduleFlushOrCompaction returns on bg_work_paused_ before
   SILK's HIGH-pool block) and waits for running jobs. `pause_background_work=true`
