@@ -70,16 +70,14 @@ def steal_ticks() -> tuple[int, int]:
     return values[7], sum(values)
 
 
-def one_run(benchmark: str, size_mib: int, repeat: int, db_dir: Path,
-            flags: tuple[str, ...] = (), label: str | None = None) -> dict[str, object]:
-    """One memtable fill of `size_mib` by `benchmark` (db_bench `flags` added; the row
-    named `label`, else the benchmark); its CPU, wall time and steal."""
-    puts = size_mib * (1 << 20) // ENTRY_BYTES
-    shutil.rmtree(db_dir, ignore_errors=True)
-    command = ["db_bench", f"--benchmarks={benchmark}", f"--db={db_dir}", f"--num={puts}",
-               f"--key_size={KEY_BYTES}", f"--value_size={VALUE_BYTES}",
-               "--compression_type=none", f"--write_buffer_size={2 * size_mib << 20}",
-               "--max_write_buffer_number=2", f"--seed={repeat}", *flags]
+def puts_in(size_mib: int) -> int:
+    """Puts that fill a memtable of `size_mib` (the arena bytes of one put each)."""
+    return size_mib * (1 << 20) // ENTRY_BYTES
+
+
+def measured_run(command: list[str]) -> tuple[str, dict[str, float]]:
+    """Run `command`; its stdout, and the child's user and system CPU seconds, the wall
+    seconds and the share of all CPU time the hypervisor stole meanwhile."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     steal0, total0 = steal_ticks()
     start = time.perf_counter()
@@ -87,15 +85,27 @@ def one_run(benchmark: str, size_mib: int, repeat: int, db_dir: Path,
     wall_s = time.perf_counter() - start
     steal1, total1 = steal_ticks()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return output, {"user_s": round(after.ru_utime - before.ru_utime, 4),
+                    "system_s": round(after.ru_stime - before.ru_stime, 4),
+                    "wall_s": round(wall_s, 4),
+                    "steal_share": round((steal1 - steal0) / max(total1 - total0, 1), 4)}
+
+
+def one_run(benchmark: str, size_mib: int, repeat: int, db_dir: Path,
+            flags: tuple[str, ...] = (), label: str | None = None) -> dict[str, object]:
+    """One memtable fill of `size_mib` by `benchmark` (db_bench `flags` added; the row
+    named `label`, else the benchmark); its CPU, wall time and steal."""
+    puts = puts_in(size_mib)
+    shutil.rmtree(db_dir, ignore_errors=True)
+    command = ["db_bench", f"--benchmarks={benchmark}", f"--db={db_dir}", f"--num={puts}",
+               f"--key_size={KEY_BYTES}", f"--value_size={VALUE_BYTES}",
+               "--compression_type=none", f"--write_buffer_size={2 * size_mib << 20}",
+               "--max_write_buffer_number=2", f"--seed={repeat}", *flags]
+    output, measured = measured_run(command)
     # db_bench's own "fillrandom   :  7.472 micros/op ...": the puts alone, without opening.
     micros = float(re.search(rf"^{benchmark}\s*:\s*([0-9.]+) micros/op", output, re.M)[1])
     return {"benchmark": label or benchmark, "memtable_MiB": size_mib, "repeat": repeat,
-            "puts": puts,
-            "micros_per_op": micros,
-            "user_s": round(after.ru_utime - before.ru_utime, 4),
-            "system_s": round(after.ru_stime - before.ru_stime, 4),
-            "wall_s": round(wall_s, 4),
-            "steal_share": round((steal1 - steal0) / max(total1 - total0, 1), 4)}
+            "puts": puts, "micros_per_op": micros, **measured}
 
 
 def quiet_run(benchmark: str, size_mib: int, repeat: int, db_dir: Path,

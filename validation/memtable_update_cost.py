@@ -30,15 +30,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
-import resource
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-from memtable_insert_cost import (ENTRY_BYTES, FIELDS, KEY_BYTES, quiet_run, steal_ticks,
+from memtable_insert_cost import (FIELDS, least_ns_per_put, measured_run, puts_in, quiet_run,
                                   write_machine_json)
 
 SIZES_MIB = (64, 128, 512)
@@ -54,21 +51,10 @@ KEY_COUNTER = "silk_key_counter"
 
 def counter_run(binary: Path, size_mib: int, repeat: int) -> dict[str, object]:
     """One key-counter fill of as many puts as a `size_mib` memtable holds."""
-    puts = size_mib * (1 << 20) // ENTRY_BYTES
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    steal0, total0 = steal_ticks()
-    start = time.perf_counter()
-    output = subprocess.run([str(binary), str(puts), str(KEY_SPACE), str(repeat)], check=True,
-                            capture_output=True, text=True).stdout
-    wall_s = time.perf_counter() - start
-    steal1, total1 = steal_ticks()
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    puts = puts_in(size_mib)
+    output, measured = measured_run([str(binary), str(puts), str(KEY_SPACE), str(repeat)])
     return {"benchmark": KEY_COUNTER, "memtable_MiB": size_mib, "repeat": repeat,
-            "puts": puts, "micros_per_op": float(output.split()[2]) / 1e3,
-            "user_s": round(after.ru_utime - before.ru_utime, 4),
-            "system_s": round(after.ru_stime - before.ru_stime, 4),
-            "wall_s": round(wall_s, 4),
-            "steal_share": round((steal1 - steal0) / max(total1 - total0, 1), 4)}
+            "puts": puts, "micros_per_op": float(output.split()[2]) / 1e3, **measured}
 
 
 def capture(out: Path, repeats: int) -> None:
@@ -81,8 +67,7 @@ def capture(out: Path, repeats: int) -> None:
                        check=True)
         for repeat in range(1, repeats + 1):
             for size in SIZES_MIB:
-                puts = size * (1 << 20) // ENTRY_BYTES
-                keys = (f"--num={KEY_SPACE}", f"--writes={puts}")
+                keys = (f"--num={KEY_SPACE}", f"--writes={puts_in(size)}")
                 for label, (benchmark, flags) in RUNS.items():
                     rows.append(quiet_run(benchmark, size, repeat, Path(scratch) / "db",
                                           (*keys, *flags), label))
@@ -100,10 +85,7 @@ def fit(folder: Path) -> dict[str, float]:
     return the shares' medians over the sizes."""
     with open(folder / "memtable_update.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    least: dict[tuple[str, int], float] = {}
-    for row in rows:
-        key = (row["benchmark"], int(row["memtable_MiB"]))
-        least[key] = min(least.get(key, math.inf), float(row["micros_per_op"]) * 1e3)
+    least = least_ns_per_put(rows)
     sizes = sorted({size for _, size in least})
     seek_shares, counter_shares = [], []
     print(f"{folder}: {len(rows)} runs, steal at most "
