@@ -45,6 +45,7 @@ from lsmsim.obsolete_file_purge import ObsoleteFilePins
 from lsmsim.page_cache_residency import PageCacheResidency
 from lsmsim.page_cache_writeback import background_share
 from lsmsim.policy import Policy, PolicyError, Weights
+from lsmsim.put_time_spread import PutTimeSpread
 from lsmsim.rate_limiter import GenericRateLimiter
 from lsmsim.reads_behind_writes import MAX_ITERATIONS, OCCUPANCY_TOLERANCE, read_wait_s
 from lsmsim.run_queue_idle import cpu_capacity
@@ -148,7 +149,6 @@ class DB:
         self._wakeups = machine.wakeup_model() if mechanisms.wakeup_wait else None
         # Each job's CPU cost multiplier, drawn when it starts from a stream of its own.
         self._cost_spread = machine.job_cost_spread() if mechanisms.job_cost_spread else None
-        self.put_spread = machine.put_spread() if mechanisms.put_time_spread else None
         self._cost_rng = self.rng.spawn(1)[0]
         # A shared core's cost on a job's CPU per unit (0: none), and the factor now.
         self._core_sharing_slope = machine.core_sharing_slope if mechanisms.core_sharing else 0.0
@@ -214,6 +214,8 @@ class DB:
         self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced(),
                                        self.distribution.ascending_inserts,
                                        self._searches_per_put(machine, policy))
+        self.put_spread = (self._put_spread(machine) if mechanisms.put_time_spread
+                           else None)
         # Workloads with phases (reads, mixes) run as client streams; write-only ones as the writer.
         self.clients = ForegroundClients(self) if workload.phases else None
         self.flush_jobs: list[FlushJob] = []
@@ -259,6 +261,19 @@ class DB:
         policy's own bookkeeping."""
         seek = machine.memtable_update_seek_share if self.options.inplace_update_support else 0.0
         return 1.0 + seek + policy.extra_searches_per_put()
+
+    def _put_spread(self, machine: MachineProfile) -> PutTimeSpread | None:
+        """The machine's put-to-put spread, over the part of this store's put that stock
+        puts (on which it is measured) do: its memtable work beyond one search adds its mean
+        (`PutTimeSpread.beyond_stock_puts`), costed over a fill of the initial memtable."""
+        spread = machine.put_spread()
+        if spread is None or self.writer.searches == 1.0:
+            return spread
+        full_entries = self.options.write_buffer_size / self.entry.memtable_bytes
+        puts = [machine.write_cpu_s(self.entry.batch_bytes, self.entry.memtable_bytes, 0.0,
+                                    full_entries, self.writer.splice_hit, searches)
+                for searches in (1.0, self.writer.searches)]
+        return spread.beyond_stock_puts(1.0 - puts[0] / puts[1])
 
     def _wal_synced(self) -> bool:
         """Whether WAL appends reach the device before a write returns (WriteOptions.sync)."""

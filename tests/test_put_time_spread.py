@@ -69,6 +69,33 @@ def test_the_spread_changes_latency_percentiles_and_nothing_else():
                                                           in flat.summary.items()}
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0.2, 5.0), min_size=1, max_size=30), st.floats(0.0, 1.0))
+def test_work_beyond_stock_puts_keeps_the_mean_and_narrows_the_spread(multipliers, extra):
+    table = PutTimeSpread(tuple(m / np.mean(multipliers) for m in multipliers))
+    narrowed = table.beyond_stock_puts(extra).multipliers
+    assert np.mean(narrowed) == pytest.approx(1.0)
+    assert np.allclose(np.subtract(narrowed, 1.0),
+                       (1.0 - extra) * np.subtract(table.multipliers, 1.0))
+    assert np.allclose(table.beyond_stock_puts(0.0).multipliers, table.multipliers)
+
+
+def test_a_puts_seek_before_its_insert_adds_its_mean_time_to_the_tail_unspread():
+    """inplace_update_support's Seek is work the measured (stock) puts did not do: it
+    lengthens the P99 by about its own mean time, not by the table's P99 multiplier times."""
+    def p99_and_own_us(options, without=()):
+        on = run_small(duration_s=20.0, device="nvme", machine=SERVER, options=options)
+        off = run_small(duration_s=20.0, device="nvme", machine=SERVER, options=options,
+                        without=["put_time_spread"])
+        return on.summary[db_write_key(99)], off.summary[db_write_key(99)]
+
+    stock_p99, stock_own = p99_and_own_us({})
+    seek_p99, seek_own = p99_and_own_us({"inplace_update_support": True})
+    m99 = float(np.quantile(SERVER.put_time_spread, 0.99))
+    assert seek_own > 1.2 * stock_own
+    assert 0.0 < seek_p99 - stock_p99 < 0.6 * m99 * (seek_own - stock_own)
+
+
 @pytest.mark.parametrize("quantiles", [(0.74, 1.73, 3.05), (0.82, 1.68, 1.95), (0.7, 2.24, 3.59)])
 def test_a_table_has_mean_one_and_the_measured_percentiles(quantiles):
     table = np.asarray(quantile_table(quantiles))
