@@ -43,7 +43,8 @@ _REQUIRED = {"description": str, "read_MBps": Number, "write_MBps": Number,
 _OPTIONAL = {"read_scaling": list, "write_scaling": list, "mixed_efficiency": Number,
              "source": str, "name": str, "random_read_kiops": Number,
              "program_latency_us": Number, "gc_write_amplification": Number,
-             "gc_unit_MB": Number, "rated_write_MBps": Number,
+             "gc_unit_MB": Number, "gc_base_write_amplification": Number,
+             "rated_write_MBps": Number,
              "calibration": dict}  # how `lsmsim calibrate --device-out` fitted the file
 # Bandwidths up to 1 PB/s, latencies up to 1000 s and scaling fractions up to 1000x the
 # quoted peak: beyond any device, and larger values only overflow.
@@ -53,6 +54,7 @@ _RANGES = {"read_MBps": _BANDWIDTH, "write_MBps": _BANDWIDTH, "read_latency_us":
            "write_latency_us": _LATENCY, "mixed_efficiency": Range(0.0, 1.0, low_open=True),
            "random_read_kiops": Range(0.0, 1e9), "program_latency_us": _LATENCY,
            "gc_write_amplification": Range(0.0, 1e3), "gc_unit_MB": Range(0.0, 1e9),
+           "gc_base_write_amplification": Range(1.0, 1e3),
            "rated_write_MBps": Range(0.0, 1e9)}
 _SCALING_STREAMS = Range(1, 1 << 20, integer=True)
 _SCALING_FRACTION = Range(0.0, 1e3, low_open=True)
@@ -75,6 +77,7 @@ def parse_device_file(path: Path) -> DeviceModel:
         program_latency_s=data.get("program_latency_us", 0.0) * 1e-6,
         gc_write_amplification=float(data.get("gc_write_amplification", 0.0)),
         gc_unit_bytes=data.get("gc_unit_MB", 0.0) * MB,
+        gc_base_write_amplification=float(data.get("gc_base_write_amplification", 1.0)),
         rated_write_bps=data.get("rated_write_MBps", 0.0) * MB,
     )
 

@@ -15,8 +15,9 @@ device-seconds): what makes an HDD serve ~80 lookups/s whatever their size.
 page program, tPROG): a read issued while writes are in flight waits behind it
 (`lsmsim.reads_behind_writes`); 0 where reads never wait behind writes.
 `gc_write_amplification` and `gc_unit_bytes` are the drive's own garbage collection: how
-much more a saturated drive writes for files smaller than its reclaim unit
-(`lsmsim.drive_gc`); 0 where it never collects at the host's expense.
+much more a saturated drive writes for files smaller than its reclaim unit, and
+`gc_base_write_amplification` how much it writes per host byte of larger files
+(`lsmsim.drive_gc`); 0 and 1 where it never collects at the host's expense.
 `rated_write_bps` is the write bandwidth the device is rated at (its data sheet, or fio
 flooding it with threads), what a user tells a policy as "the device's bandwidth": a
 device fitted to real runs writes less in the model than its rating. 0: the model's peak.
@@ -49,6 +50,9 @@ class DeviceModel:
     # byte of a tiny file, and the file size from which there are none. 0: none.
     gc_write_amplification: float = 0.0
     gc_unit_bytes: float = 0.0
+    # ... and the busy drive's writes per host byte of a file of the reclaim unit or more
+    # (1: none), by which the file-size term multiplies.
+    gc_base_write_amplification: float = 1.0
     rated_write_bps: float = 0.0  # 0 = the model's peak write bandwidth
 
     def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:

@@ -164,10 +164,13 @@ class DB:
                                    if mechanisms.reads_behind_writes else 0.0)
         self._read_wait_s = 0.0
         # The drive's garbage collection: (extra writes per host byte of a tiny file, file
-        # bytes from which there are none), or None (`lsmsim.drive_gc`).
-        self._drive_gc = ((device.gc_write_amplification, device.gc_unit_bytes)
-                          if mechanisms.drive_gc and device.gc_write_amplification > 0.0
-                          and device.gc_unit_bytes > 0.0 else None)
+        # bytes from which there are none, writes per host byte of larger files), or None
+        # (`lsmsim.drive_gc`).
+        collects = ((device.gc_write_amplification > 0.0 and device.gc_unit_bytes > 0.0)
+                    or device.gc_base_write_amplification > 1.0)
+        self._drive_gc = ((device.gc_write_amplification, device.gc_unit_bytes,
+                           device.gc_base_write_amplification)
+                          if mechanisms.drive_gc and collects else None)
         # The live SST files in the page cache (None: aged out by all SST bytes written).
         self._cached_files = (PageCacheResidency(machine.page_cache_bytes)
                               if mechanisms.unlink_frees_page_cache else None)
@@ -564,7 +567,7 @@ class DB:
             write_device_s = job.write_bytes / write_bps
             if drive_gc is not None:
                 amplification = write_amplification(drive_gc[0], drive_gc[1],
-                                                    job.output_file_bytes)
+                                                    job.output_file_bytes, drive_gc[2])
                 amplifications.append(amplification)
                 write_device_s *= amplification
             per_unit = [cpu_s, job.read_bytes / read_bps + write_device_s,

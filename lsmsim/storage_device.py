@@ -20,6 +20,7 @@ class StorageDevice(Protocol):
     # host byte of a tiny file, and the file size from which there are none.
     gc_write_amplification: float
     gc_unit_bytes: float
+    gc_base_write_amplification: float  # ... and per host byte of larger files (1: none)
     rated_write_bps: float  # what the device is rated at (0: the model's peak)
 
     def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:

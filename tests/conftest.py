@@ -53,6 +53,7 @@ class FakeDevice:
     program_latency_s: float = 0.0
     gc_write_amplification: float = 0.0
     gc_unit_bytes: float = 0.0
+    gc_base_write_amplification: float = 1.0
     rated_write_bps: float = 0.0
     read_bps: float = 1e9
     write_curve: Callable[[float], float] = lambda streams: 5e8

@@ -1,6 +1,7 @@
 """Garbage collection inside a flash drive (`lsmsim.drive_gc`): a busy drive gives up host
 bandwidth to it, the more the smaller the files; a drive with time to spare does not; the
-fitted flash devices carry the constants `validation/drive_gc_fit.py` measures."""
+fitted flash devices carry the constants `validation/drive_gc_fit.py` and
+`validation/drive_gc_base_fit.py` measure."""
 
 from __future__ import annotations
 
@@ -29,9 +30,30 @@ def test_the_amplification_falls_with_the_file_size_to_one_at_the_unit(a, unit, 
     assert write_amplification(0.0, unit, small) == write_amplification(a, 0.0, small) == 1.0
 
 
-def _gc(device: str = "sata-ssd", a: float = 0.8, unit_bytes: float = 16e6):
+@given(st.floats(0.0, 5.0), st.floats(1.0, 1e9), st.floats(0.0, 2e9), st.floats(1.0, 10.0))
+def test_the_floor_multiplies_the_amplification_at_every_file_size(a, unit, size, base):
+    assert write_amplification(a, unit, size, base) == pytest.approx(
+        base * write_amplification(a, unit, size))
+    assert write_amplification(0.0, 0.0, size, base) == base
+
+
+def _gc(device: str = "sata-ssd", a: float = 0.8, unit_bytes: float = 16e6, base: float = 1.0):
     return dataclasses.replace(load_device(device), gc_write_amplification=a,
-                               gc_unit_bytes=unit_bytes)
+                               gc_unit_bytes=unit_bytes, gc_base_write_amplification=base)
+
+
+def test_a_busy_drive_with_a_floor_writes_less_whatever_its_files():
+    """Files beyond the unit (no size term) on the busy HDD given a floor of 1.6: less
+    written than without it; on a drive with time to spare, the same run."""
+    plain = run_small(device=_gc("hdd", a=0.0))
+    floored = run_small(device=_gc("hdd", unit_bytes=1e6, base=1.6))
+    assert floored.summary["throughput_ops_per_s"] < 0.9 * plain.summary["throughput_ops_per_s"]
+    off = run_small(device=_gc("hdd", unit_bytes=1e6, base=1.6), without=["drive_gc"])
+    assert repr(off.summary) == repr(plain.summary)
+    limit = {"write_rate_limit_bps": 20e6}
+    idle = run_small(device=_gc(a=0.0), **limit)
+    assert run_small(device=_gc(a=0.0, base=1.6), **limit).summary[
+        "throughput_ops_per_s"] == pytest.approx(idle.summary["throughput_ops_per_s"], rel=1e-9)
 
 
 def test_a_busy_drive_writes_less_with_files_smaller_than_its_unit():
@@ -66,16 +88,25 @@ def test_the_fitted_flash_devices_carry_what_the_reruns_measure():
         assert loaded.gc_write_amplification == pytest.approx(a, abs=5e-4)
         assert loaded.gc_unit_bytes == pytest.approx(unit_MiB * 2**20, rel=1e-3)
     assert load_device(f"{FITTED}/hdd.toml").gc_write_amplification == 0.0
+    base_fit = validation_script("drive_gc_base_fit")
+    runs = validation_script("rerun_sweep_real").real_runs()
+    nvme = load_device(f"{FITTED}/nvme.toml")
+    assert nvme.write_bps == pytest.approx(base_fit.one_stream_write_MBps(runs, "nvme") * 1e6,
+                                           rel=1e-4)
+    assert nvme.gc_base_write_amplification > 1.0 and nvme.write_scaling == ((1, 1.0),)
     with pytest.raises(ValueError, match="does not grow"):
         fit.gc_constants({64: 500.0, 128: 500.0, 256: 500.0})
 
 
-def test_a_negative_constant_is_a_one_line_error(tmp_path):
+@pytest.mark.parametrize("field, line", [
+    ("gc_write_amplification", "gc_write_amplification = -1"),
+    ("gc_base_write_amplification", "gc_unit_MB = 142.1\ngc_base_write_amplification = 0.5")])
+def test_a_constant_out_of_range_is_a_one_line_error(tmp_path, field, line):
     bad = tmp_path / "bad.toml"
     text = (PRESET_DIR / "nvme.toml").read_text()
-    bad.write_text(re.sub(r"(?m)^gc_write_amplification = .*$", "gc_write_amplification = -1",
-                          text))
+    key = line.split("\n")[0].split(" =")[0]
+    bad.write_text(re.sub(rf"(?m)^{key} = .*$", line, text))
     with pytest.raises(DataFileError) as error:
         parse_device_file(bad)
     message = str(error.value)
-    assert "bad.toml" in message and "gc_write_amplification" in message and "\n" not in message
+    assert "bad.toml" in message and field in message and "\n" not in message

@@ -277,6 +277,8 @@ class DeviceFit:
         if device.gc_write_amplification and device.gc_unit_bytes:
             fields["gc_write_amplification"] = device.gc_write_amplification
             fields["gc_unit_MB"] = round(device.gc_unit_bytes / MB, 1)
+        if device.gc_base_write_amplification > 1.0:
+            fields["gc_base_write_amplification"] = device.gc_base_write_amplification
         fields["rated_write_MBps"] = round(device.rated_write_bps / MB, 1)
         fields["calibration"] = self.record()
         return toml_text(fields)
