@@ -11,17 +11,26 @@ authors' options, the fitted devices) and both trajectories are summed up the sa
 when the batch first reaches 512 MiB, the share of the run at 512 MiB, how often each knob
 moved, and how the thread count was spread. A comparison, not a fit: nothing is tuned to it.
 
-What it showed at 3600 s (the commit of this text):
+What it showed at 3600 s (2026-11-29, the NVMe SSD fitted to its full-speed reruns):
 
     run            512 at s  at 512 batch ch  thr ch mean thr  threads 2-4  5-8 9-12 13-16 17-20
     pm theirs           159    0.96        7      38      7.0       0.26 0.49 0.13  0.05  0.07
-    pm measured       never    0.00        2      29      2.2       0.97 0.01 0     0.01  0
-    pm code              24    0.79      138     252     10.5       0.11 0.30 0.28  0.14  0.17
-    pm paper          never    0.00       56     141      6.6       0.11 0.76 0.03  0.01  0.09
+    pm measured       never    0.00        6       8      2.4       0.95 0.05 0     0     0
+    pm code              18    0.97       25      82     10.2       0.04 0.46 0.24  0.16  0.10
+    pm paper          never    0.00       26      65      9.4       0.06 0.33 0.56  0     0.04
     nvme theirs         560    0.70       43     232      8.5       0.17 0.36 0.36  0.09  0.03
-    nvme measured      1853    0.23       42      82      2.6       0.92 0.08 0     0     0
-    nvme code            44    0.42      140     402     16.2       0.06 0.09 0.10  0.09  0.66
-    nvme paper           14    0.55      126     479     10.8       0.44 0.05 0.05  0.03  0.44
+    nvme measured     never    0.00        5       8      2.1       0.99 0     0.01  0     0
+    nvme code            20    0.46      127     326      7.2       0.45 0.31 0.09  0.06  0.10
+    nvme paper           59    0.39      120     349     10.9       0.46 0.03 0.03  0.02  0.45
+
+The default rules (`measured`) tune only when an immutable memtable waits while the input
+rate is under half its mean: in a simulated 900 s NVMe run 27 of 900 ticks passed that
+gate and 8 changed a knob. The simulated writer there alternates between ~226 MB/s and the
+delayed rate, and a flush rarely waits at a tick; their run stopped writes entirely in
+many seconds (interval_qps 0 at 22, 29, 748, 803 s ...), when a memtable waits. Their first
+second wrote 299 k puts (1000 B), the simulated writer ~222 k: the `server` profile's put
+cost (4.3 us a 1000 B put over a fill) is ~1.5 x what their unthrottled 1-hour PM run's
+DB::Write histogram gives (2.87 us undelayed); see docs/background/how-it-works.md.
 
 `rules=measured` used to read the memtables as of the DB's last event, so its memtable
 speed was 0 or exactly one buffer (67 MB/s) at most ticks on PM, and TuneByTEA halved on
