@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from lsmsim.cli.arguments import positive_int
+from lsmsim.data_file import DataFileError
 from lsmsim.device_models import load_device
 from lsmsim.sweeps.worker_pool import run_all
 
@@ -81,6 +82,17 @@ def with_fields(text: str, fields: dict[str, float], flat: bool) -> str:
     return text
 
 
+def floor_list(text: str) -> tuple[float, ...]:
+    """--bases: comma-separated floors, each a number of at least 1."""
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs numbers separated by commas, got {text!r}")
+    if not all(1.0 <= v < float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"each floor must be a number of at least 1, got {text!r}")
+    return values
+
+
 def log_errors(real: list[Run], simulated: list[Run]) -> np.ndarray:
     return np.log([s.ops_per_s / r.ops_per_s for r, s in zip(real, simulated)])
 
@@ -89,8 +101,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="nvme", choices=("nvme", "sata-ssd"))
     parser.add_argument("--device-dir", type=Path, default=FITTED)
-    parser.add_argument("--bases", type=lambda s: tuple(float(v) for v in s.split(",")),
-                        default=DEFAULT_BASES)
+    parser.add_argument("--bases", type=floor_list, default=DEFAULT_BASES,
+                        help="comma-separated candidate floors, each at least 1")
     parser.add_argument("--keep-scaling", action="store_true",
                         help="keep the file's write_scaling (default: one stream's bandwidth "
                              "at any count, [[1, 1.0]])")
@@ -99,7 +111,10 @@ def main() -> int:
     parser.add_argument("--workers", type=positive_int, default=2)
     args = parser.parse_args()
     source = args.device_dir / f"{args.device}.toml"
-    load_device(str(source))  # a clear error for a bad file before any run
+    try:
+        load_device(str(source))  # a clear error for a bad file before any run
+    except DataFileError as error:
+        parser.error(str(error))
     real = [r for r in real_runs() if r.device == args.device]
     write_MBps = round(one_stream_write_MBps(real, args.device), 1)
     print(f"{args.device}: one stream writes {write_MBps:.0f} MB/s (2-job rerun's flush)")
