@@ -6,8 +6,9 @@ time (the blocks striped across its dies, often called a superblock). An SST fil
 written once, by one thread, and deleted whole when a compaction merges it (ext4 passes
 the freed extents on with `discard` or `fstrim`). A file as large as a reclaim unit fills
 whole units that die together and are erased without a copy; a smaller one shares its
-unit with files that outlive it, whose pages garbage collection copies first. Modelled as a write amplification inside the drive that falls linearly with the file's size
-down to a floor at the unit's size:
+unit with files that outlive it, whose pages garbage collection copies first. Modelled as
+a write amplification inside the drive that falls linearly with the file's size down to a
+floor at the unit's size:
 
     amplification = base * (1 + gc_write_amplification * max(0, 1 - file_bytes / gc_unit_bytes))
 
@@ -30,9 +31,10 @@ second grow with the file size at any job count (NVMe 541-550 MB/s with 64 MB fi
 MB/s with every size), while their HDD and PM do not (`validation/rerun_sweep_real.py`,
 docs/background/how-it-works.md). And their NVMe SSD wrote a 64 MiB flush in 0.038 s
 beside one compaction (2 jobs: 0.149 s a flush on 0.111 s of CPU), ~1.8 GB/s, where busy
-it wrote at most ~800 MB/s of any file size: a `base` of ~2.2. The constants are the device
-file's, fitted to those runs (`validation/drive_gc_fit.py`); 0, 0 and 1 (the defaults)
-leave a device without it.
+it wrote at most ~800 MB/s of any file size. The constants are the device file's, fitted
+to those runs: the size term by `validation/drive_gc_fit.py`, the floor (2.6 for that
+drive) by `validation/drive_gc_base_fit.py`; 0, 0 and 1 (the defaults) leave a device
+without it.
 """
 
 from __future__ import annotations
