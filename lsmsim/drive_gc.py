@@ -33,7 +33,7 @@ docs/background/how-it-works.md). And their NVMe SSD wrote a 64 MiB flush in 0.0
 beside one compaction (2 jobs: 0.149 s a flush on 0.111 s of CPU), ~1.8 GB/s, where busy
 it wrote at most ~800 MB/s of any file size. The constants are the device file's, fitted
 to those runs: the size term by `validation/drive_gc_fit.py`, the floor (2.6 for that
-drive) by `validation/drive_gc_base_fit.py`; 0, 0 and 1 (the defaults) leave a device
+drive) by `validation/full_speed_device_fit.py`; 0, 0 and 1 (the defaults) leave a device
 without it.
 """
 

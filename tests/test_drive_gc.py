@@ -1,7 +1,7 @@
 """Garbage collection inside a flash drive (`lsmsim.drive_gc`): a busy drive gives up host
 bandwidth to it, the more the smaller the files; a drive with time to spare does not; the
 fitted flash devices carry the constants `validation/drive_gc_fit.py` and
-`validation/drive_gc_base_fit.py` measure."""
+`validation/full_speed_device_fit.py` measure."""
 
 from __future__ import annotations
 
@@ -88,12 +88,14 @@ def test_the_fitted_flash_devices_carry_what_the_reruns_measure():
         assert loaded.gc_write_amplification == pytest.approx(a, abs=5e-4)
         assert loaded.gc_unit_bytes == pytest.approx(unit_MiB * 2**20, rel=1e-3)
     assert load_device(f"{FITTED}/hdd.toml").gc_write_amplification == 0.0
-    base_fit = validation_script("drive_gc_base_fit")
+    base_fit = validation_script("full_speed_device_fit")
     runs = validation_script("rerun_sweep_real").real_runs()
     nvme = load_device(f"{FITTED}/nvme.toml")
     assert nvme.write_bps == pytest.approx(base_fit.one_stream_write_MBps(runs, "nvme") * 1e6,
                                            rel=1e-4)
-    assert nvme.gc_base_write_amplification > 1.0 and nvme.write_scaling == ((1, 1.0),)
+    assert nvme.gc_base_write_amplification in base_fit.FITS["nvme"].candidates
+    assert nvme.write_scaling == ((1, 1.0),)
+    assert load_device(f"{FITTED}/hdd.toml").write_bps / 1e6 in base_fit.FITS["hdd"].candidates
     with pytest.raises(ValueError, match="does not grow"):
         fit.gc_constants({64: 500.0, 128: 500.0, 256: 500.0})
 
