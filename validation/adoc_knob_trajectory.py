@@ -23,8 +23,8 @@ What it showed at 3600 s (2026-11-29, the NVMe SSD fitted to its full-speed reru
     nvme code            20    0.46      127     326      7.2       0.45 0.31 0.09  0.06  0.10
     nvme paper           59    0.39      120     349     10.9       0.46 0.03 0.03  0.02  0.45
 
-The default rules (`measured`) tune only when an immutable memtable waits while the input
-rate is under half its mean: in a simulated 900 s NVMe run 27 of 900 ticks passed that
+The `measured` rules (this script's default; the policy's default is `paper`) tune only
+when an immutable memtable waits while the input rate is under half its mean: in a simulated 900 s NVMe run 27 of 900 ticks passed that
 gate and 8 changed a knob. The simulated writer there alternates between ~226 MB/s and the
 delayed rate, and a flush rarely waits at a tick; their run stopped writes entirely in
 many seconds (interval_qps 0 at 22, 29, 748, 803 s ...), when a memtable waits. Their first
