@@ -27,7 +27,10 @@ extra searches) adds its mean time to every put and is not spread again
 (`beyond_stock_puts`): in the ADOC authors' one-hour PM runs (validation/data/
 adoc_section6_fillrandom.csv) SILK-O's fork, whose puts took ~2.7 us more on average
 (~6.8 against ~4.1 us a put between stops), had a P99 of 11.5 us against ADOC's 9.4: 2.1 us
-higher, where spreading the whole put would put it ~2.7 x 2.3 = 6 us higher.
+higher, where spreading the whole put would put it ~2.7 x 2.3 = 6 us higher. On this
+project's 2-core machine kind (validation/traces/local-2core-put-spread) the Seek of
+`inplace_update_support` moved DB::Write's P50 and P95 by its mean as this predicts; its P99
+stretched further, between the two. Larger values, stock work, stretch the whole tail.
 """
 
 from __future__ import annotations
