@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import nnls
 
+from lsmsim.cli.arguments import positive_int
 from lsmsim.data_file import DataFileError
 from lsmsim.entry_format import EntryFormat
 from lsmsim.machine import load_machine, mean_skiplist_depth, mean_uncached_depth
@@ -211,25 +212,30 @@ def fit(folder: Path, profile: str = PROFILE) -> dict[str, float]:
     return found
 
 
+def require_tools(parser: argparse.ArgumentParser, packages: dict[str, str]) -> None:
+    """Exit with a one-line error naming the first of the tools --capture runs (each with
+    the Debian package that has it) that is not installed."""
+    for tool, package in packages.items():
+        if shutil.which(tool) is None:
+            parser.error(f"--capture runs {tool}, which is not installed (Debian package "
+                         f"{package})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, nargs="?", default=DEFAULT_FOLDER)
     parser.add_argument("--capture", type=Path, metavar="DIR",
                         help="run db_bench and write DIR/memtable_fill.csv first")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=positive_int, default=3)
     parser.add_argument("--machine", default=PROFILE,
                         help=f"profile whose units the costs are given in (default {PROFILE})")
     args = parser.parse_args()
-    if args.repeats < 1:
-        parser.error(f"--repeats must be at least 1, got {args.repeats}")
     try:
         load_machine(args.machine)
     except DataFileError as error:  # an unknown name or a malformed profile, in one line
         parser.error(f"--machine: {error}")
     if args.capture is not None:
-        if shutil.which("db_bench") is None:
-            parser.error("--capture runs db_bench, which is not installed (Debian package "
-                         "rocksdb-tools)")
+        require_tools(parser, {"db_bench": "rocksdb-tools"})
         capture(args.capture, args.repeats)
         args.folder = args.capture
     missing = [name for name in ("memtable_fill.csv", "machine.json")

@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
+from lsmsim.cli.arguments import positive_int
 from memtable_insert_cost import (FIELDS, least_ns_per_put, measured_run, puts_in, quiet_run,
-                                  write_machine_json)
+                                  require_tools, write_machine_json)
 
 SIZES_MIB = (64, 128, 512)
 KEY_SPACE = 48318382  # the ADOC authors' --num (45 GiB of 1000 B values)
@@ -110,15 +110,10 @@ def main() -> None:
     parser.add_argument("folder", type=Path, nargs="?", default=DEFAULT_FOLDER)
     parser.add_argument("--capture", type=Path, metavar="DIR",
                         help="run db_bench and the key counter, writing DIR/memtable_update.csv")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=positive_int, default=3)
     args = parser.parse_args()
-    if args.repeats < 1:
-        parser.error(f"--repeats must be at least 1, got {args.repeats}")
     if args.capture is not None:
-        for tool, package in (("db_bench", "rocksdb-tools"), ("g++", "g++")):
-            if shutil.which(tool) is None:
-                parser.error(f"--capture runs {tool}, which is not installed (Debian "
-                             f"package {package})")
+        require_tools(parser, {"db_bench": "rocksdb-tools", "g++": "g++"})
         capture(args.capture, args.repeats)
         args.folder = args.capture
     if not (args.folder / "memtable_update.csv").is_file():
