@@ -771,11 +771,11 @@ class DB:
             return
         flush_limit, compaction_limit = self.bg_job_limits()
         if self.policy.compaction_before_flush(self.policy_view):
-            self._schedule_compactions(compaction_limit, None)
+            self._schedule_compactions(flush_limit, compaction_limit, None)
             self._schedule_flushes(flush_limit)
         else:
             held_level = self._schedule_flushes(flush_limit)
-            self._schedule_compactions(compaction_limit, held_level)
+            self._schedule_compactions(flush_limit, compaction_limit, held_level)
 
     def _schedule_flushes(self, flush_limit: int) -> int | None:
         """Queue a flush in the flush (HIGH) pool while fewer than `flush_limit` run or wait
@@ -809,7 +809,8 @@ class DB:
                 self._schedule_compaction(high_pool=True)
         return None
 
-    def _schedule_compactions(self, compaction_limit: int, held_level: int | None) -> None:
+    def _schedule_compactions(self, flush_limit: int, compaction_limit: int,
+                              held_level: int | None) -> None:
         if self.options.disable_auto_compactions:
             return
         # MaybeScheduleFlushOrCompaction's SILK block: one compaction queued in the flush
@@ -818,7 +819,7 @@ class DB:
         if (self.policy.high_pool_compaction_allowed(self.policy_view)
                 and len(self._high_pool_queue) < 2):
             self._high_pool_queue.append(HIGH_POOL_COMPACTION_TASK)
-            self._run_high_pool(self.bg_job_limits()[0])
+            self._run_high_pool(flush_limit)
         if self.compaction_paused:
             return
         while len(self.compaction_jobs) + self._purging(flush_pool=False) < compaction_limit:
