@@ -115,13 +115,13 @@ def test_a_constant_out_of_range_is_a_one_line_error(tmp_path, field, line):
 
 
 def test_the_full_speed_fit_writes_its_fields_into_a_device_file(tmp_path):
-    """full_speed_device_fit.with_fields: replaces a field, adds a new one after gc_unit_MB
-    (or write_MBps), flattens the write scaling on request; the file still loads."""
+    """full_speed_device_fit.with_fitted: replaces a field, adds a new one before the first
+    table, flattens the write scaling on request; the file still loads."""
     fit = validation_script("full_speed_device_fit")
     for preset, flat in (("nvme", True), ("hdd", False)):
         text = (PRESET_DIR / f"{preset}.toml").read_text()
         path = tmp_path / f"{preset}.toml"
-        path.write_text(fit.with_fields(text, {"write_MBps": 1234.5,
+        path.write_text(fit.with_fitted(text, {"write_MBps": 1234.5,
                                                "gc_base_write_amplification": 1.7}, flat))
         loaded = parse_device_file(path)
         assert loaded.write_bps == pytest.approx(1234.5e6)

@@ -72,16 +72,28 @@ def gc_constants(sst_MBps: dict[int, float]) -> tuple[float, float]:
     return a, unit_MiB
 
 
+def with_fields(text: str, lines: dict[str, str]) -> str:
+    """A device file's text with each field set to its whole line in `lines` (`key = value`
+    and any comment): in place where the field is, else before the file's first table
+    (above the blank lines there)."""
+    out = text.splitlines()
+    for key, line in lines.items():
+        at = next((i for i, old in enumerate(out) if re.match(rf"{key}\s*=", old)), None)
+        if at is not None:
+            out[at] = line
+            continue
+        at = next((i for i, old in enumerate(out) if old.startswith("[")), len(out))
+        while at > 0 and not out[at - 1].strip():
+            at -= 1
+        out.insert(at, line)
+    return "\n".join(out) + "\n"
+
+
 def write_fields(path: Path, a: float, unit_MB: float) -> None:
-    """Set the two fields in a device file, before its first table, replacing old ones."""
-    lines = [line for line in path.read_text().splitlines()
-             if not re.match(r"(gc_write_amplification|gc_unit_MB)\s*=", line)]
-    at = next((i for i, line in enumerate(lines) if line.startswith("[")), len(lines))
-    while at > 0 and not lines[at - 1].strip():  # before the blank lines above the table
-        at -= 1
-    fields = [f"gc_write_amplification = {a:.3f}  # validation/drive_gc_fit.py",
-              f"gc_unit_MB = {unit_MB:.1f}"]
-    path.write_text("\n".join(lines[:at] + fields + lines[at:]) + "\n")
+    """Set the two fields in a device file."""
+    path.write_text(with_fields(path.read_text(), {
+        "gc_write_amplification": f"gc_write_amplification = {a:.3f}  # validation/drive_gc_fit.py",
+        "gc_unit_MB": f"gc_unit_MB = {unit_MB:.1f}"}))
 
 
 def main() -> int:

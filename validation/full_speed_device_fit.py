@@ -35,7 +35,6 @@ DIR/<device>.toml.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ from lsmsim.device_models import load_device
 from lsmsim.sweeps.worker_pool import run_all
 
 sys.path.insert(0, str(Path(__file__).parent))
+from drive_gc_fit import with_fields  # noqa: E402
 from rerun_sweep_real import Run, real_runs, simulate_run  # noqa: E402
 from thread_sweep_real import FITTED  # noqa: E402
 
@@ -91,19 +91,13 @@ FITS = {
 }
 
 
-def with_fields(text: str, fields: dict[str, float], flat: bool) -> str:
-    """A device file's text with `fields` set (new ones after `gc_unit_MB`, else after
-    `write_MBps`), and with `flat` its write scaling one stream's bandwidth at any count."""
+def with_fitted(text: str, fields: dict[str, float], flat: bool) -> str:
+    """A device file's text with `fields` set (`drive_gc_fit.with_fields`), and with `flat`
+    its write scaling one stream's bandwidth at any count."""
+    lines = {key: f"{key} = {value:g}{MARK}" for key, value in fields.items()}
     if flat:
-        text = re.sub(r"(?m)^write_scaling\s*=.*$", f"write_scaling = [[1, 1.0]]{MARK}", text)
-    for key, value in fields.items():
-        line = f"{key} = {value:g}{MARK}"
-        if re.search(rf"(?m)^{key}\s*=", text):
-            text = re.sub(rf"(?m)^{key}\s*=.*$", line, text)
-        else:
-            anchor = "gc_unit_MB" if re.search(r"(?m)^gc_unit_MB\s*=", text) else "write_MBps"
-            text = re.sub(rf"(?m)^({anchor}\s*=.*)$", rf"\1\n{line}", text, count=1)
-    return text
+        lines["write_scaling"] = f"write_scaling = [[1, 1.0]]{MARK}"
+    return with_fields(text, lines)
 
 
 def log_errors(real: list[Run], simulated: list[Run]) -> np.ndarray:
@@ -123,7 +117,7 @@ def fit_device(device: str, source: Path, workers: int) -> tuple[dict[str, float
         for value in fit.candidates:
             path = Path(folder) / f"{fit.field}{value}" / f"{device}.toml"
             path.parent.mkdir()
-            path.write_text(with_fields(source.read_text(), {**fixed, fit.field: value},
+            path.write_text(with_fitted(source.read_text(), {**fixed, fit.field: value},
                                         fit.flat_scaling))
             specs = [(device, str(path), r.jobs, r.memtable_MB, ()) for r in real]
             simulated = run_all(simulate_run, specs, workers,
@@ -162,7 +156,7 @@ def main() -> int:
             return 1
         if args.write is not None:
             target = args.write / f"{device}.toml"
-            target.write_text(with_fields(target.read_text(), *fitted))
+            target.write_text(with_fitted(target.read_text(), *fitted))
             load_device(str(target))
     return 0
 
