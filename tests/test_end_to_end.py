@@ -71,6 +71,20 @@ def test_job_kinds_and_their_processing_rates(small_run):
     assert totals["background_rate_MBps"] == pytest.approx((10 + 2.5 + 15) / 3)
 
 
+def test_process_writes_count_the_wal_as_linux_io_accounting_does(small_run):
+    """psutil's write_bytes (ADOC Fig. 5) counts the unsynced WAL beside the SST writes; a
+    run without a WAL writes only what its device takes."""
+    s = small_run.summary
+    wal_MBps = s["throughput_ops_per_s"] * EntryFormat(16, 1000).batch_bytes / 1e6
+    device_write_MBps = float(np.mean(small_run.timeseries["device_write_bps"])) / 1e6
+    assert s["mean_process_write_MBps"] == pytest.approx(device_write_MBps + wal_MBps,
+                                                          rel=1e-6)
+    assert s["peak_process_write_MBps"] >= s["mean_process_write_MBps"] > 0
+    no_wal = run_small(options={"disable_wal": True})
+    written = float(np.mean(no_wal.timeseries["device_write_bps"])) / 1e6
+    assert no_wal.summary["mean_process_write_MBps"] == pytest.approx(written, rel=1e-6)
+
+
 def test_hdd_with_two_jobs_stalls_and_names_causes():
     result = lsmsim.simulate("fillrandom", device="hdd", duration_s=300,
                              options={"max_background_jobs": 2})

@@ -44,7 +44,6 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from lsmsim.cli.arguments import count_list, mechanism_name, name_list, positive_int
-from lsmsim.entry_format import EntryFormat
 from lsmsim.fidelity.trace_validation import fitted_device
 from lsmsim.scenarios.experiments._adoc_setup import batch_options
 from lsmsim.sweeps.worker_pool import run_all
@@ -60,10 +59,6 @@ DEVICES = {"pm": "PM", "nvme": "NVMeSSD", "sata-ssd": "SATASSD", "hdd": "SATAHDD
 PRESETS = {real: preset for preset, real in DEVICES.items()}  # their name -> the preset's
 ADOC_ROCKSDB_VERSION = "6.11.0"
 MEASURES = ("ops_per_s", "stall_s", "cpu_per_thread_pct", "write_MBps_mean", "write_MBps_max")
-# One put's WAL record (WriteBatch::GetDataSize of a one-put batch, 16 B key, 1000 B value):
-# 1,032 B, as a 20-job run's "Cumulative WAL" line gives (216.18 GiB in 224,923,999 writes). An
-# unsynced WAL reaches no simulated device; the authors' write figures count it.
-WAL_BYTES_PER_PUT = EntryFormat(16, 1000).batch_bytes
 
 
 @dataclass(frozen=True)
@@ -133,11 +128,10 @@ def run_cell(spec: tuple[str, str, int, tuple[str, ...], str, int]) -> Cell:
     summary = result.summary
     puts = np.asarray(result.timeseries["ops"], dtype=float)  # one-second rows
     # What the process wrote, as psutil counted it in their runs: SST files and the WAL.
-    written = (np.asarray(result.timeseries["device_write_bps"], dtype=float)
-               + puts * WAL_BYTES_PER_PUT) / 1e6
     return Cell(device, jobs, summary["throughput_ops_per_s"], summary["stall_time_s"],
-                100.0 * summary["mean_cpu_cores_busy"] / jobs, float(written.mean()),
-                float(written.max()), float(np.mean(puts < 0.5)))
+                100.0 * summary["mean_cpu_cores_busy"] / jobs,
+                summary["mean_process_write_MBps"], summary["peak_process_write_MBps"],
+                float(np.mean(puts < 0.5)))
 
 
 def mean_cell(runs: list[Cell]) -> Cell:
