@@ -288,11 +288,12 @@ def test_silk_settings_and_disabled_l0_stall():
     assert db.options.level0_stop_writes_trigger >= 1 << 30
 
 
-def test_silk_gives_flushes_then_l0_compactions_priority():
-    """Device weights of the jobs running, sampled every 0.1 s over a minute in which all
-    three kinds run: every flush above every L0 compaction, every L0 compaction above every
-    deeper one (SILK's priority order, docs/background/seed-algorithms.md §3.3)."""
-    env, db = open_with("silk", {"max_background_jobs": 4, "write_buffer_size": "16MB",
+def test_silk_weighted_shares_give_flushes_then_l0_compactions_priority():
+    """With `weighted_shares`, device weights of the jobs running, sampled every 0.1 s over a
+    minute in which all three kinds run: every flush above every L0 compaction, every L0
+    compaction above every deeper one (SILK's priority order as weights,
+    docs/background/seed-algorithms.md §3.3; the fork's own shares are equal)."""
+    env, db = open_with("silk:weighted_shares=true", {"max_background_jobs": 4, "write_buffer_size": "16MB",
                                  "max_bytes_for_level_base": "64MB",
                                  "target_file_size_base": "8MB"})
     silk = db.policy

@@ -143,3 +143,27 @@ def test_a_flush_pool_compaction_takes_and_frees_a_high_thread():
         {"event": "compaction_finished", "time_micros": 2_000_000, "job": 7},
         {"event": "flush_started", "time_micros": 5_000_000, "job": 8}])
     assert waits.wait_s == {"high": 4.0, "low": 0.0}
+
+
+@pytest.mark.parametrize("spec, flush_share, high_pool_share", [
+    ("silk:bandwidth_MBps=210", 1.0, 1.0),
+    ("silk:bandwidth_MBps=210,weighted_shares=true", 100.0, 10.0)])
+def test_silk_jobs_share_the_device_as_the_fork_lets_them(spec, flush_share, high_pool_share):
+    """The fork sets no I/O or CPU priority: a flush and a flush-pool compaction get the
+    device share of any other job, and only the rate limiter serves flushes (IO_HIGH)
+    first (outside stalls, where RocksDB 7.3+ serves all as IO_USER); `weighted_shares`
+    weights the device 100 : 10 : 1 instead."""
+    from lsmsim.write_stall import NORMAL
+    env, db = open_with(spec, device="hdd")
+    seen: dict[str, tuple[float, float]] = {}
+    for step in range(1, 601):
+        env.run(until=step * 0.1)
+        if db.stall_state.condition is not NORMAL:
+            continue
+        for job in [*db.flush_jobs, *db.compaction_jobs]:
+            kind = "flush" if job.kind == "flush" else "high" if job.high_pool else "low"
+            weights = db.policy.job_weights(db.policy_view, job)
+            seen[kind] = (weights.device, weights.rate_limiter)
+    assert {"flush", "high"} <= set(seen)
+    assert seen["flush"][0] == flush_share and seen["high"][0] == high_pool_share
+    assert seen["flush"][1] > seen["high"][1]  # IO_HIGH before IO_LOW, either way
