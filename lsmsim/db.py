@@ -22,6 +22,7 @@ from lsmsim.background_job import (BackgroundJob, CompactionJob, FlushJob, Purge
                                    clip_to_inputs, file_from_bucket_keys, merge_inputs,
                                    split_output)
 from lsmsim.compaction_picker import Compaction
+from lsmsim.compaction_queue import CompactionQueue
 from lsmsim.core_sharing import cost_factor
 from lsmsim.db_control import DBControl
 from lsmsim.db_view import DBView
@@ -212,6 +213,11 @@ class DB:
         self.background_paused = 0
         # Tasks queued in the flush (HIGH) pool, oldest first, waiting for a free thread.
         self._high_pool_queue: deque[str] = deque()
+        # RocksDB's compaction queue decides which pool runs a compaction where a policy
+        # schedules some into the flush pool (SILK); elsewhere it comes to starting one
+        # while a slot is free (`lsmsim.compaction_queue`).
+        self._compaction_queue = (CompactionQueue() if type(policy).high_pool_compaction_allowed
+                                  is not Policy.high_pool_compaction_allowed else None)
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
         self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced(),
@@ -806,25 +812,57 @@ class DB:
                     queue.appendleft(task)
                     return flush_level
             else:
-                self._schedule_compaction(high_pool=True)
+                self._run_compaction_task(high_pool=True)
         return None
 
     def _schedule_compactions(self, flush_limit: int, compaction_limit: int,
                               held_level: int | None) -> None:
         if self.options.disable_auto_compactions:
             return
-        # MaybeScheduleFlushOrCompaction's SILK block: one compaction queued in the flush
-        # pool per call while fewer than two tasks wait there. The policy's check first: it
-        # reads state only and is mostly False.
-        if (self.policy.high_pool_compaction_allowed(self.policy_view)
-                and len(self._high_pool_queue) < 2):
-            self._high_pool_queue.append(HIGH_POOL_COMPACTION_TASK)
-            self._run_high_pool(flush_limit)
+        if self._compaction_queue is not None:
+            self._schedule_through_queue(flush_limit, compaction_limit, held_level)
+            return
         if self.compaction_paused:
             return
         while len(self.compaction_jobs) + self._purging(flush_pool=False) < compaction_limit:
             if not self._schedule_compaction(high_pool=False, held_level=held_level):
                 return
+
+    def _schedule_through_queue(self, flush_limit: int, compaction_limit: int,
+                                held_level: int | None) -> None:
+        """MaybeScheduleFlushOrCompaction with a policy's flush-pool block (SILK's),
+        spending the compaction queue's tasks (`lsmsim.compaction_queue`): the block first,
+        one task while fewer than two wait in the flush pool, then the compaction pool while
+        it has slots. A task that runs and picks queues the column family again if it still
+        needs compaction (the cascade), so the loop goes on; one left waiting for a busy
+        flush-pool thread holds the column family, and the loop ends."""
+        queue = self._compaction_queue
+        queue.schedule_pending(self.scores.needs_compaction)
+        while queue.unscheduled > 0:
+            if (self.policy.high_pool_compaction_allowed(self.policy_view)
+                    and len(self._high_pool_queue) < 2):
+                queue.schedule_task()
+                self._high_pool_queue.append(HIGH_POOL_COMPACTION_TASK)
+                self._run_high_pool(flush_limit)
+            elif not self.compaction_paused and self._compactions_scheduled() < compaction_limit:
+                queue.schedule_task()
+                self._run_compaction_task(high_pool=False, held_level=held_level)
+            else:
+                return
+
+    def _run_compaction_task(self, high_pool: bool, held_level: int | None = None) -> None:
+        """BackgroundCompaction of a task from the compaction queue: take the column family
+        off it (none there: nothing to do), pick and start, and queue it again if it still
+        needs compaction."""
+        queue = self._compaction_queue
+        if queue.pop() and self._schedule_compaction(high_pool, held_level):
+            queue.schedule_pending(self.scores.needs_compaction)
+
+    def _compactions_scheduled(self) -> int:
+        """bg_compaction_scheduled_: compactions running in either pool, finished ones still
+        purging outside the flush pool, and tasks waiting in the flush pool."""
+        return (len(self.compaction_jobs) + self._purging(flush_pool=False)
+                + self._high_pool_queue.count(HIGH_POOL_COMPACTION_TASK))
 
     def _schedule_compaction(self, high_pool: bool, held_level: int | None = None) -> bool:
         """Pick one compaction (the policy's, else RocksDB's) and start it; False if none, or

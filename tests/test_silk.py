@@ -167,3 +167,33 @@ def test_silk_jobs_share_the_device_as_the_fork_lets_them(spec, flush_share, hig
     assert {"flush", "high"} <= set(seen)
     assert seen["flush"][0] == flush_share and seen["high"][0] == high_pool_share
     assert seen["flush"][1] > seen["high"][1]  # IO_HIGH before IO_LOW, either way
+
+
+def test_compaction_queue_holds_the_column_family_once():
+    """SchedulePendingCompaction queues it once; each scheduled task spends one; a task that
+    runs takes it off, and one that finds it gone does nothing."""
+    from lsmsim.compaction_queue import CompactionQueue
+    queue = CompactionQueue()
+    queue.schedule_pending(True)
+    queue.schedule_pending(True)
+    assert queue.unscheduled == 1 and queue.queued
+    assert queue.schedule_task() and not queue.schedule_task()
+    assert queue.pop() and not queue.pop()
+    queue.schedule_pending(False)
+    assert queue.unscheduled == 0 and not queue.queued
+
+
+def test_a_compaction_waiting_in_the_flush_pool_holds_back_the_compaction_pool():
+    """SILK's block takes the next compaction into the flush pool first; while that task
+    waits for a thread it holds the column family's place in RocksDB's compaction queue, so
+    no compaction-pool task can be scheduled (none unscheduled), and a flush queued behind
+    it waits as well."""
+    from lsmsim.db import HIGH_POOL_COMPACTION_TASK
+    env, db = open_with("silk:bandwidth_MBps=210", {"max_background_jobs": 8}, device="hdd")
+    waits = 0
+    for step in range(1, 1201):
+        env.run(until=step * 0.1)
+        if HIGH_POOL_COMPACTION_TASK in db._high_pool_queue:
+            waits += 1
+            assert db._compaction_queue.queued and db._compaction_queue.unscheduled == 0
+    assert waits > 0
