@@ -216,7 +216,8 @@ class DB:
         # RocksDB's compaction queue decides which pool runs a compaction where a policy
         # schedules some into the flush pool (SILK); elsewhere it comes to starting one
         # while a slot is free (`lsmsim.compaction_queue`).
-        self._compaction_queue = (CompactionQueue() if type(policy).high_pool_compaction_allowed
+        self._compaction_queue = (CompactionQueue() if mechanisms.compaction_queue
+                                  and type(policy).high_pool_compaction_allowed
                                   is not Policy.high_pool_compaction_allowed else None)
         self.stall_state = ColumnFamilyStallState()
         self.scores = self.version.compute_compaction_score(options)
@@ -811,8 +812,10 @@ class DB:
                 if not self._start_flush(flush_level):
                     queue.appendleft(task)
                     return flush_level
-            else:
+            elif self._compaction_queue is not None:
                 self._run_compaction_task(high_pool=True)
+            else:
+                self._schedule_compaction(high_pool=True)
         return None
 
     def _schedule_compactions(self, flush_limit: int, compaction_limit: int,
@@ -822,6 +825,11 @@ class DB:
         if self._compaction_queue is not None:
             self._schedule_through_queue(flush_limit, compaction_limit, held_level)
             return
+        # Without the queue's hold: the flush-pool block queues one compaction a call.
+        if (self.policy.high_pool_compaction_allowed(self.policy_view)
+                and len(self._high_pool_queue) < 2):
+            self._high_pool_queue.append(HIGH_POOL_COMPACTION_TASK)
+            self._run_high_pool(flush_limit)
         if self.compaction_paused:
             return
         while len(self.compaction_jobs) + self._purging(flush_pool=False) < compaction_limit:

@@ -107,6 +107,12 @@ class Mechanisms:
     # smaller its files are than the drive's reclaim unit (`lsmsim.drive_gc`). Off: a
     # written byte costs the device one byte's time whatever the file.
     drive_gc: bool = True
+    # Where a policy schedules compactions into the flush pool (SILK), RocksDB's compaction
+    # queue decides which pool runs each: the column family is queued once, the flush-pool
+    # block takes the task first, and a task waiting there holds back the compaction pool
+    # (`lsmsim.compaction_queue`). Off: the compaction pool starts whatever its slots allow,
+    # and the flush pool gets one compaction per scheduling call.
+    compaction_queue: bool = True
 
     @classmethod
     def names(cls) -> list[str]:
