@@ -204,9 +204,11 @@ class Policy:
         return True
 
     def high_pool_compaction_allowed(self, view: "DBView") -> bool:
-        """Whether a compaction may be scheduled into the flush (HIGH) pool now, even while
-        compaction work is paused (SILK's prioritised L0->L1 compaction). It takes one of
-        the pool's threads, which a flush then waits for; asked again while one is free."""
+        """Whether the next compaction task goes into the flush (HIGH) pool, before the
+        compaction pool and even while compaction work is paused (SILK's prioritised
+        L0->L1 compaction). It takes one of the pool's threads, which a flush then waits
+        for; waiting for one, it holds the column family's place in RocksDB's compaction
+        queue (`lsmsim.compaction_queue`)."""
         return False
 
     # -- tree shape and job limits: for policies that change the tree itself -------------------
