@@ -3,6 +3,8 @@ PEAK = 0.75 TOTAL, load = client value bytes, a pause that also stops the HIGH p
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from conftest import run_small
@@ -197,3 +199,20 @@ def test_a_compaction_waiting_in_the_flush_pool_holds_back_the_compaction_pool()
             waits += 1
             assert db._compaction_queue.queued and db._compaction_queue.unscheduled == 0
     assert waits > 0
+
+
+def test_silk_o_jobs_reads_the_authors_statistics_and_splits_policy_specs():
+    """validation/silk_o_jobs.py: each device's hour as their stdout printed it (NVMe:
+    324,339,999 writes in 3600 s, 581 memtable stops, 71 L0->L1 jobs of 1245 s), and
+    policy specs whose own parameters are comma-separated too."""
+    from conftest import validation_script
+    script = validation_script("silk_o_jobs")
+    uptime_s, nvme = script.real_runs()["nvme"]
+    assert uptime_s == 3600.0 and nvme.ops_per_s == pytest.approx(90094.4, rel=1e-5)
+    assert nvme.memtable_stop_count == 581 and nvme.jobs[1] == 71
+    assert nvme.job_s[1] == pytest.approx(1245 / 71)
+    assert set(script.real_runs()) == {"pm", "nvme", "sata-ssd", "hdd"}
+    assert script.policy_specs("silk-o;silk-o:weighted_shares=true,preempt=false") == [
+        "silk-o", "silk-o:weighted_shares=true,preempt=false"]
+    with pytest.raises(argparse.ArgumentTypeError, match="separate policies with ';'"):
+        script.policy_specs("silk-o,silk-o:weighted_shares=true,preempt=false")

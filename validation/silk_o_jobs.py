@@ -3,7 +3,7 @@ fillrandom on their four devices with SILK's RocksDB 5.7 fork (8 jobs, 512 MB me
 what db_bench printed at the end of each run (validation/data/adoc_silk_o_stats.csv).
 
     python validation/silk_o_jobs.py                     # ~20 s on two cores
-    python validation/silk_o_jobs.py --policies silk-o,silk-o:weighted_shares=true
+    python validation/silk_o_jobs.py --policies 'silk-o;silk-o:weighted_shares=true,preempt=false'
 
 Each run is the `adoc_schemes` experiment's SILK-O run (`_adoc_setup.adoc_run`: the server
 machine, the devices fitted to the authors' runs, PM on its preset) for the real run's
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsmsim.cli.arguments import name_list, positive_int
+from lsmsim.cli.compare_command import CompareError, split_policies
 from lsmsim.scenarios.experiments._adoc_setup import adoc_run
 from lsmsim.simulation import simulate
 from lsmsim.sweeps.worker_pool import run_all
@@ -86,39 +87,38 @@ def simulate_run(spec: tuple[str, str, float]) -> SilkRun:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=name_list(tuple(DEVICES)), default=list(DEVICES))
-    parser.add_argument("--policies", default="silk-o,silk-o:weighted_shares=true",
-                        help="comma-separated SILK specs to simulate (default: the fork's "
-                             "equal shares, and the weighted ones)")
+    parser.add_argument("--policies", type=policy_specs,
+                        default=["silk-o", "silk-o:weighted_shares=true"],
+                        help="SILK specs to simulate, as lsmsim compare's --policies (default: "
+                             "the fork's equal shares, and the weighted ones)")
     parser.add_argument("--workers", type=positive_int, default=2)
     args = parser.parse_args()
     real = real_runs()
-    policies = [p for p in _split_specs(args.policies) if p]
-    specs = [(device, policy, real[device][0]) for device in args.devices for policy in policies]
+    specs = [(device, policy, real[device][0]) for device in args.devices
+             for policy in args.policies]
     simulated = run_all(simulate_run, specs, args.workers, lambda s: f"{s[0]} {s[1]}")
     if simulated is None:
         return 1
-    print(f"{'device':9} {'run':32} {'kops/s':>7} {'stall s':>7} {'MT stops':>8} {'WA':>4}  "
+    width = max(len("real (authors)"), *(len(policy) for policy in args.policies))
+    print(f"{'device':9} {'run':{width}} {'kops/s':>7} {'stall s':>7} {'MT stops':>8} {'WA':>4}  "
           + "  ".join(f"{f'L{n} jobs x s':>14}" for n in LEVELS))
     for device in args.devices:
         rows = [("real (authors)", real[device][1])]
         rows += [(spec[1], run) for spec, run in zip(specs, simulated) if spec[0] == device]
         for label, run in rows:
-            print(f"{device:9} {label:32} {run.ops_per_s / 1e3:7.1f} {run.stall_s:7.0f} "
+            print(f"{device:9} {label:{width}} {run.ops_per_s / 1e3:7.1f} {run.stall_s:7.0f} "
                   f"{run.memtable_stop_count:8d} {run.write_amplification:4.1f}  "
                   + "  ".join(f"{j:6d} x {s:5.1f}" for j, s in zip(run.jobs, run.job_s)))
     return 0
 
 
-def _split_specs(text: str) -> list[str]:
-    """Policy specs separated by commas, where a spec's own parameters follow a colon and
-    are separated by commas too ("silk-o,silk-o:a=1,b=2" -> "silk-o", "silk-o:a=1,b=2")."""
-    specs: list[str] = []
-    for part in text.split(","):
-        if specs and "=" in part and ":" not in part:
-            specs[-1] += "," + part
-        else:
-            specs.append(part.strip())
-    return specs
+def policy_specs(text: str) -> list[str]:
+    """`--policies`, as `lsmsim compare` reads it (';' between specs with several
+    parameters); a malformed list is argparse's error."""
+    try:
+        return split_policies(text)
+    except CompareError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 if __name__ == "__main__":
