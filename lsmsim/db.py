@@ -826,10 +826,7 @@ class DB:
             self._schedule_through_queue(flush_limit, compaction_limit, held_level)
             return
         # Without the queue's hold: the flush-pool block queues one compaction a call.
-        if (self.policy.high_pool_compaction_allowed(self.policy_view)
-                and len(self._high_pool_queue) < 2):
-            self._high_pool_queue.append(HIGH_POOL_COMPACTION_TASK)
-            self._run_high_pool(flush_limit)
+        self._queue_flush_pool_compaction(flush_limit)
         if self.compaction_paused:
             return
         while len(self.compaction_jobs) + self._purging(flush_pool=False) < compaction_limit:
@@ -847,16 +844,24 @@ class DB:
         queue = self._compaction_queue
         queue.schedule_pending(self.scores.needs_compaction)
         while queue.unscheduled > 0:
-            if (self.policy.high_pool_compaction_allowed(self.policy_view)
-                    and len(self._high_pool_queue) < 2):
-                queue.schedule_task()
-                self._high_pool_queue.append(HIGH_POOL_COMPACTION_TASK)
-                self._run_high_pool(flush_limit)
+            if self._queue_flush_pool_compaction(flush_limit):
+                queue.schedule_task()  # the task queued (spent after its pick: same count)
             elif not self.compaction_paused and self._compactions_scheduled() < compaction_limit:
                 queue.schedule_task()
                 self._run_compaction_task(high_pool=False, held_level=held_level)
             else:
                 return
+
+    def _queue_flush_pool_compaction(self, flush_limit: int) -> bool:
+        """MaybeScheduleFlushOrCompaction's flush-pool block (SILK's): while the policy
+        allows it and fewer than two tasks wait in the flush pool, queue a compaction task
+        there, which a free thread takes at once; False when the block does not apply."""
+        if not (self.policy.high_pool_compaction_allowed(self.policy_view)
+                and len(self._high_pool_queue) < 2):
+            return False
+        self._high_pool_queue.append(HIGH_POOL_COMPACTION_TASK)
+        self._run_high_pool(flush_limit)
+        return True
 
     def _run_compaction_task(self, high_pool: bool, held_level: int | None = None) -> None:
         """BackgroundCompaction of a task from the compaction queue: take the column family
