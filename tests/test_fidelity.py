@@ -23,8 +23,9 @@ from lsmsim.summary import summarize_trace
 from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_comparison import compare, window
 from lsmsim.traces.trace_import import import_trace
-from lsmsim.fidelity.trace_validation import (configuration_key, infer_device, ranking_agreement,
-                                     short_labels)
+from lsmsim.fidelity.trace_validation import (TraceResult, ValidationReport, configuration_key,
+                                              format_report, infer_device, ranking_agreement,
+                                              short_labels)
 
 # Real runs of this machine kind kept in the repository (validation/traces/*/README.md).
 LOCAL = Path(__file__).resolve().parents[1] / "validation" / "traces" / "local-2core-jobs"
@@ -112,6 +113,25 @@ def test_ranking_counts_swapped_configurations(base_trace):
     assert same["preserved"] and same["kendall"] == pytest.approx(1.0)
     swapped = ranking_agreement([[Result("a", 1, 20)], [Result("b", 2, 10)], [Result("c", 3, 30)]])
     assert not swapped["preserved"] and len(swapped["swapped_pairs"]) == 1
+
+
+def test_runs_are_split_by_background_jobs_against_cores(base_trace):
+    def result(jobs: int, error: float, noise: float | None) -> TraceResult:
+        real = Trace({"options": {"max_background_jobs": jobs}}, base_trace.summary, {}, [], [])
+        return TraceResult(f"j{jobs}", Path(f"j{jobs}"), "nvme", real, base_trace,
+                           {"throughput": error},
+                           None if noise is None else {"throughput": noise})
+
+    report = ValidationReport("m", [result(1, -0.01, 0.02), result(2, 0.03, None),
+                                    result(3, 0.10, -0.20), result(8, -0.06, 0.04)], cores=2)
+    fewer, more = report.by_jobs_against_cores()
+    assert (fewer.more_jobs_than_cores, fewer.runs) == (False, 2)
+    assert fewer.median_abs_error == pytest.approx(0.02)
+    assert fewer.median_abs_noise == pytest.approx(0.02)
+    assert (more.runs, more.median_abs_error, more.median_abs_noise) == (2, pytest.approx(0.08),
+                                                                         pytest.approx(0.12))
+    one_side = ValidationReport("m", [result(3, 0.1, None)], cores=2)
+    assert one_side.by_jobs_against_cores() == []
 
 
 def test_folder_names_give_device_labels_and_repeats(tmp_path):

@@ -227,6 +227,7 @@ class ValidationReport:
     mechanisms_off: list[str] = field(default_factory=list)
     host_speed: bool = True  # runs simulated at their host's measured speed
     seeds: int = 1  # simulations per run, seeds from the run's --seed (or validate's --seed)
+    cores: int = 0  # the machine profile's cores, to split the runs by background jobs
 
     def median_errors(self) -> dict[str, float]:
         """Median absolute error of each figure over the runs (L0 correlation: median)."""
@@ -239,6 +240,24 @@ class ValidationReport:
     def median_seed_spread(self) -> dict[str, float]:
         """Median absolute seed-to-seed difference of the simulations (several seeds only)."""
         return _medians([r.seed_spread for r in self.results if r.seed_spread is not None])
+
+    def by_jobs_against_cores(self) -> list[JobsGroup]:
+        """The runs split by whether their `max_background_jobs` exceeds the machine's cores
+        (more runnable threads than cores, issue 13): each group's median |throughput
+        error| against its own median |noise|, since busier runs vary more between repeats.
+        Empty unless both groups have runs."""
+        groups = {False: [], True: []}  # type: dict[bool, list[TraceResult]]
+        for result in self.results:
+            jobs = background_jobs(result.real)
+            if jobs is not None:
+                groups[jobs > self.cores].append(result)
+        if not (groups[False] and groups[True]):
+            return []
+        return [JobsGroup(more, len(members),
+                          median_abs([r.errors["throughput"] for r in members]),
+                          median_abs([r.noise["throughput"] for r in members
+                                      if r.noise is not None]))
+                for more, members in groups.items()]
 
     def as_dict(self) -> dict[str, Any]:
         def plain(values: dict[str, float] | None) -> dict[str, Any] | None:
@@ -266,8 +285,30 @@ class ValidationReport:
             "median_abs_noise_floor": plain(self.median_noise()),
             "median_abs_seed_spread": plain(self.median_seed_spread()),
             "ranking": {k: as_plain(v) for k, v in self.ranking.items()},
+            "throughput_by_jobs_against_cores": [
+                {"more_jobs_than_cores": g.more_jobs_than_cores, "runs": g.runs,
+                 "median_abs_error": as_plain(g.median_abs_error),
+                 "median_abs_noise_floor": as_plain(g.median_abs_noise)}
+                for g in self.by_jobs_against_cores()],
             "failed": self.failed,
         }
+
+
+@dataclass(frozen=True)
+class JobsGroup:
+    """The runs with at most (or more) background jobs than cores, and their throughput's
+    median |error| and median |noise| (NaN without repeats)."""
+
+    more_jobs_than_cores: bool
+    runs: int
+    median_abs_error: float
+    median_abs_noise: float
+
+
+def background_jobs(trace: Trace) -> int | None:
+    """The run's `max_background_jobs` as its options give it (None if they do not)."""
+    jobs = trace.config.get("options", {}).get("max_background_jobs")
+    return int(jobs) if isinstance(jobs, (int, float)) else None
 
 
 def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -333,7 +374,8 @@ def validate(folders: Sequence[Path], machine: MachineProfile, device: str | Non
                 other = members[1] if member is members[0] else members[0]
                 member.noise = compare(other.real, member.real)
     report = ValidationReport(machine.name, results, ranking_agreement(list(groups.values())),
-                              failed, list(off), seeds=seeds, host_speed=host_speed)
+                              failed, list(off), seeds=seeds, host_speed=host_speed,
+                              cores=machine.cores)
     if stopped is not None:
         raise stopped.carrying(report)
     return report
@@ -408,6 +450,7 @@ def format_report(report: ValidationReport) -> str:
     if any(r.noise is not None for r in report.results):
         lines.append(row("median |noise|", "", "", "", report.median_noise(), signed=False))
         lines.append(noise_multiples(report.median_errors(), report.median_noise(), short))
+    lines += jobs_against_cores_lines(report)
     if report.seeds > 1:
         lines.append(row("median |seeds|", "", "", "", report.median_seed_spread(),
                          signed=False))
@@ -427,6 +470,19 @@ def format_report(report: ValidationReport) -> str:
         lines.append("device files (name*): " + ", ".join(files))
     lines += [f"FAILED {label}: {error}" for label, error in report.failed.items()]
     return "\n".join(lines)
+
+
+def jobs_against_cores_lines(report: ValidationReport) -> list[str]:
+    """One line per group of `ValidationReport.by_jobs_against_cores`."""
+    lines = []
+    for group in report.by_jobs_against_cores():
+        side = "more than" if group.more_jobs_than_cores else "at most"
+        noise = ("" if group.median_abs_noise != group.median_abs_noise else
+                 f", median |noise| {100 * group.median_abs_noise:.1f}%")
+        lines.append(f"runs with {side} {report.cores} background jobs ({report.cores} cores): "
+                     f"{group.runs}, thr median |error| {100 * group.median_abs_error:.1f}%"
+                     + noise)
+    return lines
 
 
 def _host_label(host: HostSpeed | None) -> str:
