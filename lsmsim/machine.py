@@ -146,6 +146,10 @@ class MachineProfile:
     # How late Linux may wake a thread from nanosleep (its timer slack; PR_SET_TIMERSLACK):
     # each of DelayWrite's 1001 us sleeps lasts that much longer (`lsmsim.write_delay`).
     timer_slack_s: float = TIMER_SLACK_S
+    # The writer thread's CPU per put (threads.csv) over the profile's put cost on the runs
+    # it was fitted to, 1 where they did not record it: `lsmsim validate` scales the writer
+    # of another host by that host's ratio over this one (`lsmsim.fidelity.writer_cpu`).
+    writer_cpu_ratio: float = 1.0
     # Equally likely multipliers of a flush's or compaction's CPU cost, mean 1, one drawn
     # per job (`lsmsim.job_cost_spread`); measured from real runs' compactions. Empty: every
     # job costs the mean.
@@ -285,7 +289,8 @@ KERNEL_FIELDS = {"dirty_background_ratio": ("dirty_background_ratio", 1.0),
                  "run_queue_idle_share": ("run_queue_idle_share", 1.0),
                  "timer_slack_us": ("timer_slack_s", 1e-6),
                  "memtable_cache_MiB": ("memtable_cache_bytes", float(1 << 20)),
-                 "memtable_update_seek_share": ("memtable_update_seek_share", 1.0)}
+                 "memtable_update_seek_share": ("memtable_update_seek_share", 1.0),
+                 "writer_cpu_ratio": ("writer_cpu_ratio", 1.0)}
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
@@ -304,7 +309,9 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            # A share of the cores' time: 1 would leave no core to run on.
            "run_queue_idle_share": Range(0.0, 1.0, high_open=True),
            "timer_slack_us": Range(0.0, 1e6), "memtable_cache_MiB": Range(0.0, 2.0 ** 30),
-           "memtable_update_seek_share": Range(0.0, 10.0)}
+           "memtable_update_seek_share": Range(0.0, 10.0),
+           # A writer's CPU per put against a put cost fitted to throughput: within 10x.
+           "writer_cpu_ratio": Range(0.1, 10.0)}
 # At most this many multipliers in `job_cpu_spread` or `put_time_spread`, each within this
 # range.
 MAX_SPREAD_POINTS = 1000
@@ -317,6 +324,9 @@ _SPREAD_RANGE = Range(1e-3, 1e3)
 # clock can resolve, so simulated time stops. RocksDB's fastest puts take ~1 us.
 PUT_COSTS = ("write_ns_per_op", "write_ns_per_byte", "memtable_insert_ns_per_level")
 MIN_PUT_NS = 1.0
+# The costs of the client's writer thread (a put: WAL append and memtable insert), which a
+# host may run at another speed than the flush and compaction code (`with_cpu_scale`).
+WRITER_COSTS = (*PUT_COSTS, "memtable_miss_ns_per_level")
 
 
 MACHINES = NamedData("machine profile", PROFILE_DIR, ".toml", "machines")
@@ -394,10 +404,17 @@ def with_costs(profile: MachineProfile, values: dict[str, float]) -> MachineProf
                                            for key, value in values.items()})
 
 
-def with_cpu_scale(profile: MachineProfile, scale: float) -> MachineProfile:
+def with_cpu_scale(profile: MachineProfile, scale: float,
+                   writer_scale: float | None = None) -> MachineProfile:
     """`profile` on a host `scale` times as slow (every CPU cost times `scale`; the page cache,
-    kernel settings and cores as they are): see `lsmsim.fidelity.job_cpu`."""
-    return with_costs(profile, {key: value * scale for key, value in cost_values(profile).items()
+    kernel settings and cores as they are), its writer's costs (`WRITER_COSTS`) times
+    `writer_scale` instead when given: see `lsmsim.fidelity.job_cpu` and
+    `lsmsim.fidelity.writer_cpu`."""
+    def factor(key: str) -> float:
+        return writer_scale if writer_scale is not None and key in WRITER_COSTS else scale
+
+    return with_costs(profile, {key: value * factor(key)
+                                for key, value in cost_values(profile).items()
                                 if key not in NOT_CPU_COSTS})
 
 

@@ -18,7 +18,7 @@ from lsmsim.metrics import db_write_key
 from lsmsim.traces.db_bench import setup_from_flags
 from lsmsim.entry_format import EntryFormat
 from lsmsim.fluid_share import Demand, allocate, runnable_fractions
-from lsmsim.machine import cost_values, load_machine, machine_toml, with_costs
+from lsmsim.machine import cost_values, load_machine, machine_toml, with_costs, with_cpu_scale
 from lsmsim.summary import summarize_trace
 from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_comparison import compare, window
@@ -29,6 +29,7 @@ from lsmsim.fidelity.trace_validation import (TraceResult, ValidationReport, con
 
 # Real runs of this machine kind kept in the repository (validation/traces/*/README.md).
 LOCAL = Path(__file__).resolve().parents[1] / "validation" / "traces" / "local-2core-jobs"
+HELDOUT = LOCAL.parent / "local-2core-heldout"
 ENTRY_BYTES = 100
 
 
@@ -113,6 +114,49 @@ def test_ranking_counts_swapped_configurations(base_trace):
     assert same["preserved"] and same["kendall"] == pytest.approx(1.0)
     swapped = ranking_agreement([[Result("a", 1, 20)], [Result("b", 2, 10)], [Result("c", 3, 30)]])
     assert not swapped["preserved"] and len(swapped["swapped_pairs"]) == 1
+
+
+def test_the_writers_speed_is_measured_apart_from_the_jobs(capsys):
+    """A host whose writer thread took less CPU per put than the profile says while its jobs
+    took more (validation/traces/local-2core-heldout, threads.csv): `--host-speed log` scales
+    the writer to its own measured CPU, `jobs` at the jobs' scale, as the CLI's choices say."""
+    from lsmsim.fidelity.calibration import measured_writer_ratio
+    from lsmsim.fidelity.trace_validation import HOST_SPEEDS, run_setup, session_hosts
+    from lsmsim.fidelity.writer_cpu import measure_writer_cpu, profile_put_cpu_s
+    from lsmsim.traces.thread_schedstat import group_totals
+
+    machine = load_machine("local-2core")
+    run = HELDOUT / "j2_wb32_r1"
+    real, setup = run_setup(run, None)
+    writer = measure_writer_cpu(run, real, setup, machine)
+    puts = real.summary["ops"]
+    assert writer.cpu_s == group_totals(run / "threads.csv")[1]["writer"]["cpu_s"]
+    assert writer.profile_cpu_s == pytest.approx(puts * profile_put_cpu_s(setup, machine))
+    assert 5e-6 < writer.cpu_s / puts < 6.5e-6  # its threads.csv: 5.8 us a put
+    log, = session_hosts([run], machine, None, 1)
+    jobs, = session_hosts([run], machine, None, 1, writer=False)
+    assert log.cpu_scale == jobs.cpu_scale > 1.05
+    assert log.writer_scale == pytest.approx(writer.cpu_s / writer.profile_cpu_s)
+    assert log.writer_scale < 1.0 and jobs.writer_scale is None
+    scaled = with_cpu_scale(machine, log.cpu_scale, log.writer_scale)
+    assert scaled.write_cpu_s_per_op == pytest.approx(machine.write_cpu_s_per_op
+                                                       * log.writer_scale)
+    assert scaled.compaction_cpu_s_per_byte == pytest.approx(machine.compaction_cpu_s_per_byte
+                                                             * log.cpu_scale)
+    # A profile whose own runs showed its writer at 0.9 of its put cost: a host's writer is
+    # measured against that ratio, which calibrate records.
+    own = with_costs(machine, {"writer_cpu_ratio": 0.9})
+    assert measure_writer_cpu(run, real, setup, own).profile_cpu_s == pytest.approx(
+        0.9 * writer.profile_cpu_s)
+    ratio, note = measured_writer_ratio([run], [type("R", (), {"setup": setup})()], [real], own)
+    assert ratio == pytest.approx(writer.cpu_s / writer.profile_cpu_s, abs=1e-3)
+    assert "writer_cpu_ratio" in note
+    assert measured_writer_ratio([LOCAL / "j2_wb16_r2"], [type("R", (), {"setup": setup})()],
+                                 [real], own)[0] is None  # no threads.csv there
+    with pytest.raises(SystemExit):
+        main(["validate", str(run), "--machine", "local-2core", "--host-speed", "nope"])
+    assert "log, jobs, profile" in capsys.readouterr().err.replace("'", "")
+    assert HOST_SPEEDS == ("log", "jobs", "profile")  # the CLI's choices, in its order
 
 
 def test_runs_are_split_by_background_jobs_against_cores(base_trace):
@@ -317,7 +361,6 @@ def test_host_speed_is_the_runs_job_cpu_over_the_profiles():
     """A profile twice as slow finds the same run's host twice as fast; a run pooled with
     itself is itself; the scaled profile changes every CPU cost and nothing else."""
     from lsmsim.fidelity.job_cpu import measure_host_speed, pooled
-    from lsmsim.machine import with_cpu_scale
 
     trace = import_trace(LOCAL / "j2_wb16_r2")
     machine = load_machine("local-2core")
@@ -345,13 +388,12 @@ def test_validate_takes_the_hosts_speed_out_of_the_error(tmp_path, capsys):
     """A profile 1.6x too slow for the host: unscaled, the simulation is far slower than the
     real runs; at the host's measured speed (the default), the error is the profile's own.
     The scale is pooled over the runs of one folder, and reported per run."""
-    from lsmsim.machine import with_cpu_scale
 
     machine = tmp_path / "slow.toml"
     machine.write_text(machine_toml(with_cpu_scale(load_machine("local-2core"), 1.6)))
     runs = [str(LOCAL / "j2_wb64_r2"), str(LOCAL / "j4_wb16_r2")]
     figures = {}
-    for mode in ("profile", "log"):
+    for mode in ("profile", "jobs"):
         assert main(["validate", *runs, "--machine", str(machine), "--json", "--max-seconds",
                      "30", "--host-speed", mode]) == 0
         report = json.loads(capsys.readouterr().out)
@@ -363,7 +405,7 @@ def test_validate_takes_the_hosts_speed_out_of_the_error(tmp_path, capsys):
             assert scales == {None}
         else:
             assert 0.4 < scales.pop() < 0.9
-    assert figures["profile"] > 0.2 and figures["log"] < figures["profile"] / 2
+    assert figures["profile"] > 0.2 and figures["jobs"] < figures["profile"] / 2
     assert main(["validate", runs[0], "--machine", "local-2core", "--max-seconds", "20"]) == 0
     out = capsys.readouterr().out
     assert "host" in out.splitlines()[1] and " x" in out.splitlines()[2]

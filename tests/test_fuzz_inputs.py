@@ -285,6 +285,7 @@ MACHINE_FIELDS = {
     "wakeups_per_dirty_mib": st.floats(0, 10), "core_sharing_slope": st.floats(0, 10),
     "run_queue_idle_share": st.floats(0, 0.9), "timer_slack_us": st.floats(0, 1e3),
     "memtable_cache_MiB": st.floats(0, 1e3), "memtable_update_seek_share": st.floats(0, 10),
+    "writer_cpu_ratio": st.floats(0.1, 10),
 }
 assert set(KERNEL_FIELDS) <= set(MACHINE_FIELDS), "a machine field the fuzz test never tries"
 

@@ -44,7 +44,9 @@ CONFIGS = {"wb16": (16, 0, 0), "wb64": (64, 0, 0), "wb16_rl40": (16, 40, 0),
            # Page-cache writeback: 1 MiB range syncs (issue 13, item 2).
            "wb16_bps1": (16, 0, 1), "wb64_bps1": (64, 0, 1),
            # Memtables past the CPU cache (`memtable_cache_misses`).
-           "wb256": (256, 0, 0)}
+           "wb256": (256, 0, 0),
+           # Held out from every fit: a memtable size and a limit no profile was fitted to.
+           "wb32": (32, 0, 0), "wb32_rl20": (32, 20, 0)}
 BASE_FLAGS = ("--benchmarks=fillrandom", "--num=100000000", "--key_size=16",
               "--value_size=1000", "--compression_type=none", "--stats_interval_seconds=10",
               "--seed=42")

@@ -80,10 +80,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="compare only each run's first seconds (faster on long runs)")
     parser.add_argument("--workers", type=positive_int, default=2,
                         help="simulation processes (default 2)")
-    parser.add_argument("--host-speed", choices=("log", "profile"), default="log",
+    parser.add_argument("--host-speed", choices=("log", "jobs", "profile"), default="log",
                         help="log (default): simulate each run with the profile's CPU costs "
                              "scaled to the CPU its own flushes and compactions took (hosts "
-                             "of one kind differ by tens of percent from day to day); "
+                             "of one kind differ by tens of percent from day to day), its "
+                             "writer's to the writer thread's CPU per put where its "
+                             "threads.csv has it; jobs: every cost at the jobs' scale; "
                              "profile: every run on the profile as it is")
     parser.add_argument("--seed", type=non_negative_int,
                         help="seed of the simulations (default: each run's own db_bench --seed)")
@@ -104,7 +106,7 @@ def _validate(args: argparse.Namespace) -> int:
                           device_dir=args.device_dir,
                           progress="runs" if progress_wanted(args) else "",
                           without=args.without, seed=args.seed, seeds=args.seeds,
-                          host_speed=args.host_speed == "log")
+                          host_speed=args.host_speed)
     except Interrupted as stop:
         report, stopped = stop.results, stop
     document = report.as_dict()
@@ -208,7 +210,7 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> list[st
             report = validate(folders, result.profile, device=args.device,
                               max_seconds=args.max_seconds, workers=args.workers,
                               device_dir=args.device_out, seed=args.seed,
-                              host_speed=args.host_speed == "log")
+                              host_speed=args.host_speed)
             print(f"\n{title}:\n" + format_report(report))
             _print_import_warnings(report)
             failed += list(report.failed)

@@ -61,7 +61,9 @@ from lsmsim.fidelity.job_cost_spread_fit import measure_spread
 from lsmsim.fidelity.put_time_spread_fit import measure_put_spread
 from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
                             cost_values, with_costs)
-from lsmsim.fidelity.job_cpu import compaction_cpu_jobs, flush_cpu_row, sharing_factors
+from lsmsim.fidelity.job_cpu import (MIN_WRITER_CPU_S, compaction_cpu_jobs, flush_cpu_row,
+                                     sharing_factors)
+from lsmsim.fidelity.writer_cpu import measure_writer_cpu
 from lsmsim.traces.thread_schedstat import group_totals
 from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_validation import check_run_folders, run_devices, run_setup
@@ -215,7 +217,8 @@ def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: 
     (captured before lsmsim recorded it) measure none. The writer thread's CPU per put is
     not taken for `write_ns_per_op`: the model's put cost is the writer's time per put while
     it has a core, and real writers also block in the WAL's write() (about a quarter of
-    their time in the 2-core runs without stalls), so it stays fitted."""
+    their time in the 2-core runs without stalls), so it stays fitted; its ratio to the
+    fitted cost is recorded (`measured_writer_ratio`)."""
     with_threads = [(folder / "threads.csv", run, trace)
                     for folder, run, trace in zip(folders, runs, traces)
                     if (folder / "threads.csv").is_file()]
@@ -258,6 +261,24 @@ def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: 
         notes.append("run_queue_idle_share not measured: no second had a runnable thread "
                      "more than the cores")
     return measured, notes
+
+
+def measured_writer_ratio(folders: Sequence[Path], runs: Sequence[Run], traces: Sequence[Trace],
+                          profile: MachineProfile) -> tuple[float | None, str]:
+    """The writer thread's CPU per put over `profile`'s put cost, pooled over the runs whose
+    threads.csv records it (`lsmsim.fidelity.writer_cpu`): the profile's `writer_cpu_ratio`,
+    against which `lsmsim validate` measures another host's writer. None without such runs."""
+    own = with_costs(profile, {"writer_cpu_ratio": 1.0})
+    measured = [measure_writer_cpu(Path(folder), trace, run.setup, own)
+                for folder, run, trace in zip(folders, runs, traces)]
+    writers = [w for w in measured if w is not None]
+    cpu_s = sum(w.cpu_s for w in writers)
+    if cpu_s < MIN_WRITER_CPU_S:
+        return None, ("writer_cpu_ratio not measured: no run's threads.csv records enough "
+                      "writer CPU (left at 1)")
+    ratio = round(cpu_s / sum(w.profile_cpu_s for w in writers), 3)
+    return ratio, (f"writer_cpu_ratio {ratio} measured from {len(writers)} threads.csv: the "
+                   f"writer thread's {cpu_s:.1f} s of CPU over the fitted put cost of its puts")
 
 
 def per_unit_costs(columns: dict[str, np.ndarray], cpu_ns: np.ndarray,
@@ -428,6 +449,12 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
             raise stop.carrying(None) from None
         result = stop.results.best_so_far(fit, time.perf_counter() - started_wall_s)
         stopped = stop
+    if measure:
+        ratio, note = measured_writer_ratio(checked, runs, traces, result.profile)
+        notes.append(note)
+        if ratio is not None:
+            result.profile = with_costs(result.profile, {"writer_cpu_ratio": ratio})
+            measured["writer_cpu_ratio"] = ratio
     result.device_fits, result.device_files = device_fits, device_files
     result.measured = measured
     result.held = {k: v for k, v in result.held.items() if k not in measured}

@@ -35,6 +35,9 @@ if TYPE_CHECKING:  # machine.py reads job_cost_spread, which reads this module
 # Below this much measured job CPU a run's LOG does not tell its host's speed: a few
 # short jobs, each timed to the microsecond and dominated by its own start-up.
 MIN_MEASURED_CPU_S = 1.0
+# And below this much writer CPU its threads.csv does not tell the writer's speed
+# (`lsmsim.fidelity.writer_cpu`).
+MIN_WRITER_CPU_S = 1.0
 
 
 class CompactionCpu(NamedTuple):
@@ -161,6 +164,10 @@ class HostSpeed:
     job_cpu_s: float
     profile_cpu_s: float
     jobs: int
+    # The writer thread's CPU and the profile's for its puts, where the runs recorded it
+    # (`lsmsim.fidelity.writer_cpu`); 0 where they did not.
+    writer_cpu_s: float = 0.0
+    writer_profile_cpu_s: float = 0.0
 
     @property
     def measured(self) -> bool:
@@ -172,6 +179,17 @@ class HostSpeed:
         """How much more (> 1) or less CPU the jobs took than the profile says; 1.0 when
         not `measured`."""
         return self.job_cpu_s / self.profile_cpu_s if self.measured else 1.0
+
+    @property
+    def writer_measured(self) -> bool:
+        """Whether the runs recorded enough writer CPU to tell the writer's speed apart."""
+        return self.writer_cpu_s >= MIN_WRITER_CPU_S and self.writer_profile_cpu_s > 0.0
+
+    @property
+    def writer_scale(self) -> float | None:
+        """How much more or less CPU the writer's puts took than the profile says; None
+        when not `writer_measured` (the writer then goes at `cpu_scale`)."""
+        return self.writer_cpu_s / self.writer_profile_cpu_s if self.writer_measured else None
 
 
 def measure_host_speed(trace: Trace, machine: MachineProfile) -> HostSpeed:
@@ -204,4 +222,5 @@ def pooled(speeds: Iterable[HostSpeed]) -> HostSpeed:
     16 MB memtables below, 64 MB above), which validation must not take away."""
     speeds = list(speeds)
     return HostSpeed(sum(s.job_cpu_s for s in speeds), sum(s.profile_cpu_s for s in speeds),
-                     sum(s.jobs for s in speeds))
+                     sum(s.jobs for s in speeds), sum(s.writer_cpu_s for s in speeds),
+                     sum(s.writer_profile_cpu_s for s in speeds))

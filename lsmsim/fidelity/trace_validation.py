@@ -4,7 +4,7 @@ Each run folder is imported (`lsmsim.traces.trace_import`), its own db_bench com
 for the real run's duration (`lsmsim.traces.run_setup.setup_from_trace_dir`) on the given machine
 profile and device, and the two traces are compared (`lsmsim.fidelity.trace_comparison`). Runs of
 one command repeated (`<name>_r1`, `<name>_r2`) give the noise floor: the same comparison
-between the two real runs. Unless asked not to (`host_speed=False`, `--host-speed profile`),
+between the two real runs. Unless asked not to (`host_speed="profile"`, `--host-speed profile`),
 the runs are simulated on the machine profile scaled to their host's speed that day,
 measured from the CPU their own flushes and compactions took, pooled over the runs of one
 folder (`lsmsim.fidelity.job_cpu`): hosts of one machine kind differ by tens of percent from day to
@@ -28,6 +28,7 @@ import numpy as np
 from lsmsim.traces.db_bench import DbBenchSetup
 from lsmsim.traces.run_setup import setup_from_trace_dir
 from lsmsim.fidelity.job_cpu import HostSpeed, measure_host_speed, pooled
+from lsmsim.fidelity.writer_cpu import measure_writer_cpu
 from lsmsim.machine import MachineProfile, with_cpu_scale
 from lsmsim.metrics import DB_WRITE_PERCENTILES, db_write_key
 from lsmsim.mechanisms import Mechanisms
@@ -43,12 +44,17 @@ DEVICE_BY_MATERIAL = {"PM": "pm", "NVMeSSD": "nvme", "SATASSD": "sata-ssd", "SAT
 # Without such a folder (local-2core's fast virtual disk) runs use this preset.
 DEFAULT_DEVICE = "nvme"
 DEVICE_WIDTH = 11  # the report's device column
-HOST_WIDTH = 7
+HOST_WIDTH = 11
 HOST_COLUMN = ("host = the profile's CPU costs scaled to the job CPU measured in the LOGs of the "
                "runs of this run's host session (its folder's runs; '-': too little to tell; "
-               "--host-speed profile: unscaled)")
+               "--host-speed profile: unscaled), and after a '/' its writer's costs to the "
+               "writer thread's CPU per put in their threads.csv")
 HOST_COLUMN_OFF = "host: every run on the profile as it is (--host-speed profile)"
 _REPEAT = re.compile(r"_r\d+$")
+# --host-speed: log = job costs at the jobs' CPU in the LOGs, the writer's at its thread's
+# CPU per put in threads.csv (else the jobs' scale); jobs = every cost at the jobs' scale
+# (lsmsim before 2026-11-29); profile = the profile as it is.
+HOST_SPEEDS = ("log", "jobs", "profile")
 
 
 def infer_device(folder: Path) -> str | None:
@@ -162,18 +168,26 @@ def _simulate_folder(job: tuple[Path, str, MachineProfile, float | None, tuple[s
     return real, sims
 
 
-def _measure_host(job: tuple[Path, MachineProfile, float | None]) -> HostSpeed:
-    folder, machine, max_seconds = job
-    real, _ = run_setup(folder, max_seconds)
-    return measure_host_speed(real, machine)
+def _measure_host(job: tuple[Path, MachineProfile, float | None, bool]) -> HostSpeed:
+    folder, machine, max_seconds, with_writer = job
+    real, setup = run_setup(folder, max_seconds)
+    speed = measure_host_speed(real, machine)
+    writer = (measure_writer_cpu(folder, real, setup, machine)
+              if with_writer and max_seconds is None else None)
+    if writer is None:  # (threads.csv covers the whole run, not a window of it)
+        return speed
+    return dataclasses.replace(speed, writer_cpu_s=writer.cpu_s,
+                               writer_profile_cpu_s=writer.profile_cpu_s)
 
 
 def session_hosts(folders: Sequence[Path], machine: MachineProfile, max_seconds: float | None,
-                  workers: int) -> list[HostSpeed | None]:
+                  workers: int, writer: bool = True) -> list[HostSpeed | None]:
     """Each run's host speed, pooled over the runs of its host session (`host_session`:
-    runs captured together land in one folder); None for a run whose import fails (its
-    simulation reports the error). Ctrl-C raises `worker_pool.Interrupted`."""
-    speeds = run_jobs(_measure_host, [(f, machine, max_seconds) for f in folders], workers)
+    runs captured together land in one folder), with its writer's where `writer` and the
+    runs' threads.csv tell it; None for a run whose import fails (its simulation reports
+    the error). Ctrl-C raises `worker_pool.Interrupted`."""
+    speeds = run_jobs(_measure_host, [(f, machine, max_seconds, writer) for f in folders],
+                      workers)
     sessions: dict[Path, list[HostSpeed]] = {}
     for folder, speed in zip(folders, speeds):
         if isinstance(speed, HostSpeed):
@@ -225,7 +239,7 @@ class ValidationReport:
     ranking: dict[str, Any] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # run label -> its error
     mechanisms_off: list[str] = field(default_factory=list)
-    host_speed: bool = True  # runs simulated at their host's measured speed
+    host_speed: str = "log"  # HOST_SPEEDS: how the runs' host speed was taken
     seeds: int = 1  # simulations per run, seeds from the run's --seed (or validate's --seed)
     cores: int = 0  # the machine profile's cores, to split the runs by background jobs
 
@@ -269,11 +283,12 @@ class ValidationReport:
         return {
             "machine": self.machine,
             "mechanisms_off": self.mechanisms_off,
-            "host_speed": "log" if self.host_speed else "profile",
+            "host_speed": self.host_speed,
             "seeds": self.seeds,
             "traces": [{"label": r.label, "path": str(r.path), "device": r.device,
                         "host_cpu_scale": (r.host.cpu_scale if r.host and r.host.measured
                                            else None),
+                        "host_writer_scale": r.host.writer_scale if r.host else None,
                         "real": {k: as_plain(r.real.summary.get(k, math.nan)) for k in figures},
                         "simulated": {k: as_plain(r.sim.summary.get(k, math.nan))
                                       for k in figures},
@@ -321,33 +336,40 @@ def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
 
 
 def _on_host(machine: MachineProfile, host: HostSpeed | None) -> MachineProfile:
-    """The profile at the host's measured speed (as it is when not measured)."""
-    return with_cpu_scale(machine, host.cpu_scale) if host is not None and host.measured else machine
+    """The profile at the host's measured speed (as it is when not measured): its job
+    costs at the jobs' scale, its writer's at the writer's where the runs measured it."""
+    if host is None or not (host.measured or host.writer_measured):
+        return machine
+    return with_cpu_scale(machine, host.cpu_scale, host.writer_scale)
 
 
 def validate(folders: Sequence[Path], machine: MachineProfile, device: str | None = None,
              max_seconds: float | None = None, workers: int = 2,
              device_dir: Path | None = None, progress: str = "",
              without: Sequence[str] = (), seed: int | None = None,
-             seeds: int = 1, host_speed: bool = True) -> ValidationReport:
+             seeds: int = 1, host_speed: str = "log") -> ValidationReport:
     """Re-simulate every run folder and compare (see the module docstring). `device`
     overrides the device named by each folder's path (DEFAULT_DEVICE when none is);
     `device_dir` holds fitted device files that replace presets of the same name; `without`
     names resource-model mechanisms to switch off (`lsmsim.mechanisms`), to see what each
     does to the errors. Each run is simulated `seeds` times, with seeds counted up from
     `seed` (default: the run's own db_bench --seed), so the seeds' spread can be held
-    against the real repeats' (the model's run-to-run variability). `host_speed` False
-    simulates every run on `machine` as it is, instead of at its host session's measured
-    speed (`session_hosts`). A run that fails is in `failed`; on Ctrl-C or SIGTERM, raises
+    against the real repeats' (the model's run-to-run variability). `host_speed` is one of
+    HOST_SPEEDS: each run at its host session's measured speed (`session_hosts`), its
+    writer's measured apart (`log`) or not (`jobs`), or on `machine` as it is (`profile`).
+    A run that fails is in `failed`; on Ctrl-C or SIGTERM, raises
     `worker_pool.Interrupted` carrying the report of the runs done (the others failed with
     NOT_RUN)."""
+    if host_speed not in HOST_SPEEDS:
+        raise ValueError(f"host_speed {host_speed!r}: not one of {', '.join(HOST_SPEEDS)}")
     folders = check_run_folders(folders)
     devices = run_devices(folders, device, device_dir)
     off = tuple(Mechanisms.without(without).switched_off())  # an unknown name fails here
     stopped: Interrupted | None = None
     try:
-        hosts = (session_hosts(folders, machine, max_seconds, workers) if host_speed
-                 else [None] * len(folders))
+        hosts = (session_hosts(folders, machine, max_seconds, workers,
+                               writer=host_speed == "log")
+                 if host_speed != "profile" else [None] * len(folders))
     except Interrupted as stop:
         raise stop.carrying(ValidationReport(machine.name, [], ranking_agreement([]),
                                              mechanisms_off=list(off), host_speed=host_speed))
@@ -463,7 +485,7 @@ def format_report(report: ValidationReport) -> str:
     labels = error_labels()
     lines += notes
     lines.append("columns: " + ", ".join(
-        [HOST_COLUMN if report.host_speed else HOST_COLUMN_OFF]
+        [HOST_COLUMN if report.host_speed != "profile" else HOST_COLUMN_OFF]
         + [f"{short[n]} = {labels[n]}" for n in names]))
     files = sorted({r.device for r in report.results if r.device.endswith(".toml")})
     if files:
@@ -486,10 +508,12 @@ def jobs_against_cores_lines(report: ValidationReport) -> list[str]:
 
 
 def _host_label(host: HostSpeed | None) -> str:
-    """`x0.77`: the CPU-cost scale a run was simulated at; `-` where its LOG could not tell."""
+    """`x0.77`: the CPU-cost scale a run was simulated at; `-` where its LOG could not tell;
+    `x0.77/0.93`: its writer's scale after the slash, where its threads.csv told it."""
     if host is None:
         return ""
-    return f"x{host.cpu_scale:.2f}" if host.measured else "-"
+    jobs = f"x{host.cpu_scale:.2f}" if host.measured else "-"
+    return jobs if host.writer_scale is None else f"{jobs}/{host.writer_scale:.2f}"
 
 
 def noise_multiples(errors: dict[str, float], noise: dict[str, float],
