@@ -30,7 +30,7 @@ from lsmsim.direct_io import DirectIo
 from lsmsim.drive_gc import write_amplification
 from lsmsim.entry_format import EntryFormat
 from lsmsim.event_log import EventLog, EventShape
-from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, Demand, allocate, io_streams,
+from lsmsim.fluid_share import (CPU, DEVICE, INFINITE, RATE_LIMITER, Demand, allocate, io_streams,
                                 runnable_fractions)
 from lsmsim.foreground_reader import ForegroundClients
 from lsmsim.foreground_writer import ForegroundWriter, LatencySplit
@@ -47,7 +47,7 @@ from lsmsim.page_cache_residency import PageCacheResidency
 from lsmsim.page_cache_writeback import background_share
 from lsmsim.policy import Policy, PolicyError, Weights
 from lsmsim.put_time_spread import PutTimeSpread
-from lsmsim.rate_limiter import GenericRateLimiter
+from lsmsim.rate_limiter import GenericRateLimiter, queue_shares
 from lsmsim.reads_behind_writes import MAX_ITERATIONS, OCCUPANCY_TOLERANCE, read_wait_s
 from lsmsim.run_queue_idle import cpu_capacity
 from lsmsim.sst_file import SstFile
@@ -587,6 +587,12 @@ class DB:
             demands.append(Demand(per_unit, cap, (cpu_weight * fraction * job.threads,
                                                   device_weight * job.threads,
                                                   limiter_weight)))
+        if limiter_bps and self.mechanisms.limiter_queues and jobs:
+            job_demands = demands[clients:]
+            shares = queue_shares([d.weights[RATE_LIMITER] for d in job_demands],
+                                  [d.per_unit[RATE_LIMITER] > 0 for d in job_demands])
+            for demand, share in zip(job_demands, shares):
+                demand.weights = (demand.weights[CPU], demand.weights[DEVICE], share)
         cpu_cores = cores
         if self._run_queue_idle_share:  # core time idle while threads queue
             cpu_cores = cpu_capacity(cores, running, self._run_queue_idle_share)

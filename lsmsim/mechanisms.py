@@ -113,6 +113,12 @@ class Mechanisms:
     # (`lsmsim.compaction_queue`). Off: the compaction pool starts whatever its slots allow,
     # and the flush pool gets one compaction per scheduling call.
     compaction_queue: bool = True
+    # GenericRateLimiter queues requests by priority (`queue_[pri]`) and splits each refill
+    # among the queues in priority order, a queue's requests served in turn: a priority's
+    # share is its queue's, split among the jobs in it (`lsmsim.rate_limiter.queue_shares`).
+    # Off: every job weighs its own priority's weight, so five compactions outweigh a flush
+    # five times as much as one does.
+    limiter_queues: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

@@ -4,6 +4,9 @@ Follows util/rate_limiter.cc (RocksDB 7.7; docs/background/rocksdb-mechanisms.md
 token bucket refilled every `refill_period_us` is replaced by its average (fluid): the
 limiter is a capacity of `rate_bps` bytes/s shared by the jobs' writes (fluid_share.py).
 
+The jobs share it as its queues do (`queue_shares`): a priority's weight is its queue's,
+split among the jobs waiting in it.
+
 Drains are counted per refill period, as `GenericRateLimiter::Request` counts them: a
 request that finds `available_bytes_ < bytes` is queued, and the first queued request to
 reach the wait for the next refill while no other is waiting for it
@@ -35,6 +38,20 @@ ADJUST_PCT = 5                     # kAdjustFactorPct
 ALLOWED_RANGE_FACTOR = 20          # kAllowedRangeFactor
 PERIOD_TOLERANCE = 1e-9            # in periods: a stretch ending on a boundary
 DUE_TOLERANCE_S = 1e-9             # a wake-up for the tune landing a rounding short of it
+
+
+def queue_shares(weights: list[float], writing: list[bool]) -> list[float]:
+    """The jobs' weights on the limiter as its per-priority queues give them: the jobs of one
+    weight (one priority) split it, as the requests of one `queue_[pri]` wait in turn for the
+    bytes the refill leaves that queue (RefillBytesAndGrantRequestsLocked serves the queues
+    in priority order, IO_HIGH last one refill in `fairness`; a queue's requests in order).
+    A job that writes nothing through the limiter (`writing` False) is in no queue."""
+    counts: dict[float, int] = {}
+    for weight, writes in zip(weights, writing):
+        if writes:
+            counts[weight] = counts.get(weight, 0) + 1
+    return [weight / counts[weight] if writes else weight
+            for weight, writes in zip(weights, writing)]
 
 
 class GenericRateLimiter:
