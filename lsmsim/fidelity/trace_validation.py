@@ -37,7 +37,7 @@ from lsmsim.fidelity.trace_comparison import (as_plain, compare, error_labels, e
                                      format_difference, median_abs, window)
 from lsmsim.traces.run_files import TraceError, find_run_files
 from lsmsim.traces.trace_import import import_trace
-from lsmsim.sweeps.worker_pool import NOT_RUN, Interrupted, run_jobs
+from lsmsim.sweeps.worker_pool import NOT_RUN, Interrupted, JobFailed, run_jobs
 
 # The ADOC runs name their device in a folder `StorageMaterial.<name>`.
 DEVICE_BY_MATERIAL = {"PM": "pm", "NVMeSSD": "nvme", "SATASSD": "sata-ssd", "SATAHDD": "hdd"}
@@ -181,11 +181,11 @@ def _measure_host(job: tuple[Path, MachineProfile, float | None, bool]) -> HostS
 
 
 def session_hosts(folders: Sequence[Path], machine: MachineProfile, max_seconds: float | None,
-                  workers: int, writer: bool = True) -> list[HostSpeed | None]:
+                  workers: int, writer: bool = True) -> list[HostSpeed | JobFailed]:
     """Each run's host speed, pooled over the runs of its host session (`host_session`:
     runs captured together land in one folder), with its writer's where `writer` and the
-    runs' threads.csv tell it; None for a run whose import fails (its simulation reports
-    the error). Ctrl-C raises `worker_pool.Interrupted`."""
+    runs' threads.csv tell it; the error of a run whose files could not be read for it.
+    Ctrl-C raises `worker_pool.Interrupted`."""
     speeds = run_jobs(_measure_host, [(f, machine, max_seconds, writer) for f in folders],
                       workers)
     sessions: dict[Path, list[HostSpeed]] = {}
@@ -193,7 +193,7 @@ def session_hosts(folders: Sequence[Path], machine: MachineProfile, max_seconds:
         if isinstance(speed, HostSpeed):
             sessions.setdefault(host_session(folder), []).append(speed)
     session = {parent: pooled(members) for parent, members in sessions.items()}
-    return [session[host_session(f)] if isinstance(s, HostSpeed) else None
+    return [session[host_session(f)] if isinstance(s, HostSpeed) else s
             for f, s in zip(folders, speeds)]
 
 
@@ -335,10 +335,10 @@ def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
     return medians
 
 
-def _on_host(machine: MachineProfile, host: HostSpeed | None) -> MachineProfile:
+def _on_host(machine: MachineProfile, host: HostSpeed | JobFailed | None) -> MachineProfile:
     """The profile at the host's measured speed (as it is when not measured): its job
     costs at the jobs' scale, its writer's at the writer's where the runs measured it."""
-    if host is None or not (host.measured or host.writer_measured):
+    if not isinstance(host, HostSpeed) or not (host.measured or host.writer_measured):
         return machine
     return with_cpu_scale(machine, host.cpu_scale, host.writer_scale)
 
@@ -373,12 +373,18 @@ def validate(folders: Sequence[Path], machine: MachineProfile, device: str | Non
     except Interrupted as stop:
         raise stop.carrying(ValidationReport(machine.name, [], ranking_agreement([]),
                                              mechanisms_off=list(off), host_speed=host_speed))
-    jobs = [(f, d, _on_host(machine, h), max_seconds, off, seed, seeds)
-            for f, d, h in zip(folders, devices, hosts)]
+    # A run whose files could not be read for its host's speed fails with that error.
+    pairs: list[Any] = [h if isinstance(h, JobFailed) else None for h in hosts]
+    todo = [i for i, h in enumerate(hosts) if not isinstance(h, JobFailed)]
+    jobs = [(folders[i], devices[i], _on_host(machine, hosts[i]), max_seconds, off, seed, seeds)
+            for i in todo]
     try:
-        pairs = run_jobs(_simulate_folder, jobs, workers, progress=progress)
+        done = run_jobs(_simulate_folder, jobs, workers, progress=progress)
     except Interrupted as stop:
-        pairs, stopped = stop.results, stop
+        done, stopped = stop.results, stop
+    for i, pair in zip(todo, done):
+        pairs[i] = pair
+    hosts = [h if isinstance(h, HostSpeed) else None for h in hosts]
     labels = short_labels(folders)
     results = [TraceResult(label, folder, dev, pair[0], pair[1][0],
                            seed_errors(pair[0], pair[1]), sims=pair[1],

@@ -19,10 +19,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TextIO
 
+from lsmsim.traces.run_files import TraceError
+
 # RocksDB's pool threads by name (ThreadPoolImpl): flushes and compactions.
 GROUPS = {"rocksdb:high": "flush", "rocksdb:low": "compaction"}
 COLUMNS = ("at_s", "tid", "comm", "run_ns", "runqueue_ns", "timeslices",
            "voluntary_switches", "involuntary_switches")
+# The counters `read_samples` keeps of each sample, in its tuples' order.
+COUNTERS = ("run_ns", "runqueue_ns", "voluntary_switches", "involuntary_switches")
 
 
 def sample(pid: int) -> list[tuple[int, str, int, int, int, int, int]]:
@@ -73,11 +77,22 @@ def read_samples(path: Path) -> tuple[dict[float, dict[str, tuple[int, int, int,
     {tid: thread name}) of one threads.csv."""
     samples: dict[float, dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
     names: dict[str, str] = {}
-    with open(path) as handle:
-        for row in csv.DictReader(handle):
-            samples[float(row["at_s"])][row["tid"]] = (
-                int(row["run_ns"]), int(row["runqueue_ns"]), int(row["voluntary_switches"]),
-                int(row["involuntary_switches"]))
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [name for name in ("at_s", "tid", "comm", *COUNTERS)
+                   if name not in (reader.fieldnames or [])]
+        if missing:
+            raise TraceError(f"{path}: no column {', '.join(missing)} (a threads.csv has "
+                             f"{', '.join(COLUMNS)})")
+        for line, row in enumerate(reader, start=2):
+            values: list[float] = []
+            for name in ("at_s", *COUNTERS):
+                try:
+                    values.append(float(row[name]) if name == "at_s" else int(row[name]))
+                except (TypeError, ValueError):
+                    raise TraceError(f"{path}, line {line}: {name} = {row[name]!r} is not a "
+                                     f"{'time' if name == 'at_s' else 'count'}") from None
+            samples[values[0]][row["tid"]] = tuple(int(v) for v in values[1:])  # type: ignore[assignment]
             names[row["tid"]] = row["comm"]
     return samples, names
 
