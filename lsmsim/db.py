@@ -1058,12 +1058,14 @@ class DB:
                        sum([m.ops for m in job.memtables]) * self.entry.batch_bytes)
         self._finished_flushes.append(job)
         installed_any = False
-        # Results install in memtable order (MemTableList::TryInstallMemtableFlushResults).
-        while self.memtables.immutables and self.memtables.immutables[0].flushed:
-            oldest = self.memtables.immutables[0]
-            done = next(j for j in self._finished_flushes if oldest in j.memtables)
+        # Results install in memtable order (MemTableList::TryInstallMemtableFlushResults):
+        # the oldest run of flushed memtables, each finished flush among them in turn (one
+        # that finished early, waiting for an older one, installs with it).
+        for memtable in self.memtables.install_flushed():
+            done = next((j for j in self._finished_flushes if memtable in j.memtables), None)
+            if done is None:  # installed with an older memtable of its own job
+                continue
             self._finished_flushes.remove(done)
-            self.memtables.install_flushed()
             for sst in done.level_inputs:
                 self.version.remove_file(done.output_level, sst)
                 self._file_deleted(sst)

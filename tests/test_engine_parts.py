@@ -177,3 +177,33 @@ def test_latency_percentiles_are_upper_bin_edges_weighted_by_ops():
     batch = LatencyHistogram()
     batch.add_many(np.array([10e-6, 1e-3]), np.array([99.0, 1.0]))
     assert (batch.counts == histogram.counts).all()
+
+
+def test_a_newer_flush_that_finishes_first_installs_with_the_older_one():
+    """Two flush threads, the newer flush given the lion's share of every resource: it
+    finishes first, waits for the older one (MemTableList::TryInstallMemtableFlushResults)
+    and then installs with it. Every flush whose work is done is installed, once."""
+    from conftest import open_db
+    from lsmsim.policy import Weights
+
+    env, db = open_db({"max_background_jobs": 8, "write_buffer_size": 4 << 20,
+                       "max_write_buffer_number": 4}, device="hdd", machine="local-2core")
+    favoured = Weights(cpu=100.0, device=100.0, rate_limiter=100.0)
+    db.policy.job_weights = (lambda view, job: favoured  # type: ignore[method-assign]
+                             if job.kind == "flush" and job.job_id % 2 == 0 else None)
+    waited = 0
+    while env.now < 30.0:
+        env.step()
+        waited = max(waited, len(db._finished_flushes))
+    assert waited >= 1  # some newer flush did finish first and wait
+    events = list(db.events.events)
+    started = {e["job"] for e in events if e["event"] == "flush_started"}
+    finished = [e["job"] for e in events if e["event"] == "flush_finished"]
+    # A finished flush still waiting has its memtables still waiting to install.
+    assert all(m in db.memtables.immutables for job in db._finished_flushes
+               for m in job.memtables)
+    unfinished = {job.job_id for job in (*db.flush_jobs, *db._finished_flushes)}
+    assert len(finished) == len(set(finished))
+    assert set(finished) == started - unfinished
+    l0_bytes = db.version.level_bytes(0)
+    assert db.counters.flush_bytes_written >= l0_bytes > 0
