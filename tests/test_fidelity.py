@@ -148,11 +148,11 @@ def test_the_writers_speed_is_measured_apart_from_the_jobs(capsys):
     own = with_costs(machine, {"writer_cpu_ratio": 0.9})
     assert measure_writer_cpu(run, real, setup, own).profile_cpu_s == pytest.approx(
         0.9 * writer.profile_cpu_s)
-    ratio, note = measured_writer_ratio([run], [type("R", (), {"setup": setup})()], [real], own)
+    ratio, note = measured_writer_ratio([run], [setup], [real], own)
     assert ratio == pytest.approx(writer.cpu_s / writer.profile_cpu_s, abs=1e-3)
     assert "writer_cpu_ratio" in note
-    assert measured_writer_ratio([LOCAL / "j2_wb16_r2"], [type("R", (), {"setup": setup})()],
-                                 [real], own)[0] is None  # no threads.csv there
+    assert measured_writer_ratio([LOCAL / "j2_wb16_r2"], [setup], [real],
+                                 own)[0] is None  # no threads.csv there
     with pytest.raises(SystemExit):
         main(["validate", str(run), "--machine", "local-2core", "--host-speed", "nope"])
     assert "log, jobs, profile" in capsys.readouterr().err.replace("'", "")

@@ -61,7 +61,7 @@ from lsmsim.fidelity.job_cost_spread_fit import measure_spread
 from lsmsim.fidelity.put_time_spread_fit import measure_put_spread
 from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineProfile,
                             cost_values, with_costs)
-from lsmsim.fidelity.job_cpu import (MIN_WRITER_CPU_S, compaction_cpu_jobs, flush_cpu_row,
+from lsmsim.fidelity.job_cpu import (HostSpeed, compaction_cpu_jobs, flush_cpu_row,
                                      sharing_factors)
 from lsmsim.fidelity.writer_cpu import measure_writer_cpu
 from lsmsim.traces.thread_schedstat import group_totals
@@ -263,22 +263,26 @@ def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: 
     return measured, notes
 
 
-def measured_writer_ratio(folders: Sequence[Path], runs: Sequence[Run], traces: Sequence[Trace],
-                          profile: MachineProfile) -> tuple[float | None, str]:
+def measured_writer_ratio(folders: Sequence[Path], setups: Sequence[DbBenchSetup],
+                          traces: Sequence[Trace], profile: MachineProfile
+                          ) -> tuple[float | None, str]:
     """The writer thread's CPU per put over `profile`'s put cost, pooled over the runs whose
-    threads.csv records it (`lsmsim.fidelity.writer_cpu`): the profile's `writer_cpu_ratio`,
-    against which `lsmsim validate` measures another host's writer. None without such runs."""
+    threads.csv records it (`lsmsim.fidelity.writer_cpu`, as `HostSpeed.writer_scale`
+    pools it): the profile's `writer_cpu_ratio`, against which `lsmsim validate` measures
+    another host's writer. None without such runs."""
     own = with_costs(profile, {"writer_cpu_ratio": 1.0})
-    measured = [measure_writer_cpu(Path(folder), trace, run.setup, own)
-                for folder, run, trace in zip(folders, runs, traces)]
-    writers = [w for w in measured if w is not None]
-    cpu_s = sum(w.cpu_s for w in writers)
-    if cpu_s < MIN_WRITER_CPU_S:
+    writers = [w for w in (measure_writer_cpu(Path(folder), trace, setup, own)
+                           for folder, setup, trace in zip(folders, setups, traces))
+               if w is not None]
+    pooled = HostSpeed(0.0, 0.0, 0, sum(w.cpu_s for w in writers),
+                       sum(w.profile_cpu_s for w in writers))
+    if pooled.writer_scale is None:
         return None, ("writer_cpu_ratio not measured: no run's threads.csv records enough "
                       "writer CPU (left at 1)")
-    ratio = round(cpu_s / sum(w.profile_cpu_s for w in writers), 3)
+    ratio = round(pooled.writer_scale, 3)
     return ratio, (f"writer_cpu_ratio {ratio} measured from {len(writers)} threads.csv: the "
-                   f"writer thread's {cpu_s:.1f} s of CPU over the fitted put cost of its puts")
+                   f"writer thread's {pooled.writer_cpu_s:.1f} s of CPU over the fitted put "
+                   "cost of its puts")
 
 
 def per_unit_costs(columns: dict[str, np.ndarray], cpu_ns: np.ndarray,
@@ -450,7 +454,8 @@ def calibrate(folders: Sequence[Path], base: MachineProfile, fit: Sequence[str] 
         result = stop.results.best_so_far(fit, time.perf_counter() - started_wall_s)
         stopped = stop
     if measure:
-        ratio, note = measured_writer_ratio(checked, runs, traces, result.profile)
+        ratio, note = measured_writer_ratio(checked, [run.setup for run in runs], traces,
+                                            result.profile)
         notes.append(note)
         if ratio is not None:
             result.profile = with_costs(result.profile, {"writer_cpu_ratio": ratio})

@@ -335,10 +335,10 @@ def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
     return medians
 
 
-def _on_host(machine: MachineProfile, host: HostSpeed | JobFailed | None) -> MachineProfile:
+def _on_host(machine: MachineProfile, host: HostSpeed | None) -> MachineProfile:
     """The profile at the host's measured speed (as it is when not measured): its job
     costs at the jobs' scale, its writer's at the writer's where the runs measured it."""
-    if not isinstance(host, HostSpeed) or not (host.measured or host.writer_measured):
+    if host is None or not (host.measured or host.writer_measured):
         return machine
     return with_cpu_scale(machine, host.cpu_scale, host.writer_scale)
 
@@ -505,7 +505,7 @@ def jobs_against_cores_lines(report: ValidationReport) -> list[str]:
     lines = []
     for group in report.by_jobs_against_cores():
         side = "more than" if group.more_jobs_than_cores else "at most"
-        noise = ("" if group.median_abs_noise != group.median_abs_noise else
+        noise = ("" if math.isnan(group.median_abs_noise) else
                  f", median |noise| {100 * group.median_abs_noise:.1f}%")
         lines.append(f"runs with {side} {report.cores} background jobs ({report.cores} cores): "
                      f"{group.runs}, thr median |error| {100 * group.median_abs_error:.1f}%"

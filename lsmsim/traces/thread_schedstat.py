@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 from collections import defaultdict
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from lsmsim.traces.run_files import TraceError
 
@@ -85,16 +85,21 @@ def read_samples(path: Path) -> tuple[dict[float, dict[str, tuple[int, int, int,
             raise TraceError(f"{path}: no column {', '.join(missing)} (a threads.csv has "
                              f"{', '.join(COLUMNS)})")
         for line, row in enumerate(reader, start=2):
-            values: list[float] = []
-            for name in ("at_s", *COUNTERS):
-                try:
-                    values.append(float(row[name]) if name == "at_s" else int(row[name]))
-                except (TypeError, ValueError):
-                    raise TraceError(f"{path}, line {line}: {name} = {row[name]!r} is not a "
-                                     f"{'time' if name == 'at_s' else 'count'}") from None
-            samples[values[0]][row["tid"]] = tuple(int(v) for v in values[1:])  # type: ignore[assignment]
+            at_s = _number(row, "at_s", float, path, line)
+            samples[at_s][row["tid"]] = (  # type: ignore[assignment]
+                tuple(_number(row, name, int, path, line) for name in COUNTERS))
             names[row["tid"]] = row["comm"]
     return samples, names
+
+
+def _number(row: dict[str, str], name: str, kind: type, path: Path, line: int) -> Any:
+    """Column `name` of a threads.csv row as a `kind` (float: a time, int: a count), or a
+    TraceError naming the file, line, column and value."""
+    try:
+        return kind(row[name])
+    except (TypeError, ValueError):
+        raise TraceError(f"{path}, line {line}: {name} = {row[name]!r} is not a "
+                         f"{'time' if kind is float else 'count'}") from None
 
 
 def group_totals(path: Path) -> tuple[float, dict[str, dict[str, float]]]:
