@@ -343,6 +343,15 @@ def test_calibrate_writes_only_a_toml_profile(tmp_path, capsys):
     assert other.read_text() == "kept\n"
 
 
+def test_calibrate_checks_held_out_runs_before_the_fit(tmp_path, capsys):
+    """`calibrate --holdout /nonexist` fitted for minutes, wrote the profile, then failed."""
+    out = tmp_path / "m.toml"
+    missing = tmp_path / "nonexist"
+    assert main(["calibrate", str(LOCAL), "--out", str(out), "--holdout", str(missing)]) == 2
+    assert capsys.readouterr().err.strip() == f"lsmsim: error: {missing}: no such file or folder"
+    assert not out.exists()
+
+
 def test_replay_frames_are_bounded(capsys):
     """`replay --frames 100000` drew frames for hours into a page of gigabytes."""
     with pytest.raises(SystemExit):
@@ -410,3 +419,13 @@ def test_a_negative_value_after_its_option_is_checked_as_a_value(capsys):
     err = capsys.readouterr().err
     assert "write_rate_limit" in err and "-31457280" in err
     assert "expected one argument" not in err
+
+
+@pytest.mark.parametrize("address", ["bogus", "tcp://host", "tcp://a b:8786"])
+def test_a_malformed_dask_address_is_refused_before_any_work(address, capsys):
+    """`--dask bogus` passed unnoticed when every result came from the cache."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", "fillrandom", "--policies", "rocksdb", "--devices", "nvme",
+              "--duration", "5", "--dask", address])
+    assert exit_info.value.code == 2
+    assert f"argument --dask: {address!r}: give 'local'" in capsys.readouterr().err

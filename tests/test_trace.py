@@ -358,6 +358,16 @@ def test_capture_without_db_bench_says_how_to_install(tmp_path, capsys):
         capture(tmp_path, ["--benchmarks=fillrandom", f"--db={tmp_path}"], seconds=1)
 
 
+def test_capture_refuses_values_import_would_refuse(tmp_path):
+    """`trace capture -- --num=-5` ran db_bench, and `trace import` then refused the run."""
+    from lsmsim.traces.db_bench import DbBenchError
+    from lsmsim.traces.trace_capture import capture
+    with pytest.raises(DbBenchError, match="--num must be an integer"):
+        capture(tmp_path / "run", ["--benchmarks=fillrandom", "--num=-5"], seconds=1,
+                db_bench="no-such-db-bench")
+    assert not (tmp_path / "run").exists()
+
+
 def test_db_bench_bloom_bits_and_cache_size_set_the_read_path_options():
     """db_bench's --bloom_bits (NewBloomFilterPolicy; its default -1 is no filter) and
     --cache_size (the LRU block cache) are the options bloom_bits_per_key and

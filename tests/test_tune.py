@@ -144,3 +144,10 @@ def test_a_storage_that_cannot_be_opened_is_one_line_before_any_trial(storage, w
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"lsmsim: error: --storage {storage!r}: cannot open the study: ")
     assert why in err and len(err.splitlines()) == 1
+
+
+def test_trial_table_numbers_line_up_alike():
+    """The table printed `16,257` beside `15,271.6` in one column."""
+    from lsmsim.sweeps.tune import format_value
+    assert [format_value(v) for v in (16257.0, 15271.6, 2.5, 0.04567, float("nan"), 3)] == [
+        "16,257", "15,272", "2.5", "0.04567", "-", "3"]

@@ -136,11 +136,13 @@ def _calibrate(args: argparse.Namespace) -> int:
     """Ctrl-C during the fit writes the best profile seen so far, marked as such in its
     [calibration] notes, and skips the reports on the runs."""
     from lsmsim.fidelity.calibration import Calibration, calibrate, expected_evaluations
+    from lsmsim.fidelity.trace_validation import check_run_folders
     from lsmsim.sweeps.worker_pool import Interrupted
 
     output_file(args.out, suffixes=(".toml",))
     if args.device_out is not None:
         output_folder(args.device_out, "--device-out")
+    check_run_folders(args.holdout)  # before the fit, not after it: a typo costs no minutes
     fit = [name.strip() for name in args.fit.split(",") if name.strip()]
     progress = Progress(expected_evaluations(args.max_evaluations), "loss evaluations",
                         enabled=progress_wanted(args))

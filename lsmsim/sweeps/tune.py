@@ -330,8 +330,12 @@ def format_trials(result: TuneResult) -> str:
 
 
 def format_value(value: Any) -> str:
+    """A value as the trial table prints it: whole from 100 up (ops/s, seconds), four
+    significant digits below, so one column's numbers line up alike."""
     if isinstance(value, float):
-        return f"{value:,.6g}" if math.isfinite(value) else "-"
+        if not math.isfinite(value):
+            return "-"
+        return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.4g}"
     return str(value)
 
 

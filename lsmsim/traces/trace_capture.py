@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from lsmsim.traces.db_bench import parse_flags
+from lsmsim.traces.db_bench import parse_flags, setup_from_flags
 from lsmsim.traces.thread_schedstat import ThreadSampler
 
 DB_BENCH = "db_bench"
@@ -56,6 +56,8 @@ def capture(out_dir: str | Path, flags: Sequence[str], seconds: float = 30.0,
     if clash:
         raise CaptureError(f"trace capture sets {', '.join('--' + c for c in clash)} itself; "
                            "leave them out")
+    # The values too, as `trace import` will read them: a run it refuses is not captured.
+    setup_from_flags(flags, source="trace capture", duration_s=seconds)
     executable = find_db_bench(db_bench)
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
