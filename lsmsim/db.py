@@ -545,7 +545,7 @@ class DB:
         if limiter.auto_tuned and _requests_tokens(jobs):
             limiter.maybe_tune(self.env.now)   # Request() tunes an auto-tuned limiter
         limiter_bps = limiter.rate_bps
-        cores = float(self.machine.cores)
+        cores = self.machine.available_cores()
         foreground = sum([d.cap * d.per_unit[CPU] for d in demands if d.per_unit[CPU] > 0.0])
         runnable = runnable_fractions(cores, foreground, work, threads)
         # Runnable threads on average: read by the wake-up wait, core sharing and run-queue

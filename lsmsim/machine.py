@@ -150,6 +150,11 @@ class MachineProfile:
     # it was fitted to, 1 where they did not record it: `lsmsim validate` scales the writer
     # of another host by that host's ratio over this one (`lsmsim.fidelity.writer_cpu`).
     writer_cpu_ratio: float = 1.0
+    # Cores' worth of CPU that other work keeps busy on the host (other processes, stolen
+    # time, the kernel's own threads): the DB's threads share the rest. 0 for a machine of
+    # its own; `lsmsim validate` sets it to what a real run's capture measured
+    # (`lsmsim.traces.host_load`).
+    other_work_cores: float = 0.0
     # Equally likely multipliers of a flush's or compaction's CPU cost, mean 1, one drawn
     # per job (`lsmsim.job_cost_spread`); measured from real runs' compactions. Empty: every
     # job costs the mean.
@@ -158,6 +163,10 @@ class MachineProfile:
     # latency histograms (`lsmsim.put_time_spread`); measured from real runs' DB::Write
     # histograms. Empty: every undelayed put takes the mean.
     put_time_spread: tuple[float, ...] = ()
+
+    def available_cores(self) -> float:
+        """The cores the DB's threads share: `cores` less what other work takes."""
+        return self.cores - self.other_work_cores
 
     def kernel_writeback(self) -> KernelWriteback:
         """The machine's page-cache writeback settings."""
@@ -290,7 +299,8 @@ KERNEL_FIELDS = {"dirty_background_ratio": ("dirty_background_ratio", 1.0),
                  "timer_slack_us": ("timer_slack_s", 1e-6),
                  "memtable_cache_MiB": ("memtable_cache_bytes", float(1 << 20)),
                  "memtable_update_seek_share": ("memtable_update_seek_share", 1.0),
-                 "writer_cpu_ratio": ("writer_cpu_ratio", 1.0)}
+                 "writer_cpu_ratio": ("writer_cpu_ratio", 1.0),
+                 "other_work_cores": ("other_work_cores", 1.0)}
 _FIELDS = {"description": str, "cores": int,
            **{name: Number for name in COST_FIELDS if name not in _OPTIONAL_COSTS}}
 # `lsmsim calibrate` records how a profile was fitted in a [calibration] table.
@@ -311,7 +321,9 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            "timer_slack_us": Range(0.0, 1e6), "memtable_cache_MiB": Range(0.0, 2.0 ** 30),
            "memtable_update_seek_share": Range(0.0, 10.0),
            # A writer's CPU per put against a put cost fitted to throughput: within 10x.
-           "writer_cpu_ratio": Range(0.1, 10.0)}
+           "writer_cpu_ratio": Range(0.1, 10.0),
+           # Checked against `cores` too (`load_machine`): some core must be left.
+           "other_work_cores": Range(0.0, float(INT32_MAX))}
 # At most this many multipliers in `job_cpu_spread` or `put_time_spread`, each within this
 # range.
 MAX_SPREAD_POINTS = 1000
@@ -352,6 +364,9 @@ def load_machine(name_or_path: str) -> MachineProfile:
                             f"{data['memtable_miss_ns_per_level']:g} needs memtable_cache_MiB "
                             f"> 0 (the cache whose misses it costs), got "
                             f"{data.get('memtable_cache_MiB', 'none')}")
+    if not data.get("other_work_cores", 0.0) < data["cores"]:
+        raise DataFileError(f"{path}: field other_work_cores = {data['other_work_cores']:g} "
+                            f"must be below cores = {data['cores']} (some CPU must be left)")
     costs = {key: data[key] for key in COST_FIELDS if key in data}
     settings: dict[str, Any] = {field: data[key] * unit
                                 for key, (field, unit) in KERNEL_FIELDS.items() if key in data}

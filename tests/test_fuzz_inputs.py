@@ -286,6 +286,7 @@ MACHINE_FIELDS = {
     "run_queue_idle_share": st.floats(0, 0.9), "timer_slack_us": st.floats(0, 1e3),
     "memtable_cache_MiB": st.floats(0, 1e3), "memtable_update_seek_share": st.floats(0, 10),
     "writer_cpu_ratio": st.floats(0.1, 10),
+    "other_work_cores": st.floats(0, 0.9),  # below the fewest cores drawn
 }
 assert set(KERNEL_FIELDS) <= set(MACHINE_FIELDS), "a machine field the fuzz test never tries"
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
-import os
 import shutil
 import time
 from pathlib import Path
@@ -35,7 +34,7 @@ from pathlib import Path
 from lsmsim.cli.arguments import (count_list, name_list, path_argument, positive_int,
                                   positive_number)
 from lsmsim.output_path import OutputPathError, output_folder
-from lsmsim.traces.thread_schedstat import group_totals
+from lsmsim.traces.host_load import idle_share, read_host_load
 from lsmsim.traces.trace_capture import CaptureError, capture, find_db_bench
 
 JOBS = (1, 2, 3, 4, 6, 8, 12)
@@ -60,30 +59,12 @@ def flags(jobs: int, memtable_mb: int, limit_mb: int, bytes_per_sync_mb: int) ->
             f"--write_buffer_size={memtable_mb << 20}", *extra]
 
 
-def cpu_times() -> list[int]:
-    """The all-CPU line of /proc/stat: user, nice, system, idle, iowait, irq, softirq, steal."""
-    return [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-
-
-def share(before: list[int], after: list[int], *columns: int) -> float:
-    """Share of all CPU time between two `cpu_times` spent in `columns`."""
-    spent = [b - a for a, b in zip(before, after)]
-    return sum(spent[c] for c in columns) / max(sum(spent), 1)
-
-
-def idle_share(seconds: float = 2.0) -> float:
-    """Share of all CPUs' time spent idle (or waiting for I/O) over the next `seconds`."""
-    before = cpu_times()
-    time.sleep(seconds)
-    return share(before, cpu_times(), 3, 4)
-
-
 def wait_until_quiet(min_idle: float, wait_s: float) -> float:
     """The CPUs' idle share once it reaches `min_idle` (or when `wait_s` ran out)."""
     deadline = time.monotonic() + wait_s
-    idle = idle_share()
+    idle = idle_share(2.0)
     while idle < min_idle and time.monotonic() < deadline:
-        idle = idle_share()
+        idle = idle_share(2.0)
     return idle
 
 
@@ -125,22 +106,21 @@ def capture_runs(out: Path, runs: list[tuple[str, list[str]]], args: argparse.Na
                 continue
             for attempt in range(1, args.attempts + 1):
                 idle_before = wait_until_quiet(args.min_idle, args.wait_s)
-                started, times = time.time(), cpu_times()
+                started = time.time()
                 capture(folder, run_flags, seconds=args.seconds)
-                after = cpu_times()
-                other = other_cores(times, after, folder / "threads.csv")
-                if other <= args.max_other_cores or attempt == args.attempts:
+                load = read_host_load(folder)
+                if load.other_cores <= args.max_other_cores or attempt == args.attempts:
                     break
-                print(f"{run}: other work took {other:.2f} cores during the run; "
+                print(f"{run}: other work took {load.other_cores:.2f} cores during the run; "
                       "taking it again", flush=True)
             with open(folder / "LOG", "rb") as raw, gzip.open(folder / "LOG.gz", "wb") as packed:
                 shutil.copyfileobj(raw, packed)
             (folder / "LOG").unlink()
             log.writerow([run, round(started), round(idle_before, 3),
-                          round(share(times, after, 7), 4), round(other, 3)])
+                          round(load.steal_share, 4), round(load.other_cores, 3)])
             handle.flush()
-            print(f"{run}: CPUs {idle_before:.0%} idle before, {other:.2f} cores of "
-                  "other work during", flush=True)
+            print(f"{run}: CPUs {idle_before:.0%} idle before, {load.other_cores:.2f} cores "
+                  "of other work during", flush=True)
 
 
 def main() -> None:
@@ -160,17 +140,6 @@ def main() -> None:
             for jobs in args.jobs]
     capture_runs(args.out, runs, args)
 
-
-def other_cores(before: list[int], after: list[int], threads_csv: Path) -> float:
-    """Cores the machine kept busy during a run beyond db_bench's own threads (other
-    processes, and the kernel's own threads: writeback, journal, interrupts)."""
-    length_s, totals = group_totals(threads_csv)
-    if length_s <= 0:
-        return 0.0
-    busy = 1.0 - share(before, after, 3, 4)
-    cores = os.cpu_count() or 1
-    own = sum(group["cpu_s"] for group in totals.values()) / length_s
-    return max(0.0, busy * cores - own)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _capture(args: argparse.Namespace) -> int:
+    from lsmsim.traces.host_load import read_host_load
     from lsmsim.traces.trace_capture import CaptureError, capture
 
     output_folder(args.out)
@@ -105,6 +107,10 @@ def _capture(args: argparse.Namespace) -> int:
     out = capture(args.out, flags, seconds=args.seconds, keep_db=args.keep_db)
     print(f"captured {out}/ (report.csv, LOG, OPTIONS, command.txt, machine.json, stdout.txt, "
           f"threads.csv); read it with: lsmsim trace import {out}")
+    load = read_host_load(out)
+    busy = load.warning(str(out), os.cpu_count() or 1) if load is not None else None
+    if busy:
+        print_warnings([busy])
     return 0
 
 

@@ -8,7 +8,9 @@ between the two real runs. Unless asked not to (`host_speed="profile"`, `--host-
 the runs are simulated on the machine profile scaled to their host's speed that day,
 measured from the CPU their own flushes and compactions took, pooled over the runs of one
 folder (`lsmsim.fidelity.job_cpu`): hosts of one machine kind differ by tens of percent from day to
-day, and the errors should be the model's, not the host's. The scale is reported per run. The ranking of configurations by mean throughput, real against
+day, and the errors should be the model's, not the host's. The scale is reported per run, and
+a run whose capture recorded other work on its host (`lsmsim.traces.host_load`) is simulated
+with that much less CPU (`MachineProfile.other_work_cores`). The ranking of configurations by mean throughput, real against
 simulated, is scored with Spearman's rho and Kendall's tau over the configurations given.
 A run whose import or simulation fails is named with its error in the report, beside the
 others (`lsmsim.sweeps.worker_pool`: a failure is data); Ctrl-C leaves a report of the runs done.
@@ -35,6 +37,8 @@ from lsmsim.mechanisms import Mechanisms
 from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_comparison import (as_plain, compare, error_labels, error_names,
                                      format_difference, median_abs, window)
+from lsmsim.traces.host_load import (BUSY_OTHER_CORES, MIN_OTHER_CORES, HostLoad,
+                                     read_host_load)
 from lsmsim.traces.run_files import TraceError, find_run_files
 from lsmsim.traces.trace_import import import_trace
 from lsmsim.sweeps.worker_pool import NOT_RUN, Interrupted, JobFailed, run_jobs
@@ -197,6 +201,18 @@ def session_hosts(folders: Sequence[Path], machine: MachineProfile, max_seconds:
             for f, s in zip(folders, speeds)]
 
 
+def host_loads(folders: Sequence[Path]) -> list[HostLoad | JobFailed | None]:
+    """Each run's recorded host load (None where its capture recorded none); the error of
+    a run whose record is damaged."""
+    loads: list[HostLoad | JobFailed | None] = []
+    for folder in folders:
+        try:
+            loads.append(read_host_load(folder))
+        except TraceError as exc:
+            loads.append(JobFailed(str(exc)))
+    return loads
+
+
 @dataclass
 class TraceResult:
     """One run: its real and simulated traces and the errors of the simulation. Simulated
@@ -211,6 +227,7 @@ class TraceResult:
     errors: dict[str, float]
     noise: dict[str, float] | None = None  # this run against its repeat
     host: HostSpeed | None = None  # the profile's CPU costs were scaled to this run's host
+    other_cores: float = 0.0  # and this much CPU taken from its cores (other work, measured)
     sims: list[Trace] = field(default_factory=list)  # one per seed, `sim` first
     seed_spread: dict[str, float] | None = None  # simulations of other seeds vs the first
 
@@ -289,6 +306,7 @@ class ValidationReport:
                         "host_cpu_scale": (r.host.cpu_scale if r.host and r.host.measured
                                            else None),
                         "host_writer_scale": r.host.writer_scale if r.host else None,
+                        "host_other_cores": r.other_cores,
                         "real": {k: as_plain(r.real.summary.get(k, math.nan)) for k in figures},
                         "simulated": {k: as_plain(r.sim.summary.get(k, math.nan))
                                       for k in figures},
@@ -335,12 +353,28 @@ def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
     return medians
 
 
-def _on_host(machine: MachineProfile, host: HostSpeed | None) -> MachineProfile:
+def _on_host(machine: MachineProfile, host: HostSpeed | None,
+             load: HostLoad | None = None) -> MachineProfile:
     """The profile at the host's measured speed (as it is when not measured): its job
-    costs at the jobs' scale, its writer's at the writer's where the runs measured it."""
-    if host is None or not (host.measured or host.writer_measured):
-        return machine
-    return with_cpu_scale(machine, host.cpu_scale, host.writer_scale)
+    costs at the jobs' scale, its writer's at the writer's where the runs measured it; less
+    the cores the run's other work took (`other_cores_taken`)."""
+    if host is not None and (host.measured or host.writer_measured):
+        machine = with_cpu_scale(machine, host.cpu_scale, host.writer_scale)
+    taken = other_cores_taken(machine, load)
+    return dataclasses.replace(machine, other_work_cores=taken) if taken else machine
+
+
+# Other work a run is simulated beside takes at most this share of the cores: a record of
+# more (a capture beside a heavy job) is not a machine the model can say much about.
+MAX_OTHER_SHARE = 0.9
+
+
+def other_cores_taken(machine: MachineProfile, load: HostLoad | None) -> float:
+    """The cores' worth of CPU a run's recorded other work takes from `machine` (none
+    below `host_load.MIN_OTHER_CORES`)."""
+    if load is None or load.other_cores < MIN_OTHER_CORES:
+        return 0.0
+    return min(load.other_cores, MAX_OTHER_SHARE * machine.cores)
 
 
 def validate(folders: Sequence[Path], machine: MachineProfile, device: str | None = None,
@@ -373,11 +407,13 @@ def validate(folders: Sequence[Path], machine: MachineProfile, device: str | Non
     except Interrupted as stop:
         raise stop.carrying(ValidationReport(machine.name, [], ranking_agreement([]),
                                              mechanisms_off=list(off), host_speed=host_speed))
-    # A run whose files could not be read for its host's speed fails with that error.
-    pairs: list[Any] = [h if isinstance(h, JobFailed) else None for h in hosts]
-    todo = [i for i, h in enumerate(hosts) if not isinstance(h, JobFailed)]
-    jobs = [(folders[i], devices[i], _on_host(machine, hosts[i]), max_seconds, off, seed, seeds)
-            for i in todo]
+    loads = host_loads(folders) if host_speed != "profile" else [None] * len(folders)
+    # A run whose files could not be read for its host's speed or load fails with that error.
+    pairs: list[Any] = [h if isinstance(h, JobFailed) else (
+        load if isinstance(load, JobFailed) else None) for h, load in zip(hosts, loads)]
+    todo = [i for i, pair in enumerate(pairs) if pair is None]
+    jobs = [(folders[i], devices[i], _on_host(machine, hosts[i], loads[i]), max_seconds, off,
+             seed, seeds) for i in todo]
     try:
         done = run_jobs(_simulate_folder, jobs, workers, progress=progress)
     except Interrupted as stop:
@@ -385,11 +421,14 @@ def validate(folders: Sequence[Path], machine: MachineProfile, device: str | Non
     for i, pair in zip(todo, done):
         pairs[i] = pair
     hosts = [h if isinstance(h, HostSpeed) else None for h in hosts]
+    taken = [other_cores_taken(machine, load) if isinstance(load, HostLoad) else 0.0
+             for load in loads]
     labels = short_labels(folders)
     results = [TraceResult(label, folder, dev, pair[0], pair[1][0],
                            seed_errors(pair[0], pair[1]), sims=pair[1],
-                           seed_spread=seed_spread(pair[1]), host=host)
-               for label, folder, dev, pair, host in zip(labels, folders, devices, pairs, hosts)
+                           seed_spread=seed_spread(pair[1]), host=host, other_cores=other)
+               for label, folder, dev, pair, host, other
+               in zip(labels, folders, devices, pairs, hosts, taken)
                if isinstance(pair, tuple)]
     failed = {label: NOT_RUN if pair is None else pair.error
               for label, pair in zip(labels, pairs) if not isinstance(pair, tuple)}
@@ -465,6 +504,10 @@ def format_report(report: ValidationReport) -> str:
              f"{r.real.summary['duration_s']:.0f} s"
              for r in report.results
              if r.sim.summary["duration_s"] < r.real.summary["duration_s"] - 1.0]
+    notes += [f"note: {r.label}: other work took {r.other_cores:.2f} of {report.cores} cores "
+              f"during the real run (its capture's host load): simulated with "
+              f"{report.cores - r.other_cores:.2f}" for r in report.results
+              if r.other_cores >= BUSY_OTHER_CORES]
     for r in report.results:
         lines.append(row(r.label, device_label(r.device),
                          f"{r.real.summary['throughput_ops_per_s']:,.0f}",

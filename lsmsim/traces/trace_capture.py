@@ -4,7 +4,8 @@ The run folder gets `report.csv` (--report_interval_seconds=1), `LOG` and the ne
 `OPTIONS-*` from the database directory, `command.txt` (the exact command line, and
 "stopped after N s wall time (SIGINT)" when the time bound ended it, as in
 validation/traces/local-2core-jobs), `stdout.txt`, `machine.json` (cores, memory, free disk,
-kernel, db_bench version) and `threads.csv` (each thread's scheduler statistics every
+kernel, db_bench version, and how busy other work kept the host: `lsmsim.traces.host_load`)
+and `threads.csv` (each thread's scheduler statistics every
 second, `lsmsim.traces.thread_schedstat`). The database itself is deleted afterwards unless kept.
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from lsmsim.traces.db_bench import parse_flags, setup_from_flags
+from lsmsim.traces.host_load import cpu_times, idle_share, measured_load
 from lsmsim.traces.thread_schedstat import ThreadSampler
 
 DB_BENCH = "db_bench"
@@ -66,7 +68,8 @@ def capture(out_dir: str | Path, flags: Sequence[str], seconds: float = 30.0,
         shutil.rmtree(db_dir)
     argv = [executable, *flags, f"--db={db_dir}", "--report_interval_seconds=1",
             f"--report_file={out / 'report.csv'}"]
-    started = time.monotonic()
+    idle_before = idle_share()  # how busy the host is: machine.json's host_load
+    started, times_before = time.monotonic(), cpu_times()
     with open(out / "stdout.txt", "w") as stdout, open(out / "threads.csv", "w",
                                                          newline="") as threads:
         # A command started in the background by a shell inherits SIGINT ignored; db_bench
@@ -84,7 +87,7 @@ def capture(out_dir: str | Path, flags: Sequence[str], seconds: float = 30.0,
                 stopped_by = f"SIGKILL after SIGINT was ignored for {SIGINT_GRACE_S:.0f} s"
                 process.kill()
                 process.wait()
-    wall_s = time.monotonic() - started
+    wall_s, times_after = time.monotonic() - started, cpu_times()
     output = (out / "stdout.txt").read_text(errors="replace")
     if not stopped_by and process.returncode != 0:
         tail = " | ".join(output.strip().splitlines()[-3:])
@@ -94,7 +97,10 @@ def capture(out_dir: str | Path, flags: Sequence[str], seconds: float = 30.0,
         command += f"\nstopped after {wall_s:.0f} s wall time ({stopped_by})"
     (out / "command.txt").write_text(command + "\n")
     _keep_db_files(db_dir, out)
-    (out / "machine.json").write_text(json.dumps(machine_facts(out, output), indent=2) + "\n")
+    facts = machine_facts(out, output)
+    facts["host_load"] = measured_load(idle_before, times_before, times_after,
+                                       out / "threads.csv").as_dict()
+    (out / "machine.json").write_text(json.dumps(facts, indent=2) + "\n")
     if not keep_db:
         shutil.rmtree(db_dir, ignore_errors=True)
     return out
