@@ -25,6 +25,9 @@ COMMON_COLUMNS = ("time_s", "ops", "ops_per_s", "user_bytes_per_s", "stopped_s",
                   "stall_cause", "l0_files", "pending_compaction_bytes", "immutable_memtables",
                   "running_flushes", "running_compactions", "flush_write_bps",
                   "compaction_write_bps")
+# Columns of words (the stall cause and condition of each row, a run's workload phase);
+# every other column holds numbers (NaN where not recorded) and `Trace.read` checks them.
+TEXT_COLUMNS = frozenset({"stall_cause", "stall_condition", "phase"})
 
 
 @dataclass(frozen=True)
@@ -96,8 +99,8 @@ class Trace:
         """The trace `write` put in folder `out_dir` (its figures aside): a run written by
         `lsmsim run --out` or `lsmsim trace import --out` reads back the same. A missing
         file raises FileNotFoundError naming it; a damaged one (not text, not JSON, a row cut
-        short, a record without its fields, rows that end before the run did)
-        TraceReadError naming the file and line."""
+        short, a cell not a number, a record without its fields, rows that end before the
+        run did) TraceReadError naming the file and line."""
         out = Path(out_dir)
         path = out / "summary.json"
         try:
@@ -124,9 +127,10 @@ STALL_FIELDS = ("condition", "cause", "start_s", "end_s", "duration_s")
 
 
 def _read_timeseries(path: Path, summary: dict[str, Any]) -> dict[str, np.ndarray]:
-    """timeseries.csv's columns; every row as long as the header, and the rows reaching the
-    end of the run (`summary`'s duration_s, within two rows): a file cut short would give
-    figures for part of the run as if for all of it."""
+    """timeseries.csv's columns; every row as long as the header, a number in every cell
+    outside TEXT_COLUMNS, and the rows reaching the end of the run (`summary`'s duration_s,
+    within two rows): a file cut short would give figures for part of the run as if for all
+    of it."""
     try:
         with open(path, newline="", encoding="utf-8") as handle:
             rows = list(csv.reader(handle))
@@ -139,10 +143,11 @@ def _read_timeseries(path: Path, summary: dict[str, Any]) -> dict[str, np.ndarra
         if len(row) != len(names):
             raise TraceReadError(f"{path}: line {line} has {len(row)} cells, the header "
                                  f"{len(names)} (a damaged or cut file)")
-    timeseries = {name: _parse_column(column) for name, column in zip(names, zip(*rows[1:]))}
+    timeseries = {name: _parse_column(path, name, column)
+                  for name, column in zip(names, zip(*rows[1:]))}
     times = timeseries.get("time_s")
     duration_s = summary.get("duration_s")
-    if times is not None and times.dtype.kind == "f" and isinstance(duration_s, (int, float)):
+    if times is not None and isinstance(duration_s, (int, float)):
         step_s = float(times[0]) if len(times) == 1 else float(np.median(np.diff(times)))
         if float(times[-1]) + 2 * step_s < duration_s:
             raise TraceReadError(f"{path}: the rows end at {float(times[-1]):g} s, the run at "
@@ -216,12 +221,28 @@ def _read_jsonl(path: Path, fields: tuple[str, ...]) -> list[dict[str, Any]]:
     return records
 
 
-def _parse_column(cells: tuple[str, ...]) -> np.ndarray:
-    """A csv column as floats, or as strings when it holds words (stall_cause)."""
+def _parse_column(path: Path, name: str, cells: tuple[str, ...]) -> np.ndarray:
+    """Column `name` of timeseries.csv `path`: strings in TEXT_COLUMNS, else floats, a cell
+    that is not a number a TraceReadError naming its line (a figure would otherwise fail
+    deep inside a plot, or quietly count as a word)."""
+    if name in TEXT_COLUMNS:
+        return np.array(cells, dtype=object)
     try:
         return np.array(cells, dtype=float)
     except ValueError:
-        return np.array(cells, dtype=object)
+        line, cell = next((line, cell) for line, cell in enumerate(cells, start=2)
+                          if not _is_number(cell))
+        raise TraceReadError(f"{path}: line {line}, column {name}: {cell!r} is not a number "
+                             "(a damaged file)") from None
+
+
+def _is_number(cell: str) -> bool:
+    """Whether a csv cell reads as a float, as numpy reads it ('nan' and 'inf' do)."""
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def _cell(value: Any) -> Any:

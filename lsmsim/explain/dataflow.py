@@ -141,7 +141,10 @@ class Dataflow:
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
         ts = trace.timeseries
-        self.end_s = float(trace.summary.get("duration_s") or _last(ts.get("time_s"), 0.0))
+        # The run's end: its last row's (an imported run's summary leaves out the intervals of
+        # report.csv rows it could not read), the summary's duration without rows.
+        self.end_s = max(float(trace.summary.get("duration_s") or 0.0),
+                         _last(ts.get("time_s"), 0.0))
         self._options = _OptionsTimeline(trace)
         self.fills = _fill_series(trace)
         jobs = trace.jobs()

@@ -147,7 +147,8 @@ def run_setup(folder: Path, max_seconds: float | None) -> tuple[Trace, DbBenchSe
     """A run's trace (its first `max_seconds` when given) and its command, set to simulate
     exactly the trace's duration."""
     real = import_trace(folder)
-    duration_s = float(real.summary["duration_s"])
+    # The run's whole span: its summary leaves out the intervals of unreadable report rows.
+    duration_s = float(real.config.get("duration_s", real.summary["duration_s"]))
     if max_seconds is not None and max_seconds < duration_s:
         real = window(real, max_seconds)
         duration_s = float(real.summary["duration_s"])

@@ -51,9 +51,11 @@ class ReportCsv:
     (tools/db_bench_tool.cc, RocksDB 5.x-8.x) writes `secs_elapsed` and
     `total_ops_done - last_report_` every --report_interval_seconds: the second column,
     named interval_qps, is a count, not a rate (a row 2 s after the one before holds two
-    seconds' ops)."""
+    seconds' ops). Each row starts where the row before it ended, except after a row whose
+    count could not be read: that row's interval is left out (a gap)."""
 
     path: Path
+    start_times_s: np.ndarray
     end_times_s: np.ndarray
     ops: np.ndarray
     skipped_lines: int
@@ -95,14 +97,28 @@ def _trailing_number(name: str) -> int:
 
 
 def read_report_csv(path: Path) -> ReportCsv:
-    """`secs_elapsed,interval_qps` rows (see ReportCsv). A row whose ops cannot be read (not
-    a whole number as db_bench writes them, or above MAX_PLAUSIBLE_OPS_PER_S over its
-    interval) is skipped: its interval's ops are not counted. Rows are kept
-    in time order by keeping the longest run of increasing times; a row left out of it (a
-    damaged time) has its ops counted in the next row kept. Each is named in a warning."""
+    """`secs_elapsed,interval_qps` rows (see ReportCsv). Rows are kept in time order by
+    keeping the longest run of increasing times; a row left out of it (a damaged time) has
+    its ops counted in the next row kept. A row whose ops cannot be read (not a whole number
+    as db_bench writes them, or above MAX_PLAUSIBLE_OPS_PER_S over its interval) is skipped
+    and its interval left out, so that the next row's ops are never spread over two
+    intervals: that row starts at the skipped row's time or, that time unreadable too, one
+    reporting interval before its own end. Each is named in a warning."""
     lines = TextLines(path)
-    rows: list[tuple[int, float, float]] = []  # (line, end_s or NaN, ops)
-    warnings: list[str] = []
+    starts, ends, ops, warnings = _row_intervals(path, _report_rows(path, lines))
+    if lines.early_end is not None:
+        warnings.append(f"{path}:{lines.early_end.line_number}: skipped: {lines.early_end.why}")
+    return ReportCsv(path, starts, ends, ops, len(warnings), tuple(warnings), lines.early_end)
+
+
+# A report.csv row as read: its line, its text (for warnings), its end and its ops (NaN
+# where unreadable).
+ReportRow = tuple[int, str, float, float]
+
+
+def _report_rows(path: Path, lines: TextLines) -> list[ReportRow]:
+    """The rows after db_bench's header (a TraceError if the first line is not it)."""
+    rows: list[ReportRow] = []
     header_seen = False
     for number, line in lines:
         text = line.strip()
@@ -115,42 +131,71 @@ def read_report_csv(path: Path) -> ReportCsv:
             header_seen = True
             continue
         cells = text.split(",")
-        ops = float(cells[1]) if len(cells) == 2 and cells[1].strip().isdigit() else math.nan
-        if not ops >= 0:
-            warnings.append(f"{path}:{number}: skipped unreadable row {text[:60]!r}: the "
-                            "ops of its interval are not counted")
-            continue
-        rows.append((number, _number_or_nan(cells[0]), ops))
-    if not header_seen and lines.early_end is None:
-        warnings.append(f"{path}: empty: no rows")
+        ops = _count_or_nan(cells[1]) if len(cells) == 2 else math.nan
+        rows.append((number, text[:60], _number_or_nan(cells[0]), ops))
+    return rows
+
+
+def _row_intervals(path: Path, rows: list[ReportRow]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Each counted row's start, end and ops, and a warning for each row not counted as
+    it stands (see `read_report_csv`)."""
     kept = _increasing(rows)
+    last_kept = max(kept, default=-1)
+    interval_s = _reporting_interval_s([rows[i][2] for i in sorted(kept)])
+    starts: list[float] = []
     times: list[float] = []
     ops_done: list[float] = []
+    warnings: list[str] = []
+    start_s: float | None = 0.0  # where the next kept row starts (None: one interval before)
+    last_s = 0.0  # the end of the last kept row
     carried = 0.0
-    for index, (number, at_s, ops) in enumerate(rows):
-        if index in kept:
-            interval_s = at_s - (times[-1] if times else 0.0)
-            if ops + carried > MAX_PLAUSIBLE_OPS_PER_S * interval_s:
-                warnings.append(f"{path}:{number}: skipped row of {ops + carried:,.0f} ops in "
-                                f"{interval_s:g} s (over {MAX_PLAUSIBLE_OPS_PER_S:,.0f} ops/s: "
-                                "damaged): the ops of its interval are not counted")
-                carried = 0.0
-                continue
+    for index, (number, text, at_s, ops) in enumerate(rows):
+        if index not in kept:
+            if not math.isnan(ops):
+                carried += ops
+                problem = ("has an unreadable time" if math.isnan(at_s) else
+                           f"time {at_s:g} s is out of order with the rows around it")
+                warnings.append(f"{path}:{number}: row {problem}: its ops are counted in the "
+                                "next row")
+            elif index < last_kept:
+                time = "unreadable" if math.isnan(at_s) else f"{at_s:g} s out of order"
+                warnings.append(f"{path}:{number}: skipped unreadable row {text!r}, its time "
+                                f"{time} too: the next row is taken to cover one reporting "
+                                f"interval ({interval_s:g} s) and the time before it is left "
+                                "out of the per-second rows and the summary"
+                                f"{_and_carried(carried)}")
+                start_s, carried = None, 0.0
+            else:
+                warnings.append(f"{path}:{number}: skipped unreadable row {text!r}: the ops "
+                                "of its interval are not counted")
+            continue
+        begin_s = start_s if start_s is not None else max(last_s, at_s - interval_s)
+        start_s = last_s = at_s
+        left_out = (f"its interval, {begin_s:g}-{at_s:g} s, is left out of the per-second "
+                    f"rows and the summary{_and_carried(carried)}")
+        if math.isnan(ops):
+            warnings.append(f"{path}:{number}: skipped unreadable row {text!r}: {left_out}")
+        elif ops + carried > MAX_PLAUSIBLE_OPS_PER_S * (at_s - begin_s):
+            warnings.append(f"{path}:{number}: skipped row of {ops + carried:,.0f} ops in "
+                            f"{at_s - begin_s:g} s (over {MAX_PLAUSIBLE_OPS_PER_S:,.0f} ops/s: "
+                            f"damaged): {left_out}")
+        else:
+            starts.append(begin_s)
             times.append(at_s)
             ops_done.append(ops + carried)
-            carried = 0.0
-            continue
-        carried += ops
-        problem = ("has an unreadable time" if math.isnan(at_s) else
-                   f"time {at_s:g} s is out of order with the rows around it")
-        warnings.append(f"{path}:{number}: row {problem}: its ops are counted in the next row")
+        carried = 0.0
     if carried:
         warnings.append(f"{path}: the last rows' {carried:,.0f} ops are not counted (no row "
                         "with a readable time follows them)")
-    if lines.early_end is not None:
-        warnings.append(f"{path}:{lines.early_end.line_number}: skipped: {lines.early_end.why}")
-    return ReportCsv(path, np.asarray(times, dtype=float), np.asarray(ops_done, dtype=float),
-                     len(warnings), tuple(warnings), lines.early_end)
+    return (np.asarray(starts, dtype=float), np.asarray(times, dtype=float),
+            np.asarray(ops_done, dtype=float), warnings)
+
+
+def _count_or_nan(text: str) -> float:
+    """A row's ops: a whole number, as db_bench writes them; NaN for anything else."""
+    digits = text.strip()
+    return float(digits) if digits.isascii() and digits.isdigit() else math.nan
 
 
 def _number_or_nan(text: str) -> float:
@@ -160,14 +205,25 @@ def _number_or_nan(text: str) -> float:
         return math.nan
 
 
-def _increasing(rows: list[tuple[int, float, float]]) -> set[int]:
+def _reporting_interval_s(times: list[float]) -> float:
+    """db_bench's --report_interval_seconds as the rows of readable times show it: the
+    median step between them (a missing or damaged row does not move it)."""
+    return float(np.median(np.diff(times, prepend=0.0))) if times else 0.0
+
+
+def _and_carried(carried: float) -> str:
+    """Words for the ops of rows with damaged times that a left-out interval takes along."""
+    return f" (with the {carried:,.0f} ops of the rows before it)" if carried else ""
+
+
+def _increasing(rows: list[ReportRow]) -> set[int]:
     """Indices of the longest run of rows (not necessarily adjacent) whose times increase
     from above 0: one damaged time drops its own row, never the rows after it (patience
     sorting, O(n log n))."""
     tails: list[float] = []    # tails[k]: the smallest last time of an increasing run of k+1
     tail_index: list[int] = []
     before: list[int] = []     # each row's predecessor in its best run
-    for index, (_, at_s, _) in enumerate(rows):
+    for index, (_, _, at_s, _) in enumerate(rows):
         if not at_s > 0:  # NaN or not after the start
             before.append(-1)
             continue

@@ -81,9 +81,10 @@ def import_trace(path: str | Path, interval_s: float = 1.0) -> ImportedTrace:
     except (LogFormatError, DbBenchError, OptionError, UnitError, WorkloadError) as exc:
         raise TraceError(str(exc)) from None
     if report is not None and report.ops.size:
-        ends, ops, notes = _covered_rows(report, log)
+        starts, ends, ops, notes = _covered_rows(report, log)
     else:
         ends, ops, notes = _rows_from_flushes(log, interval_s)
+        starts = np.concatenate(([0.0], ends[:-1]))
         if report is not None:
             notes.insert(0, f"{report.path}: no readable rows: puts counted from the LOG")
     # What the summary covers and rests on first, then each skipped line.
@@ -96,9 +97,12 @@ def import_trace(path: str | Path, interval_s: float = 1.0) -> ImportedTrace:
     tracker, recalculations = rebuild_stall_episodes(log, duration_s)
     episodes = [e.as_dict() for e in tracker.episodes]
     user_bytes_per_op = setup.workload.key_size + setup.workload.value_size
-    timeseries = _rows(log, events, ends, ops, episodes, user_bytes_per_op)
+    timeseries = _rows(log, events, starts, ends, ops, episodes, user_bytes_per_op)
     events = sorted(events + tracker.events.events, key=lambda e: e["time_micros"])
-    summary = summarize_trace(timeseries, events, episodes, duration_s, user_bytes_per_op)
+    # Throughput and stall fraction over the rows' own intervals: a report.csv row that
+    # could not be read leaves its interval out (`read_report_csv`).
+    summary = summarize_trace(timeseries, events, episodes, _covered_s(starts, ends),
+                              user_bytes_per_op)
     summary.update(_rocksdb_figures(log, recalculations))
     if files.stdout is not None:
         summary.update(read_db_write_percentiles(files.stdout))
@@ -116,7 +120,7 @@ def import_trace(path: str | Path, interval_s: float = 1.0) -> ImportedTrace:
         "rocksdb_options": raw_options,
         "unmodelled_flags": list(setup.unmodelled),
         "duration_s": duration_s,
-        "interval_s": float(np.median(np.diff(ends, prepend=0.0))),
+        "interval_s": float(np.median(ends - starts)),
         "skipped_lines": log.skipped_lines + (report.skipped_lines if report else 0),
     }
     return ImportedTrace(config=config, summary=summary, timeseries=timeseries, events=events,
@@ -124,13 +128,14 @@ def import_trace(path: str | Path, interval_s: float = 1.0) -> ImportedTrace:
                          warnings=warnings)
 
 
-def _covered_rows(report: ReportCsv, log: RocksDBLog) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """report.csv's rows over the span the LOG covers too, and what to say where either
-    stops short: a LOG that ends more than LOG_END_TOLERANCE_S before the last row cuts the
-    rows to its end; a report.csv cut mid-line, or followed in the LOG by memtable switches
-    more than REPORT_END_TOLERANCE_S after its last row, ended mid-run (the LOG's events are
-    cut to its end by the caller)."""
-    ends, ops = report.end_times_s, report.ops
+def _covered_rows(report: ReportCsv, log: RocksDBLog
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """report.csv's rows (starts, ends, ops) over the span the LOG covers too, and what to
+    say where either stops short: a LOG that ends more than LOG_END_TOLERANCE_S before the
+    last row cuts the rows to its end; a report.csv cut mid-line, or followed in the LOG by
+    memtable switches more than REPORT_END_TOLERANCE_S after its last row, ended mid-run
+    (the LOG's events are cut to its end by the caller)."""
+    starts, ends, ops = report.start_times_s, report.end_times_s, report.ops
     notes: list[str] = []
     cut = log.early_end
     where = f"{log.path}:{cut.line_number}" if cut else f"{log.path}:{log.lines}"
@@ -140,9 +145,9 @@ def _covered_rows(report: ReportCsv, log: RocksDBLog) -> tuple[np.ndarray, np.nd
         if not keep.any():
             raise TraceError(f"{where}: the LOG ends at {log.end_s:.1f} s{why}, before "
                              f"report.csv's first row ({ends[0]:g} s): no span both cover")
-        ends, ops = ends[keep], ops[keep]
+        starts, ends, ops = starts[keep], ends[keep], ops[keep]
         notes.append(f"{where}: LOG ends mid-run at {log.end_s:.1f} s{why}; report.csv runs "
-                     f"to {report.end_s:g} s: summary covers {ends[-1]:g} s")
+                     f"to {report.end_s:g} s: summary covers {_covered_s(starts, ends):g} s")
     elif cut is not None:
         notes.append(f"{where}: LOG stops short{why} at {log.end_s:.1f} s, after report.csv's "
                      f"last row ({report.end_s:g} s): no figure affected")
@@ -151,8 +156,14 @@ def _covered_rows(report: ReportCsv, log: RocksDBLog) -> tuple[np.ndarray, np.nd
         reason = (report.early_end.why if report.early_end is not None else
                   f"the LOG records memtable switches until {last_switch_s:.1f} s")
         notes.append(f"{report.path}: report.csv ends mid-run at {report.end_s:g} s "
-                     f"({reason}): summary covers {ends[-1]:g} s")
-    return ends, ops, notes
+                     f"({reason}): summary covers {_covered_s(starts, ends):g} s")
+    return starts, ends, ops, notes
+
+
+def _covered_s(starts: np.ndarray, ends: np.ndarray) -> float:
+    """The seconds the rows cover: to the last row's end, less the intervals of report.csv
+    rows left out between them (exactly the last end when none was)."""
+    return float(ends[-1]) - float(starts[0] + np.sum(starts[1:] - ends[:-1]))
 
 
 def _rows_from_flushes(log: RocksDBLog,
@@ -263,11 +274,12 @@ def _step(times: list[float], values: list[float], at: np.ndarray, initial: floa
     return np.where(index >= 0, series, initial)
 
 
-def _rows(log: RocksDBLog, events: list[dict[str, Any]], ends: np.ndarray, ops: np.ndarray,
-          episodes: list[dict[str, Any]], user_bytes_per_op: int) -> dict[str, np.ndarray]:
-    """Per-interval columns, named as the simulator names them; `events` are the LOG's up to
-    the last row's end."""
-    starts = np.concatenate(([0.0], ends[:-1]))
+def _rows(log: RocksDBLog, events: list[dict[str, Any]], starts: np.ndarray, ends: np.ndarray,
+          ops: np.ndarray, episodes: list[dict[str, Any]],
+          user_bytes_per_op: int) -> dict[str, np.ndarray]:
+    """Per-interval columns, named as the simulator names them, each row over its own
+    interval (`starts` to `ends`: time between rows is left out); `events` are the LOG's up
+    to the last row's end."""
     lengths = np.maximum(ends - starts, 1e-9)
     stopped = np.zeros(ends.size)
     delayed = np.zeros(ends.size)
@@ -318,7 +330,7 @@ def _rows(log: RocksDBLog, events: list[dict[str, Any]], ends: np.ndarray, ops: 
         "delayed_s": delayed,
         "stall_cause": causes,
         "l0_files": _step(lsm_times, [s[0] if s else 0 for s in lsm_states], ends, 0),
-        "pending_compaction_bytes": _pending_bytes(log, ends),
+        "pending_compaction_bytes": _pending_bytes(log, starts, ends),
         "immutable_memtables": _step([imm_times[i] for i in order],
                                      [imm_values[i] for i in order], ends, 0),
     }
@@ -330,7 +342,8 @@ def _rows(log: RocksDBLog, events: list[dict[str, Any]], ends: np.ndarray, ops: 
         bytes_in = np.zeros(ends.size)
         for at_s, size in written[kind]:
             index = min(int(np.searchsorted(ends, at_s)), ends.size - 1)
-            bytes_in[index] += size
+            if at_s >= starts[index]:  # else written between rows, in no row's interval
+                bytes_in[index] += size
         rows[f"{kind}_write_bps"] = bytes_in / lengths
     levels = max((len(s) for s in lsm_states), default=0)
     for level in range(levels):
@@ -339,12 +352,11 @@ def _rows(log: RocksDBLog, events: list[dict[str, Any]], ends: np.ndarray, ops: 
     return rows
 
 
-def _pending_bytes(log: RocksDBLog, ends: np.ndarray) -> np.ndarray:
+def _pending_bytes(log: RocksDBLog, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Estimated pending compaction bytes where a pending-bytes stall line gives it (the
     LOG prints the figure only then); NaN elsewhere."""
     lines = [s for s in log.stall_lines if s.cause is WriteStallCause.PENDING_COMPACTION_BYTES]
     values = np.full(ends.size, np.nan)
-    starts = np.concatenate(([0.0], ends[:-1]))
     for line in lines:
         index = int(np.searchsorted(ends, line.at_s))
         if index < ends.size and line.at_s >= starts[index]:
