@@ -149,6 +149,9 @@ INTRODUCED_IN = {"subcompaction_key_anchors": (7, 6), "stall_io_priority": (7, 3
 
 # The RocksDB release the engine models (its options, defaults and mechanisms).
 MODELLED_RELEASE = (7, 8)
+# The oldest release a run may be of: the oldest a seed paper ran (SILK's fork of 5.7.1),
+# the one the older rules the mechanisms switch back to were taken from.
+OLDEST_RELEASE = (5, 7)
 # A release as a LOG header and `--rocksdb-version` give it: "6.11.0", "7.8".
 _RELEASE = re.compile(r"\d{1,3}\.\d{1,3}(\.\d{1,4})?")
 

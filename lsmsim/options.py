@@ -315,6 +315,7 @@ def parse_option(name: str, raw: Any, source: str = "options") -> Any:
 def _parse_value(source: str, name: str, kind: str, raw: Any) -> Any:
     """`raw` as the option's kind; a number is checked against the option's range before
     it becomes an int, so `1e400` or `nan` is named rather than overflowing."""
+    allowed = _FIELDS[name].metadata["range"]
     try:
         if kind == "codec":
             return codec_name(raw)
@@ -331,20 +332,21 @@ def _parse_value(source: str, name: str, kind: str, raw: Any) -> Any:
             if text in ("false", "0", "no", "off"):
                 return False
             raise UnitError(f"expected true or false, got {raw!r}")
-        value = _number(kind, raw)
+        value = _number(kind, raw, allowed.integer)
     except (UnitError, ValueError, TypeError, OverflowError) as exc:
         raise OptionError(f"{source}: option {name}: {exc}") from None
-    allowed = _FIELDS[name].metadata["range"]
     problem = allowed.problem(value)
     if problem is not None:
         raise OptionError(f"{source}: option {name} {problem}, got {raw!r}")
     return int(value) if allowed.integer else float(value)
 
 
-def _number(kind: str, raw: Any) -> float | int:
-    """An option's text or number as a number: exact for integers written as such."""
+def _number(kind: str, raw: Any, integer: bool) -> float | int:
+    """An option's text or number as a number: exact for integers written as such; one that
+    is no number is refused naming what the option takes (an integer or a number)."""
+    expected = f"expected {'an integer' if integer else 'a number'}, got {raw!r}"
     if isinstance(raw, bool):
-        raise UnitError(f"expected a number, got {raw!r}")
+        raise UnitError(expected)
     if isinstance(raw, int):
         return raw
     if isinstance(raw, str) and raw.strip().lstrip("+-").isdigit():
@@ -353,7 +355,10 @@ def _number(kind: str, raw: Any) -> float | int:
         return parse_size_bytes(raw)
     if kind == "rate":
         return parse_rate_bps(raw)
-    return float(raw)
+    try:
+        return float(raw)
+    except (TypeError, ValueError):
+        raise UnitError(expected) from None
 
 
 def _unknown_message(source: str, name: str, valid: list[str]) -> str:

@@ -20,6 +20,7 @@ Errors name the file, the line, the table and the field with its value.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -43,6 +44,13 @@ _TOP_RANGES = {"duration_s": Range(low_open=True), "interval_s": Range(low_open=
                "key_buckets": Range(1, MAX_BUCKETS, integer=True)}
 _PHASE = {f.name: (str if f.type == "str" else int if f.type == "int" else Number)
           for f in dataclasses.fields(Phase)}
+# A phase's end as a file gives it: 0 (Phase's "no end") is left out, not written.
+_PHASE_RANGES = {"ops": Range(1, integer=True), "duration_s": Range(low_open=True)}
+# What a field of each type must hold, in words.
+_KIND_TEXT = {str: "a string", int: "an integer", Number: "a number", bool: "true or false",
+              dict: "a table", list: "a list", (str, int, float): "a string or a number"}
+# Workload fields the file names otherwise.
+_FILE_FIELDS = {"write_rate_limit_bps": "write_rate_limit"}
 
 
 class ScenarioError(DataFileError):
@@ -169,10 +177,12 @@ def scenario_from_data(data: dict[str, Any], path: Path, fail: Fail,
         if not isinstance(table, dict):
             fail("workload", "phases", table, "each phase must be a table ([[workload.phases]])")
         _check_types(table, _PHASE, "workload.phases", fail, index)
+        _check_ranges(table, _PHASE_RANGES, "workload.phases", fail, index)
         try:
             phases.append(Phase(**table))
         except WorkloadError as exc:
-            fail("workload.phases", None, None, str(exc), index)
+            exc.phase = index
+            _fail_at(exc, workload_table, fail)
     if phases:
         fields["phases"] = phases
     scenario = Scenario(path=path, workload_name=workload_table["name"], workload_fields=fields,
@@ -181,16 +191,12 @@ def scenario_from_data(data: dict[str, Any], path: Path, fail: Fail,
     try:
         scenario.make_workload()
     except WorkloadError as exc:
-        bad = next((k for k in workload_table if k != "name" and k in str(exc)), "name")
-        fail("workload", bad, workload_table.get(bad), str(exc))
+        _fail_at(exc, workload_table, fail)
     for key in ("device", "machine", "policy", "duration_s", "seed", "interval_s",
                 "key_buckets", "description"):
         if key in data:
             setattr(scenario, key, data[key])
-    for key, allowed in _TOP_RANGES.items():
-        problem = allowed.problem(data[key]) if key in data else None
-        if problem is not None:
-            fail("", key, data[key], problem)
+    _check_ranges(data, _TOP_RANGES, "", fail)
     if data.get("seed", 0) < 0:
         fail("", "seed", data["seed"], "must not be negative")
     if ("interval_s" in data and scenario.duration_s is not None
@@ -210,16 +216,41 @@ def scenario_from_data(data: dict[str, Any], path: Path, fail: Fail,
     return scenario
 
 
-def _check_types(table: dict[str, Any], known: dict[str, Any], name: str, fail: Any,
+def _check_types(table: dict[str, Any], known: dict[str, Any], name: str, fail: Fail,
                  index: int = 0) -> None:
+    """Fail at the first field of `table` that is not in `known` or not of its type."""
     for key, value in table.items():
         kind = known.get(key)
         if kind is None:
-            fail(name, key, value, f"unknown field; valid fields: {', '.join(sorted(known))}",
-                 index)
+            close = difflib.get_close_matches(key, list(known), n=1)
+            hint = f" Did you mean {close[0]}?" if close else ""
+            fail(name, key, value, f"unknown field.{hint} Valid fields: "
+                 f"{', '.join(sorted(known))}", index)
         bad_bool = isinstance(value, bool) and kind is not bool
         if bad_bool or not isinstance(value, kind):
-            fail(name, key, value, "wrong type", index)
+            fail(name, key, value, f"wrong type: expected {_KIND_TEXT[kind]}", index)
+
+
+def _check_ranges(table: dict[str, Any], ranges: dict[str, Range], name: str, fail: Fail,
+                  index: int = 0) -> None:
+    """Fail at the first field of `table` outside its range."""
+    for key, allowed in ranges.items():
+        problem = allowed.problem(table[key]) if key in table else None
+        if problem is not None:
+            fail(name, key, table[key], problem, index)
+
+
+def _fail_at(error: WorkloadError, table: dict[str, Any], fail: Fail) -> None:
+    """Fail at what `error` names: its phase's field (or the phase's header) when the file
+    gives the phases, else the [workload] field, else the workload's name."""
+    phases = table.get("phases", [])
+    if error.phase is not None and error.phase < len(phases):
+        phase = phases[error.phase]
+        key = error.field if error.field in phase else None
+        fail("workload.phases", key, phase.get(key), str(error), error.phase)
+    key = _FILE_FIELDS.get(error.field, error.field)
+    key = key if key in table else "name"
+    fail("workload", key, table[key], str(error))
 
 
 def _resolve_names(scenario: Scenario, fail: Any, resolved: set[tuple[str, str]]) -> None:

@@ -19,14 +19,20 @@ from typing import Any, Callable
 
 from lsmsim.block_compression import COMPRESSION_RATIO_RANGE, DEFAULT_COMPRESSION_RATIO
 from lsmsim.keyspace import DISTRIBUTIONS, KeyDistribution, make_distribution
-from lsmsim.value_range import INT32_MAX, Order, Range, order_problem
+from lsmsim.value_range import INT32_MAX, Order, Range
 
 OP_KINDS = ("write", "insert", "read", "scan", "rmw")
 MIX_TOLERANCE = 1e-6
 
 
 class WorkloadError(ValueError):
-    """An unknown workload or a bad workload parameter."""
+    """An unknown workload or a bad workload parameter; `field` names the field at fault
+    and `phase` the position of the phase it is in, where the error has them."""
+
+    def __init__(self, message: str, field: str | None = None,
+                 phase: int | None = None) -> None:
+        super().__init__(message)
+        self.field, self.phase = field, phase
 
 
 # The ranges of the numbers of a phase and a workload (db_bench's flags: --threads,
@@ -54,7 +60,7 @@ WORKLOAD_RANGES = {"zipf_theta": _THETA, "key_size": Range(1, INT32_MAX, integer
                    "repeat_from_phase": Range(-1, INT32_MAX, integer=True),
                    "readwritepercent": Range(0, 100, integer=True),
                    "compression_ratio": COMPRESSION_RATIO_RANGE}
-_WORKLOAD_ORDERS = (Order("record_count", "num_keys"),)
+_RECORDS_WITHIN_KEYS = Order("record_count", "num_keys")
 # A phase change is an event that re-plans every client (about 1 ms of CPU): phases that
 # repeat (repeat_from_phase) must together last this long, or a cycle of 1e-9 s or of 1 op
 # changes phase billions of times and the run never ends.
@@ -62,14 +68,13 @@ MIN_CYCLE_S = 0.1
 MIN_CYCLE_OPS = 10_000
 
 
-def _range_problem(values: object, ranges: dict[str, Range]) -> str | None:
-    """The first field of `values` outside its range, in words, or None."""
+def _check_ranges(values: object, ranges: dict[str, Range], where: str) -> None:
+    """Raise the error of the first field of `values` outside its range, naming it."""
     for name, allowed in ranges.items():
         value = getattr(values, name)
         problem = allowed.problem(value) if not isinstance(value, bool) else "must be a number"
         if problem is not None:
-            return f"{name} {problem}, got {value!r}"
-    return None
+            raise WorkloadError(f"{where}: {name} {problem}, got {value!r}", name)
 
 
 @dataclass(frozen=True)
@@ -97,9 +102,7 @@ class Phase:
 
     def __post_init__(self) -> None:
         where = f"phase {self.name!r}"
-        problem = _range_problem(self, _PHASE_RANGES)
-        if problem is not None:
-            raise WorkloadError(f"{where}: {problem}")
+        _check_ranges(self, _PHASE_RANGES, where)
         shares = [getattr(self, kind) for kind in OP_KINDS]
         if abs(sum(shares) - 1.0) > MIX_TOLERANCE:
             raise WorkloadError(f"{where}: shares of {', '.join(OP_KINDS)} must sum to 1, "
@@ -108,7 +111,7 @@ class Phase:
             raise WorkloadError(f"{where}: give duration_s or ops, not both")
         if self.key_distribution and self.key_distribution not in DISTRIBUTIONS:
             raise WorkloadError(f"{where}: unknown key distribution {self.key_distribution!r}; "
-                                f"valid: {', '.join(DISTRIBUTIONS)}")
+                                f"valid: {', '.join(DISTRIBUTIONS)}", "key_distribution")
 
     @property
     def put_share(self) -> float:
@@ -148,39 +151,46 @@ class Workload:
     compression_ratio: float = DEFAULT_COMPRESSION_RATIO
 
     def __post_init__(self) -> None:
-        problem = (_range_problem(self, WORKLOAD_RANGES)
-                   or order_problem(self.__dict__, _WORKLOAD_ORDERS))
+        where = f"workload {self.name}"
+        _check_ranges(self, WORKLOAD_RANGES, where)
+        problem = _RECORDS_WITHIN_KEYS.problem(self.__dict__)
         if problem is not None:
-            raise WorkloadError(f"workload {self.name}: {problem}")
+            raise WorkloadError(f"{where}: {problem}", _RECORDS_WITHIN_KEYS.smaller)
         try:
             make_distribution(self.key_distribution, self.zipf_theta)
         except ValueError as exc:
-            raise WorkloadError(f"workload {self.name}: {exc}") from None
+            raise WorkloadError(f"{where}: {exc}", "key_distribution") from None
         if self.phases:
             self._check_phases()
+        elif self.repeat_from_phase != -1:
+            raise WorkloadError(f"{where}: repeat_from_phase applies to a workload with phases; "
+                                f"{self.name} has none", "repeat_from_phase")
 
     def _check_phases(self) -> None:
         if self.open_loop_ops_per_s:
             raise WorkloadError(f"workload {self.name}: open-loop arrivals apply to write-only "
-                                "workloads, not to phases")
+                                "workloads, not to phases", "open_loop_ops_per_s")
         if not -1 <= self.repeat_from_phase < len(self.phases):
             raise WorkloadError(f"workload {self.name}: repeat_from_phase must name one of "
-                                f"{len(self.phases)} phases, got {self.repeat_from_phase}")
+                                f"{len(self.phases)} phases (0 to {len(self.phases) - 1}) or "
+                                f"be -1, got {self.repeat_from_phase}", "repeat_from_phase")
         for position, phase in enumerate(self.phases):
             if self.phase_distribution(phase) == "latest" and phase.write + phase.rmw > 0:
                 raise WorkloadError(f"workload {self.name}: phase {phase.name!r}: `latest` "
-                                    "applies to reads, scans and inserts, not to writes")
+                                    "applies to reads, scans and inserts, not to writes",
+                                    "key_distribution", position)
             last = position == len(self.phases) - 1
             if not phase.has_end and not (last and self.repeat_from_phase < 0):
                 raise WorkloadError(f"workload {self.name}: phase {phase.name!r} needs "
-                                    "duration_s or ops (only the last phase may run to the end)")
+                                    "duration_s or ops (only the last phase may run to the end)",
+                                    phase=position)
         cycle = self.phases[self.repeat_from_phase:] if self.repeat_from_phase >= 0 else ()
         cycle_s, cycle_ops = sum(p.duration_s for p in cycle), sum(p.ops for p in cycle)
         if cycle and cycle_s < MIN_CYCLE_S and cycle_ops < MIN_CYCLE_OPS:
             raise WorkloadError(f"workload {self.name}: the phases repeated from "
                                 f"{cycle[0].name!r} last {cycle_s:g} s and {cycle_ops:,} ops: "
                                 f"at least {MIN_CYCLE_S:g} s or {MIN_CYCLE_OPS:,} ops (each "
-                                "phase change re-plans every client)")
+                                "phase change re-plans every client)", "repeat_from_phase")
 
     @property
     def ends_by_itself(self) -> bool:
@@ -305,6 +315,10 @@ def make_workload(name: str, **overrides: Any) -> Workload:
         raise WorkloadError(f"unknown workload field(s) {', '.join(bad)}; valid: "
                             f"{', '.join(sorted(fields - {'name'}))}")
     values = {k: v for k, v in overrides.items() if v is not None}
+    if "readwritepercent" in values and name != "readrandomwriterandom":
+        raise WorkloadError(f"workload {name}: readwritepercent applies to "
+                            "readrandomwriterandom only (its share of gets); leave it out",
+                            "readwritepercent")
     if name in WRITE_ONLY:
         values.setdefault("key_distribution", WRITE_ONLY[name])
     else:

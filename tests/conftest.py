@@ -144,3 +144,26 @@ def assert_spread_round_trips(tmp_path: Path, profile, field: str,
         path.write_text("\n".join([f"{field} = {table}", *lines]) + "\n")
         with pytest.raises(DataFileError, match=message):
             load_machine(str(path))
+
+
+def cli_error_line(argv: list[str], capsys) -> str:
+    """Run `lsmsim argv`, which must fail with status 2 and exactly one line on stderr (an
+    argparse refusal included)."""
+    from lsmsim.cli.main import main
+    try:
+        status = main(argv)
+    except SystemExit as exc:  # argparse refused a flag
+        status = exc.code
+    assert status == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def written_run(tmp_path_factory) -> Path:
+    """A short run's folder as `lsmsim run --out` writes it."""
+    from lsmsim.cli.main import main
+    out = tmp_path_factory.mktemp("run") / "good"
+    assert main(["run", "fillrandom", "--duration", "20", "--no-plot", "--out", str(out)]) == 0
+    return out

@@ -14,27 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import cli_error_line
+
 from lsmsim.cli.main import main
-
-
-def _error_line(argv: list[str], capsys) -> str:
-    """Run `lsmsim argv`, which must fail with status 2 and exactly one line on stderr."""
-    try:
-        status = main(argv)
-    except SystemExit as exc:  # argparse refused a flag
-        status = exc.code
-    assert status == 2
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
-
-
-@pytest.fixture(scope="module")
-def written_run(tmp_path_factory) -> Path:
-    """A short run's folder as `lsmsim run --out` writes it."""
-    out = tmp_path_factory.mktemp("run") / "good"
-    assert main(["run", "fillrandom", "--duration", "20", "--no-plot", "--out", str(out)]) == 0
-    return out
 
 
 @pytest.mark.parametrize("argv", [
@@ -46,7 +28,7 @@ def written_run(tmp_path_factory) -> Path:
 def test_toml_nested_too_deeply_is_one_line(argv, tmp_path, capsys):
     deep = tmp_path / "deep.toml"
     deep.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
-    line = _error_line([str(deep) if a == "DEEP" else a for a in argv], capsys)
+    line = cli_error_line([str(deep) if a == "DEEP" else a for a in argv], capsys)
     assert line.endswith(f"{deep}: not valid TOML: nested too deeply"), line
 
 
@@ -59,7 +41,7 @@ def test_toml_nested_too_deeply_is_one_line(argv, tmp_path, capsys):
      "lsmsim run: error: argument --value-size: expected an integer, got '10.5'"),
 ])
 def test_argparse_errors_are_one_line_without_the_usage_block(argv, expected, capsys):
-    assert _error_line(argv, capsys).startswith(expected)
+    assert cli_error_line(argv, capsys).startswith(expected)
 
 
 @pytest.mark.parametrize("argv, expected", [
@@ -74,14 +56,14 @@ def test_argparse_errors_are_one_line_without_the_usage_block(argv, expected, ca
     (["run", "fillrandom", "--device", "/dev/null"], "/dev/null: not a regular file"),
 ])
 def test_run_lengths_that_would_never_end_are_refused_first(argv, expected, capsys):
-    assert expected in _error_line(argv, capsys)
+    assert expected in cli_error_line(argv, capsys)
 
 
 def test_results_that_cannot_be_written_are_one_line(tmp_path, capsys):
     """A file of the run folder is a folder: the write fails after the run, in one line."""
     out = tmp_path / "out"
     (out / "summary.json").mkdir(parents=True)
-    line = _error_line(["run", "fillrandom", "--duration", "5", "--no-plot", "--out", str(out)],
+    line = cli_error_line(["run", "fillrandom", "--duration", "5", "--no-plot", "--out", str(out)],
                        capsys)
     assert line == f"lsmsim: error: {out / 'summary.json'}: Is a directory"
 
@@ -89,7 +71,7 @@ def test_results_that_cannot_be_written_are_one_line(tmp_path, capsys):
 def test_an_out_that_is_a_dangling_symlink_is_refused_first(tmp_path, capsys):
     loop = tmp_path / "loop"
     loop.symlink_to(loop)
-    line = _error_line(["run", "fillrandom", "--duration", "5", "--out", str(loop)], capsys)
+    line = cli_error_line(["run", "fillrandom", "--duration", "5", "--out", str(loop)], capsys)
     assert line == f"lsmsim: error: --out {loop}: exists and is not a folder"
 
 
@@ -131,7 +113,7 @@ def test_a_damaged_run_folder_names_the_file_and_line(case, command, written_run
     shutil.copytree(written_run, folder)
     damage(folder)
     extra = ["--out", str(tmp_path / "replay.html")] if command == "replay" else []
-    line = _error_line([command, str(folder), *extra], capsys)
+    line = cli_error_line([command, str(folder), *extra], capsys)
     assert line.startswith("lsmsim: error: ") and expected in line, line
 
 
@@ -157,7 +139,6 @@ def test_ctrl_c_while_the_command_starts_is_one_line(tmp_path):
         assert process.returncode == 130 and stderr.strip() == "lsmsim: interrupted", stderr
 
 
-
 @pytest.mark.parametrize("argv, expected", [
     (["validate", "RUN", "--seeds", "1000000000"], "argument --seeds: must be at most 1,000"),
     (["reproduce", "adoc_batch", "--seeds", "99999"], "argument --seeds: must be at most 1,000"),
@@ -180,7 +161,7 @@ def test_out_of_range_counts_and_misleading_names(argv, expected, tmp_path, caps
     a_file.write_text("x")
     places = {"RUN": str(local), "FOLDER": str(tmp_path), "OUT": str(tmp_path / "out"),
               "FILE": str(a_file)}
-    line = _error_line([places.get(a, a) for a in argv], capsys)
+    line = cli_error_line([places.get(a, a) for a in argv], capsys)
     assert expected in line, line
 
 
@@ -189,7 +170,7 @@ def test_a_sweep_too_large_is_refused_before_its_cells_are_resolved(tmp_path, ca
     spec.write_text('duration_s = 10\n[workload]\nname = "fillrandom"\n[sweep]\n'
                     f"seed = {list(range(200))}\n"
                     f'"options.max_background_jobs" = {list(range(1, 201))}\n')
-    line = _error_line(["sweep", "--dry-run", str(spec)], capsys)
+    line = cli_error_line(["sweep", "--dry-run", str(spec)], capsys)
     assert "makes 40,000 cells (seed 200 x options.max_background_jobs 200)" in line, line
 
 
@@ -262,5 +243,5 @@ def test_a_sweep_cell_with_rows_longer_than_its_run_is_refused(tmp_path, capsys)
     spec = tmp_path / "sweep.toml"
     spec.write_text('duration_s = 20\n[workload]\nname = "fillrandom"\n[sweep]\n'
                     "interval_s = [100, 1]\n")
-    line = _error_line(["sweep", "--dry-run", str(spec)], capsys)
+    line = cli_error_line(["sweep", "--dry-run", str(spec)], capsys)
     assert "[sweep] interval_s = 100: must not exceed duration_s (20 s)" in line, line

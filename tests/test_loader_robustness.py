@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import cli_error_line
+
 from lsmsim.cli.main import main
 from lsmsim.trace import Trace
 from lsmsim.traces.run_files import read_report_csv
@@ -39,21 +41,7 @@ REPORT = """secs_elapsed,interval_qps
 """
 
 
-def _error_line(argv: list[str], capsys) -> str:
-    """Run `lsmsim argv`, which must fail with status 2 and one line on stderr."""
-    assert main(argv) == 2
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
-
-
 # -- a written run folder's timeseries.csv ----------------------------------------------------
-@pytest.fixture(scope="module")
-def written_run(tmp_path_factory) -> Path:
-    """A short run's folder as `lsmsim run --out` writes it."""
-    out = tmp_path_factory.mktemp("run") / "good"
-    assert main(["run", "fillrandom", "--duration", "10", "--no-plot", "--out", str(out)]) == 0
-    return out
 
 
 def _set_cell(folder: Path, row: int, column: str, value: str) -> int:
@@ -78,7 +66,7 @@ def test_a_cell_that_is_not_a_number_names_file_line_column_and_value(
     shutil.copytree(written_run, folder)
     line = _set_cell(folder, 5, column, value)
     extra = ["--out", str(tmp_path / "replay.html")] if command == "replay" else []
-    error = _error_line([command, str(folder), *extra], capsys)
+    error = cli_error_line([command, str(folder), *extra], capsys)
     assert error == (f"lsmsim: error: {folder / 'timeseries.csv'}: line {line}, column "
                      f"{column}: {value!r} is not a number (a damaged file)")
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import Callable, Iterable, NoReturn
+from typing import Any, Callable, Iterable, NoReturn
 
 from lsmsim.keyspace import MAX_BUCKETS
 from lsmsim.data_file import DataFileError
-from lsmsim.mechanisms import (INTRODUCED_IN, MODELLED_RELEASE, MechanismError, Mechanisms,
-                               absent_in_version, is_release, release)
+from lsmsim.mechanisms import (INTRODUCED_IN, MODELLED_RELEASE, OLDEST_RELEASE, MechanismError,
+                               Mechanisms, absent_in_version, is_release, release)
 from lsmsim.options import OptionError
 from lsmsim.units import UnitError, parse_rate_bps
 
@@ -21,8 +21,13 @@ from lsmsim.units import UnitError, parse_rate_bps
 class OneLineParser(argparse.ArgumentParser):
     """An argparse parser whose usage errors are one line, as lsmsim's own errors are
     (`lsmsim run: error: argument --duration: ...`), not the usage block then the error
-    (`--help` shows the usage). Subcommands' parsers are of the same class (add_subparsers
-    makes them so)."""
+    (`--help` shows the usage), and that takes flags by their whole names only (`--dur` is
+    no `--duration`: a misspelt flag is refused, not taken for another). Subcommands'
+    parsers are of the same class (add_subparsers makes them so), so both hold for them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         message = " ".join(message.split())  # one line, whatever the value quoted
@@ -172,15 +177,25 @@ def parse_sets(items: list[str]) -> dict[str, str]:
 
 
 def rocksdb_release(text: str) -> str:
-    """A RocksDB release as a LOG header gives it ("6.11.0", "7.8"), at most the one modelled
-    (MODELLED_RELEASE); anything else is refused, not silently the release modelled."""
+    """A RocksDB release as a LOG header gives it ("6.11.0", "7.8"), from OLDEST_RELEASE to
+    the one modelled (MODELLED_RELEASE); anything else is refused, not silently the release
+    modelled."""
     if not is_release(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a RocksDB release such as 6.11.0")
     if release(text) > MODELLED_RELEASE:
         raise argparse.ArgumentTypeError(
             f"{text!r} is newer than the RocksDB lsmsim models "
-            f"({'.'.join(map(str, MODELLED_RELEASE))}): its later mechanisms are not modelled")
+            f"({_release_text(MODELLED_RELEASE)}): its later mechanisms are not modelled")
+    if release(text) < OLDEST_RELEASE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is older than the oldest RocksDB lsmsim models "
+            f"({_release_text(OLDEST_RELEASE)}): what it lacked is not modelled")
     return text.strip()
+
+
+def _release_text(numbers: tuple[int, ...]) -> str:
+    """A release's numbers as written: (7, 8) as 7.8."""
+    return ".".join(map(str, numbers))
 
 
 def device_name(text: str) -> str:
@@ -222,8 +237,10 @@ def add_release_flag(parser: argparse.ArgumentParser) -> None:
     brought = ", ".join(f"{name} in {'.'.join(map(str, since))}"
                         for name, since in INTRODUCED_IN.items())
     parser.add_argument("--rocksdb-version", type=rocksdb_release, metavar="RELEASE",
-                        help=f"simulate RocksDB RELEASE, e.g. 6.11.0: what later releases "
-                             f"brought is off ({brought}); default: the 7.8 modelled")
+                        help=f"simulate RocksDB RELEASE ({_release_text(OLDEST_RELEASE)} to "
+                             f"{_release_text(MODELLED_RELEASE)}), e.g. 6.11.0: what later "
+                             f"releases brought is off ({brought}); default: the "
+                             f"{_release_text(MODELLED_RELEASE)} modelled")
 
 
 def mechanisms_off(args: argparse.Namespace) -> tuple[str, ...]:

@@ -24,7 +24,8 @@ def register(commands: Any) -> None:
         "reproduce", help="re-run the seed papers' experiments and check their claims")
     parser.add_argument("names", nargs="*", metavar="NAME", help="experiments to run")
     parser.add_argument("--all", action="store_true", help="every experiment")
-    parser.add_argument("--list", action="store_true", help="list the experiments")
+    parser.add_argument("--list", action="store_true",
+                        help="list the experiments (those named, if any)")
     parser.add_argument("--out", type=path_argument, default=Path("reproduce-out"),
                         help="folder for each experiment's CSV and PNG (reproduce-out)")
     parser.add_argument("--duration-scale", type=positive_number,
@@ -43,7 +44,10 @@ def register(commands: Any) -> None:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    names = experiment_names() if args.all or args.list else args.names
+    if args.all and args.names:
+        raise ExperimentError(f"--all runs every experiment; give it or the names "
+                              f"({' '.join(args.names)}), not both")
+    names = args.names or (experiment_names() if args.all or args.list else [])
     if args.paper_scale and args.duration_scale is not None:
         raise ExperimentError("--paper-scale runs every experiment at its paper's duration; "
                               "leave out --duration-scale")
