@@ -107,3 +107,14 @@ def test_validate_fails_a_run_with_a_damaged_host_load_by_name(tmp_path):
     report = validate([_run_copy(tmp_path, {"other_cores_during": "x"})],
                       load_machine("local-2core"), max_seconds=10, workers=1)
     assert not report.results and "machine.json: host load" in report.failed[RUN.name]
+
+
+def test_calibrate_simulates_a_busy_capture_with_the_cores_left(tmp_path):
+    """The fit's runs as validate simulates them: a run captured beside a core of other
+    work is simulated on the cores left, so the fitted costs are the machine's."""
+    from lsmsim.fidelity.calibration import load_runs
+    runs, _ = load_runs([_run_copy(tmp_path / "a", {"other_cores_during": 1.0}),
+                         _run_copy(tmp_path / "b", {"other_cores_during": 0.05})],
+                        None, 10.0, workers=1)
+    machine = load_machine("local-2core")
+    assert [run.machine(machine).available_cores() for run in runs] == [1.0, 2.0]

@@ -30,6 +30,9 @@ others) is fitted in log space within [1/10, 10] times the start value: a coarse
 each cost alone, then Nelder-Mead,
 each evaluation simulating every distinct command once (a process pool over runs).
 `cores` is a fact of the machine and comes with the base profile, as do the held costs.
+A run whose capture recorded other work on its host (`lsmsim.traces.host_load`) is simulated
+with that much less CPU, as `lsmsim validate` simulates it: the fitted costs are the
+machine's, not the busy host's.
 
 The loss, summed over the runs (each run its own command line, for its real duration):
 
@@ -66,7 +69,9 @@ from lsmsim.fidelity.job_cpu import (HostSpeed, compaction_cpu_jobs, flush_cpu_r
 from lsmsim.fidelity.writer_cpu import measure_writer_cpu
 from lsmsim.traces.thread_schedstat import group_totals
 from lsmsim.trace import Trace
-from lsmsim.fidelity.trace_validation import check_run_folders, run_devices, run_setup
+from lsmsim.fidelity.trace_validation import (check_run_folders, other_cores_taken,
+                                              run_devices, run_setup)
+from lsmsim.traces.host_load import HostLoad, counted_other_cores, read_host_load
 from lsmsim.page_cache_writeback import synced_fraction
 from lsmsim.fidelity.run_queue_idle_fit import estimate_idle_share
 from lsmsim.fidelity.unlink_cost_fit import estimate_unlink_ns_per_byte
@@ -102,6 +107,12 @@ class Run:
     throughput_ops_per_s: float
     stall_fraction: float
     write_amplification: float
+    load: HostLoad | None = None  # other work on its host, as its capture recorded it
+
+    def machine(self, profile: MachineProfile) -> MachineProfile:
+        """`profile` as this run had it: less the cores its host's other work took."""
+        taken = other_cores_taken(profile, self.load)
+        return dataclasses.replace(profile, other_work_cores=taken) if taken else profile
 
 
 @dataclass
@@ -319,7 +330,7 @@ def load_runs(folders: Sequence[Path], device: str | None, max_seconds: float | 
             setup = dataclasses.replace(setup, seed=seed)
         runs.append(Run(folder.name if folder.name else str(folder), setup, run_device,
                         float(summary["throughput_ops_per_s"]), float(summary["stall_fraction"]),
-                        float(summary["write_amplification"])))
+                        float(summary["write_amplification"]), read_host_load(folder)))
     return runs, [real for real, _ in pairs]
 
 
@@ -363,6 +374,7 @@ class Objective:
         self.workers = workers
         self.progress = progress
         self.keys = [repr((r.setup.workload, r.setup.options, r.setup.duration_s, r.setup.seed,
+                           counted_other_cores(r.load),
                            r.device)) for r in runs]
         self.distinct = list(dict.fromkeys(self.keys))
         self.evaluations = 0
@@ -371,7 +383,8 @@ class Objective:
 
     def __call__(self, profile: MachineProfile) -> float:
         first = {key: self.runs[self.keys.index(key)] for key in self.distinct}
-        jobs = [(first[k].setup, first[k].device, profile) for k in self.distinct]
+        jobs = [(first[k].setup, first[k].device, first[k].machine(profile))
+                for k in self.distinct]
         labels = [f"simulating {first[k].label}" for k in self.distinct]
         try:
             results = run_jobs(_simulate_figures, jobs, self.workers)

@@ -37,7 +37,7 @@ from lsmsim.mechanisms import Mechanisms
 from lsmsim.trace import Trace
 from lsmsim.fidelity.trace_comparison import (as_plain, compare, error_labels, error_names,
                                      format_difference, median_abs, window)
-from lsmsim.traces.host_load import (BUSY_OTHER_CORES, MIN_OTHER_CORES, HostLoad,
+from lsmsim.traces.host_load import (BUSY_OTHER_CORES, HostLoad, counted_other_cores,
                                      read_host_load)
 from lsmsim.traces.run_files import TraceError, find_run_files
 from lsmsim.traces.trace_import import import_trace
@@ -371,11 +371,8 @@ MAX_OTHER_SHARE = 0.9
 
 
 def other_cores_taken(machine: MachineProfile, load: HostLoad | None) -> float:
-    """The cores' worth of CPU a run's recorded other work takes from `machine` (none
-    below `host_load.MIN_OTHER_CORES`)."""
-    if load is None or load.other_cores < MIN_OTHER_CORES:
-        return 0.0
-    return min(load.other_cores, MAX_OTHER_SHARE * machine.cores)
+    """The cores' worth of CPU a run's recorded other work takes from `machine`."""
+    return min(counted_other_cores(load), MAX_OTHER_SHARE * machine.cores)
 
 
 def validate(folders: Sequence[Path], machine: MachineProfile, device: str | None = None,

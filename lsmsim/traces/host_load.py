@@ -62,6 +62,12 @@ class HostLoad:
                 "it with that much less CPU")
 
 
+def counted_other_cores(load: HostLoad | None) -> float:
+    """The other work a run is simulated beside: its recorded cores' worth, none below
+    MIN_OTHER_CORES or where nothing was recorded."""
+    return load.other_cores if load is not None and load.other_cores >= MIN_OTHER_CORES else 0.0
+
+
 def cpu_times() -> list[int]:
     """The all-CPU line of /proc/stat, CPU_COLUMNS' ticks."""
     first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
