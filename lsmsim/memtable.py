@@ -98,12 +98,19 @@ class MemtableList:
         """Entries the active memtable holds when ShouldFlushNow holds (at least its own)."""
         if self._entries_of is None:
             return self.active.ops + self.ops_until_full(write_buffer_size)
-        return max(write_buffer_size / self.entry_bytes, self.active.entries)
+        return max(self._entries_to_fill(write_buffer_size), self.active.entries)
+
+    def _entries_to_fill(self, write_buffer_size: float) -> float:
+        """Entries that fill a memtable of `write_buffer_size` bytes: at least the one that
+        crosses it, whole (MemTable::ShouldFlushNow is checked after each insert, so an entry
+        larger than the buffer fills a memtable of its own)."""
+        entries = write_buffer_size / self.entry_bytes
+        return entries if entries > 1.0 else 1.0
 
     def ops_until_full(self, write_buffer_size: float) -> float:
         """Writes the active memtable takes before ShouldFlushNow holds (>= 0)."""
         if self._entries_of is None:
-            ops_left = write_buffer_size / self.entry_bytes - self.active.ops
+            ops_left = self._entries_to_fill(write_buffer_size) - self.active.ops
         else:
             ops_left = self._ops_to_full(write_buffer_size) - self.active.ops
         return ops_left if ops_left > 0.0 else 0.0  # max(0.0, ops_left) without the call
@@ -111,7 +118,7 @@ class MemtableList:
     def _ops_to_full(self, write_buffer_size: float) -> float:
         memtable_id, size, ops = self._full_ops
         if memtable_id != self.active.memtable_id or size != write_buffer_size:
-            ops = self.active.ops_to_hold(write_buffer_size / self.entry_bytes)
+            ops = self.active.ops_to_hold(self._entries_to_fill(write_buffer_size))
             self._full_ops = (self.active.memtable_id, write_buffer_size, ops)
         return ops
 

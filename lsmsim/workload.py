@@ -61,6 +61,14 @@ WORKLOAD_RANGES = {"zipf_theta": _THETA, "key_size": Range(1, INT32_MAX, integer
                    "readwritepercent": Range(0, 100, integer=True),
                    "compression_ratio": COMPRESSION_RATIO_RANGE}
 _RECORDS_WITHIN_KEYS = Order("record_count", "num_keys")
+
+
+def distinct_keys(key_size: int) -> int:
+    """How many keys of `key_size` bytes db_bench can tell apart: it writes a key's number
+    big-endian into its first min(key_size, 8) bytes (GenerateKeyFromInt), so 256 per byte."""
+    return 256 ** min(key_size, 8)
+
+
 # A phase change is an event that re-plans every client (about 1 ms of CPU): phases that
 # repeat (repeat_from_phase) must together last this long, or a cycle of 1e-9 s or of 1 op
 # changes phase billions of times and the run never ends.
@@ -156,6 +164,11 @@ class Workload:
         problem = _RECORDS_WITHIN_KEYS.problem(self.__dict__)
         if problem is not None:
             raise WorkloadError(f"{where}: {problem}", _RECORDS_WITHIN_KEYS.smaller)
+        if self.num_keys > distinct_keys(self.key_size):
+            raise WorkloadError(f"{where}: num_keys {self.num_keys} is more keys than "
+                                f"key_size {self.key_size} can tell apart "
+                                f"({distinct_keys(self.key_size):,}): give a larger key_size "
+                                "or fewer keys", "key_size")
         try:
             make_distribution(self.key_distribution, self.zipf_theta)
         except ValueError as exc:

@@ -207,3 +207,17 @@ def test_a_newer_flush_that_finishes_first_installs_with_the_older_one():
     assert set(finished) == started - unfinished
     l0_bytes = db.version.level_bytes(0)
     assert db.counters.flush_bytes_written >= l0_bytes > 0
+
+
+def test_an_entry_larger_than_the_buffer_fills_a_memtable_of_its_own():
+    """100 MB values into 64 MiB memtables were cut across memtables (68 flushes of one
+    64 MiB 'entry' for 47 puts): RocksDB checks ShouldFlushNow after each insert, so each
+    memtable holds one whole entry."""
+    import lsmsim
+    result = lsmsim.simulate("fillrandom", device="nvme", duration_s=10,
+                             value_size=100_000_000)
+    flushes = [e for e in result.events if e.get("event") == "flush_started"]
+    assert flushes and all(e["num_entries"] == e["num_memtables"] for e in flushes)
+    assert all(e["total_data_size"] > 100_000_000 * e["num_memtables"] for e in flushes)
+    puts = result.summary["throughput_ops_per_s"] * result.summary["duration_s"]
+    assert len(flushes) <= puts + 1e-6

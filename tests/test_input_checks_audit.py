@@ -173,3 +173,20 @@ def test_no_documented_command_relies_on_a_flag_prefix():
     prefixes = sorted(flag for flag in used - flags - scripts
                       if any(full.startswith(flag) for full in flags))
     assert not prefixes
+
+
+def test_more_keys_than_the_key_size_holds_are_refused(capsys):
+    """`--key-size 1` over the default 1e8 keys ran as 1e8 distinct keys (write amplification
+    23 on an HDD): one byte tells 256 keys apart."""
+    line = cli_error_line(["run", "fillrandom", "--key-size", "1", "--duration", "5"], capsys)
+    assert line.endswith("num_keys 100000000 is more keys than key_size 1 can tell apart "
+                         "(256): give a larger key_size or fewer keys"), line
+
+
+def test_db_bench_keys_shorter_than_num_needs_repeat():
+    """db_bench writes a key's number into its first min(key_size, 8) bytes, so 1-byte keys
+    repeat after 256 (GenerateKeyFromInt): the simulated key space is that."""
+    from lsmsim.traces.db_bench import setup_from_flags
+    setup = setup_from_flags(["--benchmarks=fillrandom", "--key_size=1", "--num=100000"])
+    assert (setup.workload.num_keys, setup.workload.max_ops) == (256, 100000)
+    assert setup_from_flags(["--benchmarks=fillrandom", "--num=100000"]).workload.num_keys == 100000

@@ -22,7 +22,7 @@ from lsmsim.block_compression import CODECS, UNMODELLED
 from lsmsim.mechanisms import absent_in_version
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
 from lsmsim.units import UnitError, parse_size_bytes
-from lsmsim.workload import WORKLOAD_RANGES, WRITE_ONLY, Workload, make_workload
+from lsmsim.workload import WORKLOAD_RANGES, WRITE_ONLY, Workload, distinct_keys, make_workload
 
 FLAGS_FILE = Path(__file__).parent / "data" / "db_bench_7.8.3_flags.txt"
 
@@ -163,8 +163,10 @@ def setup_from_flags(argv: Sequence[str], source: str = "db_bench",
         # run lasts that long, drawing keys from the --num key space (db_bench_tool.cc).
         per_thread = 0 if run_s > 0 else writes if writes > 0 else num
         rate = parse_size_bytes(get["benchmark_write_rate_limit"])
+        key_size = _integer(get["key_size"], "key_size", source)
+        # Keys shorter than --num needs repeat in db_bench: the key space is what they hold.
         workload = make_workload(
-            benchmarks[0], num_keys=num, key_size=_integer(get["key_size"], "key_size", source),
+            benchmarks[0], num_keys=min(num, distinct_keys(key_size)), key_size=key_size,
             value_size=_integer(get["value_size"], "value_size", source), threads=threads,
             max_ops=threads * per_thread, write_rate_limit_bps=rate,
             compression_ratio=_number(get["compression_ratio"], "compression_ratio", source))
