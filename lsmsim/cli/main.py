@@ -75,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--db-bench-defaults", action="store_true",
                      help="start from db_bench's option defaults "
                           f"({', '.join(DB_BENCH_DEFAULTS)}) instead of the library's")
-    run.add_argument("--policy", help="policy name[:param=value,...] (default rocksdb)")
+    run.add_argument("--policy", help="policy name[:param=value,...] (default rocksdb; "
+                                      "`lsmsim list policies` names them)")
     run.add_argument("--threads", type=whole_number, help="client threads (closed loop)")
     run.add_argument("--key-size", type=whole_number, help="bytes per key (default 16)")
     run.add_argument("--value-size", type=whole_number, help="bytes per value (default 1000)")
