@@ -40,7 +40,7 @@ def pipeline(graph: nx.DiGraph) -> list[str]:
 def dataflow_figure(graph: nx.DiGraph, title: str = ""):  # type: ignore[no-untyped-def]
     """A new figure with the graph drawn on it."""
     figure = plt.figure(figsize=(12, 5.6))
-    grid = figure.add_gridspec(2, 1, height_ratios=(3.2, 1), hspace=0.25)
+    grid = figure.add_gridspec(2, 1, height_ratios=(3.2, 1), hspace=0.4)
     draw_dataflow(graph, figure.add_subplot(grid[0]), figure.add_subplot(grid[1]), title)
     figure.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.09)
     return figure
@@ -66,8 +66,10 @@ def draw_dataflow(graph: nx.DiGraph, pipe_ax: Any, resource_ax: Any, title: str 
     pipe_ax.set_xlim(-0.5, len(nodes) - 0.5)
     pipe_ax.set_ylim(-1.0, 1.75)
     pipe_ax.text(-0.5, -0.98, "bars: fill; dashed orange line: slowdown threshold; red line: "
-                 "stop threshold; arrows: bytes written per second, wider = faster",
-                 fontsize=8, color="#555555")
+                 "stop threshold; arrows: MB/s written into the next box, wider = faster\n"
+                 "\"took\": MB/s taken out of the box an arrow leaves, as `lsmsim explain` "
+                 "counts them; a compaction also rewrites the next level's overlapping files, "
+                 "so it writes more than it takes", fontsize=8, color="#555555", va="top")
     pipe_ax.axis("off")
     window = graph.graph
     verdict = ("writes not held back" if window["condition"] == "normal" else
@@ -145,8 +147,22 @@ def _draw_edges(ax: Any, graph: nx.DiGraph, x: dict[str, float]) -> None:
         ax.add_patch(FancyArrowPatch(start, end, connectionstyle=style, arrowstyle="-|>",
                                      mutation_scale=12 + 2 * width, lw=width, color="#555555"))
         label_y = 0.62 if neighbours else 1.3
-        ax.text((start[0] + end[0]) / 2, label_y, f"{rate_MBps:,.1f}\nMB/s", ha="center",
-                va="bottom", fontsize=8, color="#333333")
+        taken = _taken_words(data, rate_MBps)
+        ax.text((start[0] + end[0]) / 2, label_y,
+                f"{rate_MBps:,.1f}\nMB/s" + (f"\n{taken}" if taken and not neighbours else ""),
+                ha="center", va="bottom", fontsize=8, color="#333333")
+        if taken and neighbours:
+            ax.text((start[0] + end[0]) / 2, 0.38, taken, ha="center", va="top", fontsize=7.5,
+                    color="#666666", style="italic")
+
+
+def _taken_words(data: dict[str, Any], written_MBps: float) -> str:
+    """'took 142.9' (MB/s) when the bytes taken out of the arrow's source differ from those
+    written (a compaction rewrites the next level's files too); '' when they read the same."""
+    drain = data.get("drain_bps", math.nan)
+    if drain is None or math.isnan(drain) or f"{drain / 1e6:,.1f}" == f"{written_MBps:,.1f}":
+        return ""
+    return f"took {drain / 1e6:,.1f}"
 
 
 def _draw_pending(ax: Any, data: dict[str, Any], left: float, right: float) -> None:

@@ -30,11 +30,25 @@ EDGES: dict[str, tuple[Callable[[str, str], bool], Callable[[str, str], bool]]] 
 }
 COMPONENT_WORDS = {"immutable": "immutable memtables", "L0": "L0",
                    "pending": "pending compaction bytes"}
+# Who moves the bytes into and out of each overflowing component, and where: the inflow
+# counts the bytes written into it (a compaction's output includes the next level's files
+# it rewrote, as the dataflow figure's arrows do), the outflow the component's own bytes
+# taken out of it (a flush's memtable bytes, a compaction's input from its source level).
 IN_OUT_WORDS = {
-    "MMO": ("puts into memtables", "flushes out of memtables"),
-    "L0O": ("flushes into L0", "compactions out of L0"),
-    "RDO": ("compactions into L1", "compactions below L1"),
+    "MMO": (("puts", "memtables"), ("flushes", "memtables")),
+    "L0O": (("flushes", "L0"), ("compactions", "L0")),
+    "RDO": (("compactions", "L1"), ("compactions", "L1 and below")),
 }
+RATE_NOTE = ("(wrote: bytes written into the component; took: its own bytes taken out of it.\n"
+             " A compaction also writes again the next level's files it overlaps, so the "
+             "dataflow figure's\n arrows, which count bytes written, show more than it took.)")
+
+
+def flow_words(overflow: str, in_bps: float, out_bps: float) -> str:
+    """'flushes wrote 13.6 MB/s into L0, compactions took 142.9 MB/s out of L0'."""
+    (feeder, target), (drainer, source) = IN_OUT_WORDS[overflow]
+    return (f"{feeder} wrote {in_bps / MB:.1f} MB/s into {target}, "
+            f"{drainer} took {out_bps / MB:.1f} MB/s out of {source}")
 
 
 @dataclass(frozen=True)
@@ -97,18 +111,16 @@ def account(flow: Dataflow, episodes: list[dict[str, Any]], index: int) -> Episo
     lead_start, _ = build_up_window(episodes, index)
     build_up = imbalance(flow, verdict.overflow, lead_start, start)
     during = imbalance(flow, verdict.overflow, start, end)
-    words_in, words_out = IN_OUT_WORDS[verdict.overflow]
     if build_up is not None:
         series = flow.fills[verdict.component]
         lines.append(f"  Before it ({start - lead_start:.1f} s): "
                      f"{COMPONENT_WORDS[verdict.component]} went from "
                      f"{_amount(series.at(lead_start), series.unit)} to "
-                     f"{_amount(series.at(start), series.unit)}; {words_in} "
-                     f"{build_up.in_bps / MB:.1f} MB/s, {words_out} {build_up.out_bps / MB:.1f} "
-                     f"MB/s.")
+                     f"{_amount(series.at(start), series.unit)}; "
+                     f"{flow_words(verdict.overflow, build_up.in_bps, build_up.out_bps)}.")
     if during is not None:
-        lines.append(f"  During it: {words_in} {during.in_bps / MB:.1f} MB/s, {words_out} "
-                     f"{during.out_bps / MB:.1f} MB/s.")
+        lines.append(f"  During it: "
+                     f"{flow_words(verdict.overflow, during.in_bps, during.out_bps)}.")
     lines.append(f"  Resources: {_resources(graph)}.")
     lines.append(f"  {_ending(flow, episode, verdict, end)}")
     return EpisodeAccount(index + 1, episode, verdict, build_up, during, "\n".join(lines))
@@ -154,22 +166,25 @@ def summary(flow: Dataflow) -> str:
         lines.append(f"  {name}: {seconds[kind]:.1f} s in {counts[kind]} {episodes} "
                      f"({100 * seconds[kind] / total if total else 0:.0f}% of stall time)")
         if kind in weighted and seconds[kind] > 0:
-            words_in, words_out = IN_OUT_WORDS[kind]
-            mean_in, mean_out = (v / seconds[kind] / MB for v in weighted[kind])
-            lines.append(f"    in the build-up before them: {words_in} {mean_in:.1f} MB/s, "
-                         f"{words_out} {mean_out:.1f} MB/s (stall-time-weighted means)")
+            mean_in, mean_out = (v / seconds[kind] for v in weighted[kind])
+            lines.append(f"    in the build-up before them: {flow_words(kind, mean_in, mean_out)}"
+                         " (stall-time-weighted means)")
     top = max(seconds, key=seconds.__getitem__)
     if top in weighted:
-        words_in, words_out = IN_OUT_WORDS[top]
+        (feeder, target), (drainer, source) = IN_OUT_WORDS[top]
         mean_in, mean_out = weighted[top]
         lines.append(f"Most stall time: {OVERFLOW_WORDS[top]}; "
-                     + (f"{words_in} outpaced {words_out}." if mean_in > mean_out else
-                        f"{words_out} kept up on average, so the overflow came from bursts "
-                        "or from data already waiting, not from a steady imbalance."))
+                     + (f"{feeder} wrote into {target} faster than {drainer} took bytes out "
+                        f"of {source}." if mean_in > mean_out else
+                        f"{drainer} took bytes out of {source} at least as fast as {feeder} wrote into "
+                        f"{target} on average, so the overflow came from bursts or from data "
+                        "already waiting, not from a steady imbalance."))
     agreed, stalled = cause_agreement(flow)
     lines.append(f"The verdict matches the run's recorded stall cause for "
                  f"{100 * agreed / stalled if stalled else 100:.1f}% of stall time "
                  f"({agreed:.1f} of {stalled:.1f} s).")
+    if weighted:
+        lines.append(RATE_NOTE)
     return "\n".join(lines)
 
 

@@ -13,9 +13,12 @@ if TYPE_CHECKING:
     from lsmsim.trace import Trace
 
 
-def save_figures(result: "Trace", out: Path, prepared=None) -> None:  # type: ignore[no-untyped-def]
-    """A run's figures into folder `out`: timeline.png, and policy.png when the policy
-    reports its own columns (`Policy.interval_samples`)."""
+def save_figures(result: "Trace", out: str | Path,  # type: ignore[no-untyped-def]
+                 prepared=None) -> None:
+    """A run's figures into folder `out` (a str or Path; made if missing): timeline.png,
+    and policy.png when the policy reports its own columns (`Policy.interval_samples`)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     save_timeline(result, out / "timeline.png", prepared)
     if policy_columns(result):
         save_policy_view(result, out / "policy.png")

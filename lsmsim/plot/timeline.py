@@ -118,11 +118,19 @@ def rolling_window(t: np.ndarray) -> tuple[int, float]:
 def draw_throughput(ax, t: np.ndarray, ops_per_s: np.ndarray,  # type: ignore[no-untyped-def]
                     causes: np.ndarray, legend: dict[str, Any] = LEGEND_SPOT) -> None:
     """Puts per second (light), their rolling mean (dark) and the stalled intervals shaded
-    by cause, stops hatched; the legend, outside the data, names only the causes seen."""
+    by cause, stops hatched; the legend, outside the data, names only the causes seen. A
+    single row, which makes no line, is drawn as its mean rate across the interval it covers
+    (from 0), in black."""
+    t = np.asarray(t, dtype=float)
     kops = np.asarray(ops_per_s, dtype=float) / 1e3
+    causes = np.asarray(causes)
+    colour, width = "#9a9a9a", 0.5
+    if t.size == 1:
+        t, kops, causes = np.array([0.0, t[0]]), np.repeat(kops, 2), np.repeat(causes, 2)
+        colour, width = "black", 1.4
     rows, window_s = rolling_window(t)
     step_s = sample_step_s(t)
-    ax.plot(t, kops, lw=0.5, color="#9a9a9a",
+    ax.plot(t, kops, lw=width, color=colour,
             label="per second" if abs(step_s - 1.0) < 1e-9 else f"per {step_s:g} s")
     if rows > 1:
         ax.plot(t, rolling_mean(kops, rows), lw=1.4, color="black",
@@ -144,6 +152,18 @@ def draw_throughput(ax, t: np.ndarray, ops_per_s: np.ndarray,  # type: ignore[no
     ax.legend(title="shaded: writes stalled", title_fontsize=8, **legend)
 
 
+def short_run_note(t: np.ndarray) -> str:
+    """What the figure says of a run with fewer than two rows ("" otherwise), instead of
+    leaving empty axes: a single row has no line to draw."""
+    if t.size == 0:
+        return "no interval recorded: the run ended before its first row"
+    if t.size == 1:
+        return (f"one interval recorded (0-{format_seconds(float(t[0]))} s): puts are its "
+                "mean rate, drawn across it;\nthe panels below show the state at its end "
+                "(points). Run longer than --interval for lines over time")
+    return ""
+
+
 def timeline_figure(result: "Trace", prepared=None):  # type: ignore[no-untyped-def]
     """The timeline of `result`, drawn on `prepared` (from `timeline_axes`) when given."""
     from matplotlib.ticker import MaxNLocator
@@ -151,14 +171,21 @@ def timeline_figure(result: "Trace", prepared=None):  # type: ignore[no-untyped-
     ts = result.timeseries
     options = result.config["options"]
     t = np.asarray(ts["time_s"], dtype=float)
+    end_s = float(t[-1]) if t.size else None
+    note = short_run_note(t)
+    # One row: its rate drawn across the interval it covers, its samples as points at its end.
+    point = {"marker": "o", "markersize": 5} if t.size == 1 else {}
     figure, axes = prepared if prepared is not None else timeline_axes()
     ax = axes[0]
     draw_throughput(ax, t, ts["ops_per_s"], np.asarray(ts["stall_cause"]))
-    length = f", {t[-1]:,.0f} s" if t.size else ""
+    length = f", {format_seconds(end_s)} s" if end_s is not None else ""
     ax.set_title(f"{result.config['workload']['name']} on {result.config['device']} "
                  f"({result.config['policy']['name']}){length}: put throughput and write stalls")
+    if note:
+        ax.text(0.5, 0.45, note, transform=ax.transAxes, ha="center", va="center", fontsize=9,
+                color="#333333", bbox={"facecolor": "white", "edgecolor": "#bbbbbb"})
     ax = axes[1]
-    ax.plot(t, ts["l0_files"], lw=0.8, drawstyle="steps-pre", label="L0 files")
+    ax.plot(t, ts["l0_files"], lw=0.8, drawstyle="steps-pre", label="L0 files", **point)
     for key, style, words in (("level0_slowdown_writes_trigger", "--", "slowdown trigger"),
                               ("level0_stop_writes_trigger", ":", "stop trigger")):
         ax.axhline(options[key], ls=style, color="red", lw=1,
@@ -168,7 +195,7 @@ def timeline_figure(result: "Trace", prepared=None):  # type: ignore[no-untyped-
     ax.legend(**LEGEND_SPOT)
     ax = axes[2]
     ax.plot(t, np.asarray(ts["pending_compaction_bytes"]) / 2**30, lw=0.8,
-            label="pending compaction bytes")
+            label="pending compaction bytes", **point)
     for key, style, words in (("soft_pending_compaction_bytes_limit", "--", "soft limit: slowdown"),
                               ("hard_pending_compaction_bytes_limit", ":", "hard limit: stop")):
         ax.axhline(options[key] / 2**30, ls=style, color="red", lw=1,
@@ -183,12 +210,12 @@ def timeline_figure(result: "Trace", prepared=None):  # type: ignore[no-untyped-
     rows, window_s = rolling_window(t)
     mean = f" ({format_seconds(window_s)}-s mean)" if rows > 1 else ""
     ax.plot(t, rolling_mean(ts["running_flushes"], rows), lw=1, color="tab:orange",
-            drawstyle="steps-pre", label=f"running flushes{mean}")
+            drawstyle="steps-pre", label=f"running flushes{mean}", **point)
     ax.plot(t, rolling_mean(ts["running_compactions"], rows), lw=3, color="tab:green",
-            drawstyle="steps-pre", label=f"running compactions{mean}")
+            drawstyle="steps-pre", label=f"running compactions{mean}", **point)
     ax.plot(t, rolling_max(ts["immutable_memtables"], rows), lw=1.2, color="tab:blue",
             drawstyle="steps-pre", zorder=3,
-            label=f"immutable memtables{mean.replace('mean', 'max')}")
+            label=f"immutable memtables{mean.replace('mean', 'max')}", **point)
     ax.axhline(options["max_write_buffer_number"], ls=":", color="red", lw=1,
                label=f"memtable stop ({options['max_write_buffer_number']} immutables)")
     ax.set_ylabel("count")
@@ -199,11 +226,13 @@ def timeline_figure(result: "Trace", prepared=None):  # type: ignore[no-untyped-
     return figure
 
 
-def save_timeline(result: "Trace", path: Path, prepared=None) -> None:  # type: ignore[no-untyped-def]
+def save_timeline(result: "Trace", path: str | Path,  # type: ignore[no-untyped-def]
+                  prepared=None) -> None:
+    """The timeline of `result` as a PNG at `path` (a str or Path)."""
     save_figure(timeline_figure(result, prepared), path)
 
 
-def save_figure(figure, path: Path) -> None:  # type: ignore[no-untyped-def]
+def save_figure(figure, path: str | Path) -> None:  # type: ignore[no-untyped-def]
     """Write a figure as PNG and free it."""
     figure.savefig(path, dpi=100, pil_kwargs={"compress_level": 1})  # zlib level 6 takes 0.2 s
     plt.close(figure)

@@ -4,10 +4,13 @@ written as `sweep.csv` and, when pyarrow is installed, `sweep.parquet`.
 
 Columns, in this order: `cell` (its position in the grid), each factor's fields, the
 resolved scenario (`workload`, `device`, `machine`, `policy` with its parameters,
-`duration_s`, `seed`, ...), `workload.*`, `options.*` (every RocksDB option the run
-opened with), `policy.*` (every parameter of the cell's policy, defaults included), the
-metrics in name order, `cpu_s`, `error`. A column that does not apply to a cell (another
-policy's parameter, a failed cell's metrics) is empty. Numbers are written exactly
+`requested_duration_s`, `seed`, ...), `workload.*`, `options.*` (every RocksDB option the
+run opened with), `policy.*` (every parameter of the cell's policy, defaults included), the
+metrics in name order (the summary's names: `duration_s` is the simulated length), `cpu_s`,
+`error`. A configuration field whose name is also a metric's is renamed (`CONFIG_NAMES`:
+the scenario's `duration_s`, the length asked for, is `requested_duration_s`, also as a
+factor), so every column has its own name. A column that does not apply to a cell
+(another policy's parameter, a failed cell's metrics) is empty. Numbers are written exactly
 (`repr`), so the same cells give the same file, byte for byte.
 """
 
@@ -23,8 +26,10 @@ if TYPE_CHECKING:
     from lsmsim.sweeps.compare import Cell
     from lsmsim.sweeps.spec import SweepCell
 
-SCENARIO_COLUMNS = ("workload", "device", "machine", "policy", "duration_s", "seed",
+SCENARIO_COLUMNS = ("workload", "device", "machine", "policy", "requested_duration_s", "seed",
                     "interval_s", "key_buckets", "db_bench_defaults")
+# Scenario fields whose names the summary also uses for a metric: their columns' names.
+CONFIG_NAMES = {"duration_s": "requested_duration_s"}
 
 
 def cell_row(cell: "SweepCell", result: "Cell") -> dict[str, Any]:
@@ -33,10 +38,11 @@ def cell_row(cell: "SweepCell", result: "Cell") -> dict[str, Any]:
     from lsmsim.policies import make_policy
 
     scenario = cell.scenario
-    row: dict[str, Any] = {"cell": cell.index, **cell.settings}
+    row: dict[str, Any] = {"cell": cell.index,
+                           **{CONFIG_NAMES.get(k, k): v for k, v in cell.settings.items()}}
     resolved = {"workload": scenario.workload_name, "device": scenario.device,
                 "machine": scenario.machine, "policy": scenario.policy,
-                "duration_s": scenario.duration_s, "seed": scenario.seed,
+                "requested_duration_s": scenario.duration_s, "seed": scenario.seed,
                 "interval_s": scenario.interval_s,
                 "key_buckets": scenario.key_buckets or DEFAULT_BUCKETS,
                 "db_bench_defaults": scenario.db_bench_defaults}
@@ -63,7 +69,9 @@ def _cell_value(value: Any) -> Any:
 
 
 def columns_of(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """Every column, configuration first (in first-seen order), then metrics by name."""
+    """Every column, configuration first (in first-seen order), then metrics by name. Their
+    headers are all different (a clash is a ValueError: a file whose columns pandas would
+    rename, and whose parquet would lose one)."""
     config: dict[str, None] = {}
     metrics: set[str] = set()
     for row in rows:
@@ -72,7 +80,13 @@ def columns_of(rows: Sequence[dict[str, Any]]) -> list[str]:
                 metrics.add(name)
             elif name not in ("cpu_s", "error"):
                 config.setdefault(name)
-    return [*config, *sorted(metrics), "cpu_s", "error"]
+    columns = [*config, *sorted(metrics), "cpu_s", "error"]
+    headers = [_header(c) for c in columns]
+    clashes = sorted({h for h in headers if headers.count(h) > 1})
+    if clashes:
+        raise ValueError(f"sweep table: columns named twice: {', '.join(clashes)} "
+                         "(a configuration field and a metric; rename one in CONFIG_NAMES)")
+    return columns
 
 
 def _header(column: str) -> str:
