@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from lsmsim.block_compression import (DISABLE_COMPRESSION, bottommost_codec, codec_list,
                                       codec_name)
+from lsmsim.mechanisms import release
 from lsmsim.units import UnitError, parse_rate_bps, parse_size_bytes
 from lsmsim.value_range import INT32_MAX, INT64_MAX, UINT64_MAX, Order, Range, order_problem
 
@@ -51,6 +52,32 @@ DERIVED_INT32 = Range(1, INT32_MAX, integer=True, special=(-1,))  # -1 = derive
 # deeper levels smaller than L1 are no leveled LSM, and a tiny one rounds the targets down
 # to 0 bytes (CalculateBaseBytes' uint64), where level scores divide by zero.
 GROWTH_FACTOR = Range(1.0)
+
+
+
+# Options a RocksDB release before the one given did not have, with the behaviour it had
+# instead (HISTORY.md): a run of an older release (a LOG header's, `--rocksdb-version`, a
+# paper's) behaves so whatever the option says. level_compaction_dynamic_file_size came
+# with 7.8: before, CompactionOutputs::ShouldStopBefore cut an output file at the target
+# size (or at max_compaction_bytes of grandparent overlap) only.
+OPTIONS_INTRODUCED_IN: dict[str, tuple[tuple[int, ...], Any]] = {
+    "level_compaction_dynamic_file_size": ((7, 8), False)}
+
+
+def release_option_values(version: str | None) -> dict[str, Any]:
+    """The values of the options RocksDB `version` ("6.11.0") did not have yet, as that
+    release behaved; none for None or a release that has them all (the 7.8 modelled)."""
+    numbers = release(version)
+    if not numbers:
+        return {}
+    return {name: before for name, (since, before) in OPTIONS_INTRODUCED_IN.items()
+            if numbers < since}
+
+
+def for_release(options: "LsmOptions", version: str | None) -> "LsmOptions":
+    """`options` as RocksDB `version` runs them (`release_option_values`)."""
+    values = release_option_values(version)
+    return dataclasses.replace(options, **values) if values else options
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ the RocksDB version of a run choosing between them."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -121,3 +122,29 @@ def test_a_6_x_run_simulates_fewer_subcompactions_and_says_so():
         return [e["num_subcompactions"] for e in result.events
                 if e["event"] == "compaction_finished" and e["output_level"] == 1]
     assert np.mean(ranges(old)) < np.mean(ranges(new))
+
+
+def test_a_release_before_7_8_cuts_outputs_at_the_target_size_only(tmp_path):
+    """level_compaction_dynamic_file_size came with RocksDB 7.8: a 6.11 or 5.7 run had it
+    off whatever the option says, wherever its release is given (a db_bench command's, an
+    experiment's, `lsmsim run --rocksdb-version`); it leaked into the ADOC authors' runs
+    and lowered their write amplification by 12%."""
+    from lsmsim.cli.main import main
+    from lsmsim.options import for_release, release_option_values
+    from lsmsim.sweeps.reproduce import Run
+    assert release_option_values("6.11.0") == {"level_compaction_dynamic_file_size": False}
+    assert release_option_values("7.8.3") == release_option_values(None) == {}
+    on = LsmOptions(level_compaction_dynamic_file_size=True)
+    assert not for_release(on, "5.7.1").level_compaction_dynamic_file_size
+    assert for_release(on, "7.8").level_compaction_dynamic_file_size
+    setup = dataclasses.replace(setup_from_flags(["--benchmarks=fillrandom", "--duration=2"]),
+                                rocksdb_version="6.11.0")
+    result = setup.simulate(device="nvme")
+    assert result.config["options"]["level_compaction_dynamic_file_size"] is False
+    run = Run("x", "fillrandom", device="nvme", rocksdb_version="7.5.3")
+    assert run.spec(1.0)[4]["options"]["level_compaction_dynamic_file_size"] is False
+    assert Run("y", "fillrandom", device="nvme").spec(1.0)[4]["options"] == {}
+    assert main(["run", "fillrandom", "--duration", "2", "--rocksdb-version", "6.11.0",
+                 "--no-plot", "--quiet", "--out", str(tmp_path / "run")]) == 0
+    written = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert written["config"]["options"]["level_compaction_dynamic_file_size"] is False

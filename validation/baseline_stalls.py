@@ -35,31 +35,33 @@ validation/full_speed_device_fit.py), the preset where there is no fit (pm); `--
 presets. ADOC is simulated too (`policies/adoc.py`, from the same options), beside the
 authors' ADOC (`FEAT`) figures, with each stall-time reduction over the default.
 
-What it showed at 3600 s (2026-11-29, commit of this text; NVMe and SATA SSD with their
-drives' garbage collection, `lsmsim.drive_gc`, NVMe and HDD refitted to the full-speed
-reruns; counts MO / LO / RO, sim vs theirs; ADOC reduction sim / theirs,
-adoc_stall_duration.csv):
+What it showed at 3600 s (2026-11-29, commit of this text; simulated as RocksDB 6.11, the
+release their runs report: without 7.8's level_compaction_dynamic_file_size, which until
+then leaked into these runs; NVMe and SATA SSD with their drives' garbage collection,
+`lsmsim.drive_gc`, NVMe and HDD refitted to the full-speed reruns; counts MO / LO / RO, sim
+vs theirs; ADOC reduction sim / theirs, adoc_stall_duration.csv):
 
     device    stall s sim/theirs  MO / LO / RO sim    theirs            ADOC reduction
-    pm        2776 / 2519         4 / 2602 / 2455     0 / 3211 / 2621   96.0% / 91.7%
-    nvme      2893 / 2800      1805 / 2467 / 2351  1220 / 3126 / 1035   34.1% / 59.1%
-    sata-ssd  3248 / 3007      1418 / 2174 /  236  1110 / 2332 /  109   15.0% / 36.9%
-    hdd       3391 / 3103       909 / 1469 /    0   694 / 1547 /    0    6.4% / 34.4%
+    pm        2890 / 2519         6 / 2739 / 1725     0 / 3211 / 2621   78.3% / 91.7%
+    nvme      2964 / 2800       182 / 2813 / 1692  1220 / 3126 / 1035   33.6% / 59.1%
+    sata-ssd  3296 / 3007      1176 / 2133 /  166  1110 / 2332 /  109   16.4% / 36.9%
+    hdd       3402 / 3103       830 / 1495 /    0   694 / 1547 /    0    6.7% / 34.4%
 
 Issue 14's bar, against the paper's own §6 runs (`--section6`, each device's verdict line;
 NVMe and SATA SSD re-measured with their drives' garbage collection, `lsmsim.drive_gc`:
 before it 40.2 and 29.4 kops/s, reductions 42.0% and 18.7%):
 
     device    default kops/s sim/paper   ADOC reduction sim / paper          verdict
-    pm          58.1 / 69.6   93.4% / 83.7% (ADOC 203.9 kops/s, 184 s;    yes (+9.6 pp); type yes (LO)
+    pm          51.0 / 69.6   77.4% / 83.7% (ADOC 174.4 kops/s, 652 s;    yes (-6.3 pp); type yes (LO)
                               theirs 217.9 kops/s, 419 +- 377 s)
-    nvme        51.0 / 41.7   34.1% / 40.9% (ADOC 100.5 kops/s;           yes; type yes (LO)
+    nvme        46.6 / 41.7   33.6% / 40.9% (ADOC 97.3 kops/s;            yes (-7.2 pp); type yes (LO)
                               theirs 130.5 +- 22.3)
-    sata-ssd    27.9 / 29.4   15.0% / 15.0% (ADOC 51.8; theirs 66.4)      yes; type yes (LO)
-    hdd         17.9 / 16.4    6.4% /  6.1% (ADOC 27.9; theirs 27.4)      yes; type yes (LO)
+    sata-ssd    25.0 / 29.4   16.4% / 15.0% (ADOC 52.4; theirs 66.4)      yes; type yes (LO)
+    hdd         17.5 / 16.4    6.7% /  6.1% (ADOC 28.6; theirs 27.4)      yes; type yes (LO)
 
-(Before the NVMe and HDD refits: NVMe default 38.4, ADOC 97.6 kops/s, 36.5%; HDD 20.5,
-32.5, 7.5%.)
+(As 7.8 with dynamic file sizes, before 2026-11-29's refits: PM 58.1 kops/s, 93.4%
+(+9.6 pp); NVMe 51.0, 34.1%; SATA SSD 27.9, 15.0%; HDD 17.9, 6.4%. Before the NVMe and HDD
+refits of 2026-11-28: NVMe default 38.4, ADOC 97.6 kops/s, 36.5%; HDD 20.5, 32.5, 7.5%.)
 
 On 2026-11-28 PM held the 15 pp by 0.2 pp (98.5%, ADOC stalling 41 s); counting a
 memtable's keys as Poisson writes (`KeySpace.log_miss_per_write`) moved it to 93.4%, with
@@ -148,7 +150,8 @@ from pathlib import Path
 
 import lsmsim
 from lsmsim.cli.arguments import name_list, positive_int, positive_number
-from lsmsim.options import DB_BENCH_DEFAULTS
+from lsmsim.mechanisms import absent_in_version
+from lsmsim.options import DB_BENCH_DEFAULTS, release_option_values
 from lsmsim.scenarios.experiments._adoc_setup import NUM_KEYS
 from lsmsim.fidelity.trace_validation import fitted_device
 
@@ -162,6 +165,10 @@ DEVICE_DIR = Path(__file__).resolve().parents[1] / "device_models" / "fitted" / 
 DEVICES = {"pm": "PM", "nvme": "NVMeSSD", "sata-ssd": "SATASSD", "hdd": "SATAHDD"}
 # The authors' options where they differ from lsmsim's library defaults (LOG headers).
 AUTHORS_OPTIONS = {**DB_BENCH_DEFAULTS, "max_background_jobs": 1}
+# The release their runs' stderr reports (both the default and ADOC builds, RocksDB 6.11;
+# validation/data/README.md): what 6.11 did not have is off (`absent_in_version`,
+# `options.release_option_values`: 7.8's level_compaction_dynamic_file_size among them).
+AUTHORS_RELEASE = "6.11.0"
 # Their harness (ADOC-Rocks-tracker) sets db_bench --num to 45 GiB of values: "Entries:
 # 48318382" in the stdout of every 1000 B run it left (and 483183820 for 100 B values), so
 # an hour of fillrandom overwrites a key space of ~49 GB, not lsmsim's default 100 M keys.
@@ -211,8 +218,10 @@ def run_authors_setup(device: str, duration_s: float = 3600.0, policy: str = "ro
     (None: the preset)."""
     return lsmsim.simulate("fillrandom", device=fitted_device(device, device_dir),
                            machine="server", duration_s=duration_s,
-                           options={**AUTHORS_OPTIONS, "max_background_jobs": jobs},
-                           policy=policy, key_size=16, value_size=1000, num_keys=num_keys)
+                           options={**AUTHORS_OPTIONS, "max_background_jobs": jobs,
+                                    **release_option_values(AUTHORS_RELEASE)},
+                           policy=policy, key_size=16, value_size=1000, num_keys=num_keys,
+                           without=absent_in_version(AUTHORS_RELEASE))
 
 
 def simulate_baseline(device: str, duration_s: float = 3600.0, policy: str = "rocksdb",

@@ -83,10 +83,10 @@ def one_stream_write_MBps(runs: list[Run], device: str) -> float:
 
 
 FITS = {
-    "nvme": Fit("gc_base_write_amplification", (2.2, 2.4, 2.6, 2.7, 2.8, 3.0),
+    "nvme": Fit("gc_base_write_amplification", (1.8, 2.0, 2.2, 2.4, 2.6, 2.8, 3.0),
                 lambda runs, device: {"write_MBps": round(one_stream_write_MBps(runs, device), 1)},
                 flat_scaling=True),
-    "hdd": Fit("write_MBps", (120.0, 125.0, 130.0, 135.0, 140.0, 145.0, 150.0),
+    "hdd": Fit("write_MBps", (115.0, 120.0, 125.0, 130.0, 135.0, 140.0, 145.0, 150.0),
                lambda runs, device: {}, flat_scaling=False),
 }
 

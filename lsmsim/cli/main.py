@@ -24,7 +24,7 @@ from lsmsim.cli.summary_table import format_summary
 from lsmsim.data_file import DataFileError
 from lsmsim.keyspace import DEFAULT_BUCKETS, DISTRIBUTIONS, MAX_BUCKETS
 from lsmsim.mechanisms import MechanismError
-from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
+from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError, for_release
 from lsmsim.output_path import OutputPathError, output_folder
 from lsmsim.plot.timeline_process import TimelinePlotter
 from lsmsim.sweeps.progress import Progress, add_progress_flags, progress_wanted
@@ -123,7 +123,8 @@ def _run(args: argparse.Namespace) -> int:
     scenario = (load_scenario(args.workload) if is_scenario_path(args.workload)
                 else Scenario.for_workload(args.workload))
     scenario.db_bench_defaults = scenario.db_bench_defaults or args.db_bench_defaults
-    options = scenario.lsm_options().updated(parse_sets(args.set), source="--set")
+    options = for_release(scenario.lsm_options().updated(parse_sets(args.set), source="--set"),
+                          args.rocksdb_version)
     workload = scenario.make_workload(
         threads=args.threads, key_size=args.key_size, value_size=args.value_size,
         num_keys=args.num, record_count=args.record_count,

@@ -22,6 +22,7 @@ import numpy as np
 from lsmsim.sweeps.compare import Cell, run_cells
 from lsmsim.data_file import DataFileError
 from lsmsim.mechanisms import absent_in_version
+from lsmsim.options import release_option_values
 from lsmsim.named_data import NamedData
 from lsmsim.sweeps.paper_scale import PaperScale, Scale
 from lsmsim.scenarios import experiments as experiments_package
@@ -66,7 +67,8 @@ class Run:
             profile = with_costs(load_machine(machine), {"page_cache_GiB": self.page_cache_GiB})
             machine = dataclasses.replace(
                 profile, name=f"{profile.name}:page_cache_GiB={self.page_cache_GiB:g}")
-        kwargs = {"options": dict(self.options), "machine": machine,
+        kwargs = {"options": {**self.options, **release_option_values(self.rocksdb_version)},
+                  "machine": machine,
                   "seed": self.seed if seed is None else seed,
                   **self.workload_fields}
         absent = absent_in_version(self.rocksdb_version)

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from lsmsim.block_compression import CODECS, UNMODELLED
 from lsmsim.mechanisms import absent_in_version
-from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError
+from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError, for_release
 from lsmsim.units import UnitError, parse_size_bytes
 from lsmsim.workload import WORKLOAD_RANGES, WRITE_ONLY, Workload, distinct_keys, make_workload
 
@@ -80,11 +80,13 @@ class DbBenchSetup:
 
     def simulate(self, device: Any = "nvme", machine: Any = "server", **kwargs: Any):  # type: ignore[no-untyped-def]
         """Run this command in the simulator (keyword arguments go to `simulate`); the
-        mechanisms `rocksdb_version` did not have yet are off (`absent_in_version`)."""
+        mechanisms and options `rocksdb_version` did not have yet are off
+        (`absent_in_version`, `options.release_option_values`)."""
         from lsmsim.simulation import simulate
         without = (*kwargs.pop("without", ()), *absent_in_version(self.rocksdb_version))
         return simulate(self.workload, device=device, machine=machine,
-                        duration_s=self.duration_s, options=self.options, seed=self.seed,
+                        duration_s=self.duration_s,
+                        options=for_release(self.options, self.rocksdb_version), seed=self.seed,
                         without=tuple(dict.fromkeys(without)), **kwargs)
 
 

@@ -12,8 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from lsmsim.block_compression import CODECS, DEFAULT_COMPRESSION_RATIO, NONE, UNMODELLED
-from lsmsim.mechanisms import release
-from lsmsim.options import LsmOptions
+from lsmsim.options import LsmOptions, for_release
 from lsmsim.traces.db_bench import (OPTION_FLAGS, DbBenchError, DbBenchSetup,
                                     setup_from_flags)
 from lsmsim.traces.rocksdb_log import RocksDBLog, parse_log
@@ -145,9 +144,5 @@ def setup_from_logged_options(files: RunFiles, log: "RocksDBLog",
 
 
 def _version_defaults(version: str | None) -> LsmOptions:
-    """Library defaults of the LOG's RocksDB version: before 7.8 there is no
-    level_compaction_dynamic_file_size (outputs are cut at the target size only)."""
-    numbers = release(version)
-    if numbers and numbers < (7, 8):
-        return LsmOptions(level_compaction_dynamic_file_size=False)
-    return LsmOptions()
+    """Library defaults of the LOG's RocksDB version (`options.release_option_values`)."""
+    return for_release(LsmOptions(), version)
