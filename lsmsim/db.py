@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -45,7 +47,7 @@ from lsmsim.options import LsmOptions, OptionError
 from lsmsim.obsolete_file_purge import ObsoleteFilePins
 from lsmsim.page_cache_residency import PageCacheResidency
 from lsmsim.page_cache_writeback import background_share
-from lsmsim.policy import Policy, PolicyError, Weights
+from lsmsim.policy import Policy, PolicyError, Weights, bad_answer, is_real
 from lsmsim.put_time_spread import PutTimeSpread
 from lsmsim.rate_limiter import GenericRateLimiter, queue_shares
 from lsmsim.reads_behind_writes import MAX_ITERATIONS, OCCUPANCY_TOLERANCE, read_wait_s
@@ -87,6 +89,8 @@ TABLE_FILE_CREATION = EventShape("table_file_creation", (
     "job", "file_number", "file_size", "level", ("table_properties", ("num_entries", "data_size"))))
 STOPPED_VALUE = STOPPED.value  # a StallEpisode's condition when stopped
 UNWEIGHTED = (1.0, 1.0, 1.0)  # an activity's weights on the CPU, device and rate limiter
+# What the DB calls on a compaction picker (`lsmsim.compaction_picker.CompactionPicker`).
+_PICKER_METHODS = ("pick", "register", "release", "level0_compaction_in_progress")
 
 
 @dataclass
@@ -131,6 +135,9 @@ class DB:
         self.env = env
         self.mechanisms = mechanisms
         overrides = policy.open_options(options, device)
+        if overrides is not None and not isinstance(overrides, Mapping):
+            raise bad_answer(policy, "open_options", overrides,
+                             "give a dict of option name -> value (or {} for none)")
         if overrides:
             options = options.updated(overrides, source=f"policy {policy.name}")
         self.open_options = options   # as opened, after the policy's own settings
@@ -187,6 +194,10 @@ class DB:
         self.policy_control = DBControl(self)
         # The policy's limit on admitted client requests per second (None: none).
         self.admission_limit_ops: float | None = None
+        # What the run should tell its user about the policy's answers (each said once),
+        # such as a cap that admits no writes: `simulate` puts them in the config.
+        self.warnings: list[str] = []
+        self._said_nothing_admitted = False
         # An entry's bytes with each codec a file may be written with
         # (`LsmOptions.compression_for_output`); `entry` is `compression`'s.
         self.entries = {codec: EntryFormat(workload.key_size, workload.value_size,
@@ -203,6 +214,10 @@ class DB:
         self.version = VersionStorage(options.num_levels)
         self._level_keys = [f"level{level}_bytes" for level in range(options.num_levels)]
         self.picker = policy.compaction_picker()
+        if not all(hasattr(self.picker, name) for name in _PICKER_METHODS):
+            raise bad_answer(policy, "compaction_picker", self.picker,
+                             "give a lsmsim.compaction_picker.CompactionPicker (with "
+                             f"{', '.join(_PICKER_METHODS)})")
         self.write_controller = WriteController(options.max_delayed_write_rate_bps)
         self.rate_limiter = GenericRateLimiter(options.rate_limiter_bytes_per_sec,
                                                options.rate_limiter_auto_tuned, env.now)
@@ -270,7 +285,11 @@ class DB:
         before it with `inplace_update_support` (WriteBatchInternal's PutCFImpl), and the
         policy's own bookkeeping."""
         seek = machine.memtable_update_seek_share if self.options.inplace_update_support else 0.0
-        return 1.0 + seek + policy.extra_searches_per_put()
+        extra = policy.extra_searches_per_put()
+        if not (is_real(extra) and 0.0 <= extra < math.inf):
+            raise bad_answer(policy, "extra_searches_per_put", extra,
+                             "give a finite number of searches >= 0")
+        return 1.0 + seek + extra
 
     def _put_spread(self, machine: MachineProfile) -> PutTimeSpread | None:
         """The machine's put-to-put spread, over the part of this store's put that stock
@@ -290,16 +309,18 @@ class DB:
         return self.options.sync and not self.options.disable_wal
 
     # -- the actions `DBControl` gives policies: each that changes the plan re-plans ----------
-    def set_options(self, values: dict[str, Any]) -> None:
-        """DB::SetOptions on the column family: new Version, stall recalculation, schedule."""
-        self._apply_options(values, "cf", "SetOptions")
+    def set_options(self, values: dict[str, Any], caller: str = "") -> None:
+        """DB::SetOptions on the column family: new Version, stall recalculation, schedule.
+        `caller` ("policy NAME"): a bad value is a PolicyError naming it."""
+        self._apply_options(values, "cf", "SetOptions", caller)
         self._install_super_version()
         self._maybe_schedule()
         self._request_replan()
 
-    def set_db_options(self, values: dict[str, Any]) -> None:
-        """DB::SetDBOptions: job limits, delayed_write_rate (always reset), rate limiter."""
-        self._apply_options(values, "db", "SetDBOptions")
+    def set_db_options(self, values: dict[str, Any], caller: str = "") -> None:
+        """DB::SetDBOptions: job limits, delayed_write_rate (always reset), rate limiter.
+        `caller` ("policy NAME"): a bad value is a PolicyError naming it."""
+        self._apply_options(values, "db", "SetDBOptions", caller)
         if values.get("rate_limiter_bytes_per_sec"):
             self.rate_limiter.set_bytes_per_second(self.options.rate_limiter_bytes_per_sec)
         # DBImpl::SetDBOptions calls set_max_delayed_write_rate unconditionally.
@@ -353,14 +374,22 @@ class DB:
         self._maybe_schedule()
         self._request_replan()
 
-    def _apply_options(self, values: dict[str, Any], scope: str, call: str) -> None:
+    def _apply_options(self, values: dict[str, Any], scope: str, call: str,
+                       caller: str = "") -> None:
+        """`values` set by `call` (SetOptions or SetDBOptions); a bad one is an OptionError,
+        or with a `caller` ("policy NAME") a PolicyError naming it."""
         self.advance_to_now()
         fields = {name: s for name, _, s, _ in LsmOptions.describe()}
         wrong = [name for name in values if name in fields and fields[name] != scope]
-        if wrong:
-            raise OptionError(f"{call}: {', '.join(wrong)} cannot be set here "
-                              f"(use {'SetDBOptions' if scope == 'cf' else 'SetOptions'})")
-        self.options = self.options.updated(values, source=call, running=True)
+        try:
+            if wrong:
+                raise OptionError(f"{call}: {', '.join(wrong)} cannot be set here "
+                                  f"(use {'SetDBOptions' if scope == 'cf' else 'SetOptions'})")
+            self.options = self.options.updated(values, source=call, running=True)
+        except OptionError as exc:
+            if not caller:
+                raise
+            raise PolicyError(f"{caller}: {exc}") from exc
         self.writer.wal_synced = self._wal_synced()
         self.events.emit(self.env.now, "options_changed", call=call,
                          **{k: getattr(self.options, k) for k in values})
@@ -530,13 +559,19 @@ class DB:
         read_bps, write_bps = self.device.bandwidth_bps(streams, mixed)
         policy, view = self.policy, self.policy_view
         # The clients are done once writes_done fires (the DB keeps compacting if run on).
-        cap_ops = 0.0 if self.writes_done.triggered else policy.write_rate_cap_ops(view)
+        if self.writes_done.triggered:
+            cap_ops: float | None = 0.0
+        else:
+            cap_ops = policy.write_rate_cap_ops(view)
+            if cap_ops is not None and (cap_ops.__class__ is not float or not cap_ops > 0.0):
+                self._check_write_rate_cap(cap_ops)
         if self.clients is None:
             memtables = self.memtables
             writer = self.writer.demand(self.write_controller, memtables.active.entries,
                                         memtables.full_entries(self.options.write_buffer_size),
                                         write_bps, self.device.write_latency_s, cap_ops)
-            writer.weights = _weight_tuple(policy.writer_weights(view), policy)
+            writer.weights = _weight_tuple(policy.writer_weights(view), policy,
+                                           "writer_weights")
             demands = [writer]
         else:
             demands = self.clients.demands(read_bps, write_bps, cap_ops, read_wait_s)
@@ -582,7 +617,7 @@ class DB:
             # A purge runs on its finished job's thread, at that job's weights.
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
                 policy.job_weights(view, job.finished if isinstance(job, PurgeJob) else job),
-                policy)
+                policy, "job_weights")
             # Each of a job's threads is a runnable thread to CFS and queues its own I/O.
             demands.append(Demand(per_unit, cap, (cpu_weight * fraction * job.threads,
                                                   device_weight * job.threads,
@@ -615,6 +650,22 @@ class DB:
         self._demands = demands
         wal_device_s = self.clients.put_device_s if self.clients is not None else 0.0
         return device_written_bps / write_bps + self.writer.rate * wal_device_s
+
+    def _check_write_rate_cap(self, cap_ops: Any) -> None:
+        """`write_rate_cap_ops` answered other than a float > 0: an error unless it is a
+        number >= 0 (inf: no cap); 0 admits no client write, which is allowed (a policy may
+        hold writes back) but said once in the run's warnings."""
+        if not (is_real(cap_ops) and cap_ops >= 0):
+            raise bad_answer(self.policy, "write_rate_cap_ops", cap_ops,
+                             "give a cap in puts per second >= 0, or None for no cap")
+        if cap_ops == 0 and not self._said_nothing_admitted:
+            self._said_nothing_admitted = True
+            limit = self.admission_limit_ops
+            source = " (the limit set by limit_admission(0))" if limit == 0 else ""
+            self.warnings.append(
+                f"policy {self.policy.name}: write_rate_cap_ops returned 0 at "
+                f"{self.env.now:.6g} s{source}: no client write is admitted while the cap is "
+                "0, and the time is not counted as a stall")
 
     def _advance(self, now: float) -> None:
         """Bring the fluid state to `now`. The segment since the last call is accounted to
@@ -750,8 +801,13 @@ class DB:
         condition = stall_state.condition
         if condition is DELAYED:
             wc = self.write_controller
-            wc.set_delayed_write_rate(self.policy.delayed_write_rate_bps(
-                self.policy_view, wc.delayed_write_rate_bps))
+            rate_bps = self.policy.delayed_write_rate_bps(self.policy_view,
+                                                          wc.delayed_write_rate_bps)
+            if rate_bps.__class__ is not float or not 0.0 <= rate_bps < math.inf:
+                if not (is_real(rate_bps) and 0 <= rate_bps < math.inf):
+                    raise bad_answer(self.policy, "delayed_write_rate_bps", rate_bps,
+                                     "give a rate in bytes per second, a finite number >= 0")
+            wc.set_delayed_write_rate(rate_bps)
         if condition is NORMAL and self.stalls.current is None:
             return  # unstalled outside any episode: StallTracker.observe records nothing
         ended = self.stalls.observe(
@@ -794,7 +850,7 @@ class DB:
         """Queue a flush in the flush (HIGH) pool while fewer than `flush_limit` run or wait
         there (bg_flush_scheduled_ < max_flushes), then start what the pool's free threads
         take; returns the level a flush is blocked on, if any."""
-        if self.policy.flush_output_level(self.policy_view) > 0:
+        if self._flush_output_level() > 0:
             flush_limit = 1
         to_merge = self.options.effective_min_write_buffer_number_to_merge
         queue = self._high_pool_queue
@@ -802,6 +858,18 @@ class DB:
                 and len(self.flush_jobs) < flush_limit):
             queue.append(FLUSH_TASK)
         return self._run_high_pool(flush_limit)
+
+    def _flush_output_level(self) -> int:
+        """The policy's `flush_output_level`, a level of the tree."""
+        level = self.policy.flush_output_level(self.policy_view)
+        if level.__class__ is not int or not 0 <= level < self.version.num_levels:
+            if not (isinstance(level, Integral) and not isinstance(level, bool)
+                    and 0 <= level < self.version.num_levels):
+                raise bad_answer(self.policy, "flush_output_level", level,
+                                 f"give a level from 0 to {self.version.num_levels - 1} "
+                                 "(num_levels - 1)")
+            level = int(level)
+        return level
 
     def _run_high_pool(self, flush_limit: int) -> int | None:
         """The flush pool's free threads take its queued tasks in order: a flush (of every
@@ -814,7 +882,7 @@ class DB:
             if task == FLUSH_TASK:
                 if not self.memtables.is_flush_pending(to_merge):
                     continue
-                flush_level = self.policy.flush_output_level(self.policy_view)
+                flush_level = self._flush_output_level()
                 if not self._start_flush(flush_level):
                     queue.appendleft(task)
                     return flush_level
@@ -886,8 +954,13 @@ class DB:
     def _schedule_compaction(self, high_pool: bool, held_level: int | None = None) -> bool:
         """Pick one compaction (the policy's, else RocksDB's) and start it; False if none, or
         if it touches `held_level` (a blocked flush into that level waits for it)."""
-        compaction = self.policy.pick_compaction(self.policy_view) or self.picker.pick(
-            self.version, self.scores, self.options)
+        compaction = self.policy.pick_compaction(self.policy_view)
+        if compaction is None:
+            compaction = self.picker.pick(self.version, self.scores, self.options)
+        elif not isinstance(compaction, Compaction):
+            raise bad_answer(self.policy, "pick_compaction", compaction,
+                             "give a lsmsim.compaction_picker.Compaction, or None for "
+                             "RocksDB's picker")
         if (compaction is None or held_level in (compaction.start_level, compaction.output_level)
                 or not self.policy.compaction_allowed(self.policy_view, compaction)):
             return False
@@ -1260,7 +1333,19 @@ class DB:
         }
         for level, key in enumerate(self._level_keys):
             row[key] = self.version.level_bytes(level)
-        for name, value in self.policy.interval_samples(self.policy_view).items():
+        samples = self.policy.interval_samples(self.policy_view)
+        if not isinstance(samples, Mapping):
+            raise bad_answer(self.policy, "interval_samples", samples,
+                             "give a dict of column name -> number")
+        for name, value in samples.items():
+            if value.__class__ is not float and not (is_real(value)
+                                                     or isinstance(value, (bool, np.bool_))):
+                raise PolicyError(
+                    f"policy {self.policy.name}: interval_samples returned {value!r} for "
+                    f"{name!r}; give a number (NaN for none this interval)")
+            if not isinstance(name, str) or not name:
+                raise PolicyError(f"policy {self.policy.name}: interval_samples returned "
+                                  f"the column name {name!r}; give a non-empty string")
             row[f"policy_{name}"] = value
         return row
 
@@ -1328,12 +1413,15 @@ def _runnable_threads(foreground: float, fractions: list[float], threads: list[f
     return foreground + sum([f * t for f, t in zip(fractions, threads)])
 
 
-def _weight_tuple(weights: Weights | None, policy: Policy) -> tuple[float, float, float]:
+def _weight_tuple(weights: Weights | None, policy: Policy,
+                  hook: str) -> tuple[float, float, float]:
     """A policy's `Weights` in fluid_share's order (None, the usual answer for the writer:
-    all 1). Anything else is the policy's error, named."""
+    all 1). Anything else is the policy's error, named with the `hook` that answered."""
     if weights is None:
         return UNWEIGHTED
     if not isinstance(weights, Weights):
+        # Worded as before this named the hook that answered (callers match the words).
         raise PolicyError(f"policy {policy.name}: job_weights and writer_weights return "
-                          f"lsmsim.policy.Weights or None, not {weights!r}")
+                          f"lsmsim.policy.Weights or None, not {weights!r}, which {hook} "
+                          "returned")
     return (weights.cpu, weights.device, weights.rate_limiter)

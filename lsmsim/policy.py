@@ -16,12 +16,19 @@ Constants are declared once per policy class as `parameters` (name -> `Param`, w
 range) and `orders` (pairs such as min <= max), so `--policy adoc:increase_threads=4`
 overrides one and a wrong name, a value out of range or a broken order is a `PolicyError`
 naming the policy, the parameter and the value or the valid ones.
+
+A policy's mistake during a run is a `PolicyError` too, one line naming the policy, the hook
+(or control call, or the policy's own process) and the bad value or the exception: the
+engine checks each hook's answer where it reads it (`bad_answer`), `DBControl` checks its
+arguments, and `lsmsim.simulation.simulate` names the hook or process an exception escaped
+from (the original chained as its cause), for built-in policies as for any other.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -73,7 +80,27 @@ MIN_PERIOD_S = 1e-3
 
 
 class PolicyError(ValueError):
-    """An unknown policy or a bad policy parameter."""
+    """An unknown policy, a bad policy parameter, or a policy's mistake during a run (a hook
+    that raised or answered out of range, a control call with a bad value), named."""
+
+
+def is_real(value: Any) -> bool:
+    """Whether `value` is a real number: an int or float, or a numpy one (a bool is not)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def bad_answer(policy: "Policy", hook: str, value: Any, wanted: str) -> PolicyError:
+    """The error for a hook's answer the engine cannot use: `policy NAME: HOOK returned
+    VALUE; WANTED`."""
+    return PolicyError(f"policy {policy.name}: {hook} returned {shown(value)}; {wanted}")
+
+
+def shown(value: Any) -> str:
+    """`value` as an error message quotes it (a numpy number as the Python one)."""
+    item = getattr(value, "item", None)
+    if item is not None and is_real(value):
+        value = item()
+    return repr(value)
 
 
 @dataclass(frozen=True)
@@ -182,20 +209,29 @@ class Policy:
         RocksDB's GenericRateLimiter serves IO_USER, then IO_HIGH, then IO_LOW, with HIGH
         served last one time in `fairness` (10): modelled as weights 100 / 9 / 1. The
         device and CPU are shared equally (the OS schedules threads and I/O fairly)."""
-        return _RATE_LIMITER_SHARES[self.io_priority(view, job)]
+        priority = self.io_priority(view, job)
+        shares = _RATE_LIMITER_SHARES.get(priority) if isinstance(priority, str) else None
+        if shares is None:
+            raise bad_answer(self, "io_priority", priority,
+                             f"give one of {', '.join(map(repr, RATE_LIMITER_WEIGHTS))} "
+                             "(lsmsim.policy.IO_LOW, IO_HIGH, IO_USER)")
+        return shares
 
     def write_rate_cap_ops(self, view: "DBView") -> float | None:
-        """Admission control: a cap on client writes per second, or None for no cap. By
-        default the limit set with `DBControl.limit_admission` (None: none)."""
+        """Admission control: a cap on client writes per second (a number >= 0; 0 admits
+        none, which the run's warnings note), or None for no cap. By default the limit set
+        with `DBControl.limit_admission` (None: none)."""
         return view.admission_limit_ops
 
     def delayed_write_rate_bps(self, view: "DBView", rate_bps: float) -> float:
         """The delayed write rate to use, given the one RocksDB's SetupDelay just chose
-        (called on each stall recalculation that leaves writes delayed)."""
+        (called on each stall recalculation that leaves writes delayed): bytes per second,
+        a finite number >= 0; WriteController takes 0 as 1 and caps it at the maximum."""
         return rate_bps
 
     def pick_compaction(self, view: "DBView") -> "Compaction | None":
-        """A compaction of the policy's own choosing, or None to use RocksDB's picker."""
+        """A compaction of the policy's own choosing (a `Compaction`), or None to use
+        RocksDB's picker."""
         return None
 
     def compaction_allowed(self, view: "DBView", compaction: "Compaction") -> bool:
@@ -213,9 +249,10 @@ class Policy:
 
     # -- tree shape and job limits: for policies that change the tree itself -------------------
     def flush_output_level(self, view: "DBView") -> int:
-        """The level a flush writes to. RocksDB: 0. A deeper level makes the flush merge the
-        memtables with that level's overlapping files (CruiseDB's SP-LSM tree has no L0);
-        such flushes then run one at a time and go before compactions touching that level."""
+        """The level a flush writes to, 0 to num_levels - 1. RocksDB: 0. A deeper level makes
+        the flush merge the memtables with that level's overlapping files (CruiseDB's SP-LSM
+        tree has no L0); such flushes then run one at a time and go before compactions
+        touching that level."""
         return 0
 
     def output_on_device(self, view: "DBView", kind: str) -> bool:
@@ -250,7 +287,10 @@ class Policy:
         """The policy's own state at each interval's end (e.g. its thread count), added to
         the timeseries as `policy_<name>` columns so its view over time can be plotted.
         Name a column with its unit (`batch_MB`, `internal_MBps`); a column that codes
-        states as numbers names them in `SAMPLE_CODES`."""
+        states as numbers names them in `SAMPLE_CODES`. Each value is a number: NaN for
+        none this interval (as a trace marks what was not recorded; CruiseDB's limit while
+        it has none) and +-inf for an unbounded one (DOPA-DB's hint with no flushes) are
+        numbers too, which the plots leave out; anything else is an error naming it."""
         return {}
 
     def describe(self) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from lsmsim.keyspace import DEFAULT_BUCKETS, MAX_BUCKETS
 from lsmsim.machine import MachineProfile, load_machine
 from lsmsim.mechanisms import Mechanisms
 from lsmsim.options import LsmOptions
-from lsmsim.policy import Policy
+from lsmsim.policy import Policy, PolicyError
+from lsmsim.policy_failure import policy_failure
 from lsmsim.result import SimulationResult
 from lsmsim.stop_signals import StopSignals
 from lsmsim.storage_device import StorageDevice
@@ -63,7 +64,13 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     before the summary is computed: `lsmsim run` hands them to its plotting process there.
 
     `on_progress(simulated_s)` is called PROGRESS_TICKS times along a run of known
-    duration (its progress bar); the ticks only read the clock, so the run is the same."""
+    duration (its progress bar); the ticks only read the clock, so the run is the same.
+
+    A policy's mistake is one `PolicyError` naming the policy and the hook, control call or
+    process: an answer out of range where the engine reads it, and any exception raised
+    from the policy's code (`policy mypolicy: job_weights raised ValueError: oops`, the
+    original chained as its cause). What the run should tell about the policy's answers
+    (a cap that admits no writes) is listed in `config["warnings"]`."""
     if isinstance(workload, str):
         workload = make_workload(workload, **workload_fields)
     elif workload_fields:
@@ -85,25 +92,33 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
         options = LsmOptions.from_mapping(options or {})
     started = time.perf_counter()
     env = simpy.Environment()
-    db = DB(env, options, machine, device, workload, policy, interval_s, key_buckets,
-            rng=np.random.default_rng(seed), mechanisms=mechanisms)
-    end = db.writes_done if duration_s is None else env.timeout(duration_s) | db.writes_done
-    if on_progress is not None and duration_s is not None:
-        env.process(_progress_ticks(env, duration_s, on_progress))
-    # Ctrl-C asks the DB to stop between events, where the tree and accounts are whole.
-    stop = StopSignals(lambda _signum: db.request_stop()) if stop_on_signals else None
-    if stop is not None:  # ends env.run as `end` does, without wrapping `end` in a Condition
-        db.stopped.callbacks.append(simpy.core.StopSimulation.callback)
+    db: DB | None = None
     try:
-        with collector_held_off():
-            env.run(until=end)
-    finally:
-        if stop is not None:
-            stop.restore()
-    duration_s = env.now
-    if on_progress is not None:
-        on_progress(duration_s)
-    db.finish(duration_s)
+        db = DB(env, options, machine, device, workload, policy, interval_s, key_buckets,
+                rng=np.random.default_rng(seed), mechanisms=mechanisms)
+        end = db.writes_done if duration_s is None else env.timeout(duration_s) | db.writes_done
+        if on_progress is not None and duration_s is not None:
+            env.process(_progress_ticks(env, duration_s, on_progress))
+        # Ctrl-C asks the DB to stop between events, where the tree and accounts are whole.
+        stop = StopSignals(lambda _signum: db.request_stop()) if stop_on_signals else None
+        if stop is not None:  # ends env.run as `end` does, without wrapping it in a Condition
+            db.stopped.callbacks.append(simpy.core.StopSimulation.callback)
+        try:
+            with collector_held_off():
+                env.run(until=end)
+        finally:
+            if stop is not None:
+                stop.restore()
+        duration_s = env.now
+        if on_progress is not None:
+            on_progress(duration_s)
+        db.finish(duration_s)
+    except Exception as exc:
+        named = policy_failure(policy, db.picker if db is not None else None, exc,
+                               ENGINE_PROCESSES)
+        if named is None:
+            raise
+        raise named[0] from named[1]
     wall_s = time.perf_counter() - started
     config = {
         "workload": dataclasses.asdict(workload),
@@ -120,6 +135,8 @@ def simulate(workload: str | Workload = "fillrandom", *, device: str | StorageDe
     }
     if stop is not None and stop.signum:
         config["interrupted_by"] = signal.Signals(stop.signum).name
+    if db.warnings:
+        config["warnings"] = list(db.warnings)
     timeseries = {name: np.asarray(values) for name, values in db.recorder.columns.items()}
     if on_timeseries is not None:
         on_timeseries(config, timeseries)
@@ -136,6 +153,10 @@ def _progress_ticks(env: simpy.Environment, duration_s: float,
     for tick in range(1, PROGRESS_TICKS):
         yield env.timeout(max(duration_s * tick / PROGRESS_TICKS - env.now, 0.0))
         on_progress(env.now)
+
+
+# The generators of the run's own processes; any other process is one the policy started.
+ENGINE_PROCESSES = frozenset({DB._run.__code__, _progress_ticks.__code__})
 
 
 def check_duration(duration_s: float | None) -> None:

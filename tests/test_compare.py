@@ -39,7 +39,7 @@ def test_a_failed_run_is_a_row_not_a_crash():
     cells = run_grid("fillrandom", ["broken-for-test", "rocksdb"], ["nvme"], workers=1, **GRID)
     assert "controller crashed" in cells[0].error and not cells[0].metrics
     assert not cells[1].error and cells[1].metrics["throughput_ops_per_s"] > 0
-    assert "FAILED RuntimeError: controller crashed" in format_table(cells)
+    assert "raised RuntimeError: controller crashed" in format_table(cells)
 
 
 def test_cli_compare_writes_table_csv_and_figures(tmp_path, capsys):

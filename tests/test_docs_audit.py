@@ -277,7 +277,7 @@ def test_the_outputs_page_names_every_column_field_and_event(run, tmp_path, caps
 
 
 def test_the_outputs_page_names_every_policy_column():
-    from policies import policy_names
+    from lsmsim.policies import policy_names
 
     named = named_in_page()
     for name in policy_names():

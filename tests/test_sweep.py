@@ -185,7 +185,7 @@ def test_a_failed_cell_is_a_row_with_its_error(tmp_path, capsys):
     register("broken-for-test", Broken)
     path = spec_file(tmp_path, BASE + '[sweep]\npolicy = ["broken-for-test", "rocksdb"]\n')
     assert main(["sweep", str(path), "--workers", "1", "--out", str(tmp_path / "o")]) == 1
-    assert "FAILED RuntimeError: controller crashed" in capsys.readouterr().out
+    assert "raised RuntimeError: controller crashed" in capsys.readouterr().out
     rows = list(csv.DictReader(open(tmp_path / "o" / "sweep.csv")))
     assert "controller crashed" in rows[0]["error"] and rows[0]["throughput_ops_per_s"] == ""
     assert rows[1]["error"] == ""

@@ -159,6 +159,7 @@ def _run(args: argparse.Namespace) -> int:
             on_progress=progress.update, stop_on_signals=True)
         progress.close()
         print(format_summary(result.summary, result.config))
+        trace_commands.print_warnings(result.config.get("warnings", []))
         print(f"\n{format_seconds(result.summary['duration_s'])} simulated s in "
               f"{result.wall_s:.2f} s wall "
               f"({result.sim_seconds_per_wall_second:,.0f} sim-s per wall-s)")
