@@ -12,7 +12,8 @@ lower L0 triggers, a 5 M-key space (overwrites, so compactions drop keys), and S
 LZ4 and ZSTD block compression (`--setups base,snappy,lz4,zstd` into a folder of its own),
 direct I/O for flush and compaction output, alone and with direct reads (`--setups
 base,direct_writes,direct_io`), and a 30,000-key space with and without in-place updates
-(`--setups keys30k,keys30k_inplace`).
+(`--setups keys30k,keys30k_inplace`), and one, two and four client threads (`--setups
+wb64j4,wb64j4_t2,wb64j4_t4`).
 Two repeats,
 interleaved (every setup once, then again), on a quiet machine, as
 `capture_jobs_sweep.py` takes them (the same flags and `capture_log.csv`).
@@ -55,6 +56,12 @@ SETUPS = {
     "keys30k_inplace": {"num": "30000", "writes": "100000000",
                         "allow_concurrent_memtable_write": "false",
                         "inplace_update_support": "true"},
+    # One, two and four client threads into 64 MiB memtables with four jobs: writers that
+    # share the WAL (one write-group leader appends it at a time, WriteThread) and insert
+    # into the memtable side by side (allow_concurrent_memtable_write).
+    "wb64j4": {"max_background_jobs": "4", "write_buffer_size": "67108864"},
+    "wb64j4_t2": {"max_background_jobs": "4", "write_buffer_size": "67108864", "threads": "2"},
+    "wb64j4_t4": {"max_background_jobs": "4", "write_buffer_size": "67108864", "threads": "4"},
 }
 
 
