@@ -286,7 +286,7 @@ class Policy:
     def interval_samples(self, view: "DBView") -> dict[str, float]:
         """The policy's own state at each interval's end (e.g. its thread count), added to
         the timeseries as `policy_<name>` columns so its view over time can be plotted.
-        Name a column with its unit (`batch_MB`, `internal_MBps`); a column that codes
+        Name a column with its unit (`batch_MiB`, `internal_MBps`); a column that codes
         states as numbers names them in `SAMPLE_CODES`. Each value is a number: NaN for
         none this interval (as a trace marks what was not recorded; CruiseDB's limit while
         it has none) and +-inf for an unbounded one (DOPA-DB's hint with no flushes) are

@@ -354,5 +354,5 @@ class Adoc(Policy):
 
     def interval_samples(self, view: DBView) -> dict[str, float]:
         return {"threads": float(view.options.max_background_jobs),
-                "batch_MB": view.options.write_buffer_size / (1 << 20),
+                "batch_MiB": view.options.write_buffer_size / (1 << 20),
                 "overflow": float(OVERFLOW_CODES[self.last_overflow])}

@@ -232,7 +232,7 @@ def test_adoc_run_follows_its_rules_each_second():
                        options={"level0_slowdown_writes_trigger": 8,
                                 "level0_stop_writes_trigger": 12})
     ts = result.timeseries
-    threads, batch, overflow = ts["policy_threads"], ts["policy_batch_MB"], ts["policy_overflow"]
+    threads, batch, overflow = ts["policy_threads"], ts["policy_batch_MiB"], ts["policy_overflow"]
     seen = set()
     for t in range(1, len(threads)):
         code = int(overflow[t])
@@ -245,7 +245,7 @@ def test_adoc_run_follows_its_rules_each_second():
     assert 1 in seen                        # the scenario does overflow L0
 
 
-@pytest.mark.parametrize("variant, fixed", [("adoc-t", "policy_batch_MB"),
+@pytest.mark.parametrize("variant, fixed", [("adoc-t", "policy_batch_MiB"),
                                             ("adoc-b", "policy_threads")])
 def test_adoc_variants_never_turn_the_other_knob(variant, fixed):
     result = run_small(duration_s=40, device="hdd", policy=f"{variant}:min_batch_bytes=4MB")
@@ -265,7 +265,7 @@ def test_adoc_b_grows_its_batch_on_pm_by_tunebyfea_not_by_the_papers_rule():
     grows it only on MMO, which an L0 or pending-bytes overflow always pre-empts on PM."""
     def batches(policy: str) -> set[float]:
         return set(run_small(duration_s=40, device="pm", policy=policy)
-                   .timeseries["policy_batch_MB"])
+                   .timeseries["policy_batch_MiB"])
     assert max(batches("adoc-b:min_batch_bytes=4MB")) > 4
     assert batches("adoc-b:min_batch_bytes=4MB,rules=paper") == {4.0}
 

@@ -147,7 +147,8 @@ def test_cli_runs_an_experiment_folder(tmp_path, monkeypatch, capsys):
     assert "[1] test §0: nvme beats hdd" in out and "1 of 1 claims" in out
     assert (tmp_path / "out" / "tiny.csv").is_file()
     with open(tmp_path / "out" / "tiny.csv") as handle:
-        assert float(next(csv.DictReader(handle))["duration_s"]) == pytest.approx(10.0)
+        row = next(csv.DictReader(handle))
+    assert float(row["requested_duration_s"]) == float(row["duration_s"]) == pytest.approx(10.0)
     assert main(["reproduce", "broken"]) == 2
     assert "defines no EXPERIMENT" in capsys.readouterr().err
 
@@ -206,7 +207,7 @@ def test_series_figure_and_csv_follow_the_policy_over_time(tmp_path):
     runs = (Run("adoc", "fillrandom", device="hdd", policy="adoc", duration_s=20.0,
                 options=TINY, workload_fields=FIELDS),)
     experiment = Experiment("knobs", "knobs", runs, (), metrics=("throughput_ops_per_s",),
-                            series=("policy_threads", "policy_batch_MB"))
+                            series=("policy_threads", "policy_batch_MiB"))
     results, rows = run_experiments([experiment], workers=1)
     write_outputs(experiment, results["knobs"], rows, tmp_path)
     with open(tmp_path / "knobs_series.csv") as handle:

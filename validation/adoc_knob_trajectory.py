@@ -112,7 +112,7 @@ def simulate(device: str, adoc: str, duration_s: float) -> Trajectory:
     """The §6 setup of baseline_stalls.py with `adoc`; its knobs at each second's end."""
     result = run_authors_setup(device, duration_s, adoc, jobs=SECTION6_JOBS)
     series = result.timeseries
-    return Trajectory(list(series["policy_batch_MB"]),
+    return Trajectory(list(series["policy_batch_MiB"]),
                       [int(t) for t in series["policy_threads"]])
 
 

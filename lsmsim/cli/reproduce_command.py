@@ -84,7 +84,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     for experiment in experiments:
         write_outputs(experiment, results[experiment.name],
                       [r for r in rows if r.experiment == experiment.name], out,
-                      figures=stopped is None)
+                      figures=stopped is None, duration_scale=args.duration_scale or 1.0)
     print(format_claims(rows))
     print("\nscales:" + "".join(f"\n{experiment.name}: " + "\n    ".join(scale_lines(
         experiment, args.duration_scale)) for experiment in experiments))

@@ -1,8 +1,8 @@
 """The policy's own view over time: every `policy_<name>` column a policy reports through
 `Policy.interval_samples`, one panel each (CruiseDB's admitted rate and memory watermark as
 in its Fig. 13; DOPA-DB's L0 fill-to-threshold ratio as in its Fig. 8), under the
-throughput with its stalls. Axis labels come from the column names' units (`batch_MB` ->
-"batch (MB)"); coded columns get their states named (`Policy.SAMPLE_CODES`)."""
+throughput with its stalls. Axis labels come from the column names' units (`batch_MiB` ->
+"batch (MiB)"); coded columns get their states named (`Policy.SAMPLE_CODES`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 PREFIX = "policy_"
 # Column-name endings that give a unit, longest first.
-UNIT_SUFFIXES = (("_MBps", "MB/s"), ("_bytes", "bytes"), ("_ops", "ops/s"), ("_MB", "MB"))
+UNIT_SUFFIXES = (("_MBps", "MB/s"), ("_bytes", "bytes"), ("_ops", "ops/s"), ("_MiB", "MiB"),
+                 ("_MB", "MB"))
 
 
 def policy_columns(result: "SimulationResult") -> list[str]:
@@ -28,7 +29,7 @@ def policy_columns(result: "SimulationResult") -> list[str]:
 
 
 def axis_label(column: str) -> str:
-    """'policy_batch_MB' -> 'batch (MB)', 'policy_l0_fill_to_threshold' -> 'l0 fill to
+    """'policy_batch_MiB' -> 'batch (MiB)', 'policy_l0_fill_to_threshold' -> 'l0 fill to
     threshold'."""
     name = column[len(PREFIX):] if column.startswith(PREFIX) else column
     for suffix, unit in UNIT_SUFFIXES:

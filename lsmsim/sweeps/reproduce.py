@@ -479,9 +479,10 @@ def format_claims(rows: Sequence[ClaimRow]) -> str:
 
 
 def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Sequence[ClaimRow],
-                  out: Path, figures: bool = True) -> None:
-    """`<name>.csv` (one row per run: its settings, the device file and RocksDB release it
-    ran as when not the preset's and the modelled one's, and its metrics), `<name>.png`
+                  out: Path, figures: bool = True, duration_scale: float = 1.0) -> None:
+    """`<name>.csv` (one row per run: its settings, `requested_duration_s` its length times
+    `duration_scale`, the device file and RocksDB release it ran as when not the preset's and
+    the modelled one's, and its metrics, `duration_s` the simulated length), `<name>.png`
     (one panel per metric of the experiment, a bar per run that has it or failed),
     `<name>_claims.csv` and `<name>_claims.json` (a claim per row, with the gap class and
     reason of one that does not hold); without `figures`, the CSV and JSON files only."""
@@ -490,11 +491,13 @@ def write_outputs(experiment: Experiment, cells: Mapping[str, Cell], rows: Seque
     with open(out / f"{experiment.name}.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["label", "policy", "device", "device_file", "rocksdb_version",
-                         "workload", "duration_s", "options", *columns, "cpu_s", "error"])
+                         "workload", "requested_duration_s", "options", *columns, "cpu_s",
+                         "error"])
         for run in experiment.runs:
             cell = cells[run.label]
             writer.writerow([run.label, run.policy, run.device, run.device_file or "",
-                             run.rocksdb_version or "", run.workload, run.duration_s,
+                             run.rocksdb_version or "", run.workload,
+                             run.duration_s * duration_scale,
                              dict(run.options),
                              *(repr(cell.metrics[c]) if c in cell.metrics else "" for c in columns),
                              f"{cell.cpu_s:.3f}", cell.error])

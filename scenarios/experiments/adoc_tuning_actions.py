@@ -15,7 +15,7 @@ from lsmsim.sweeps.reproduce import (MODEL_GAP, Claim, Experiment, Finding, Resu
 from lsmsim.scenarios.experiments.adoc_single_knob import RULE_VARIANTS
 
 SCALES = load_experiment("adoc_single_knob").scales  # its runs, so its scales
-KNOBS = {"threads": ("policy_threads", "adoc-t"), "batch": ("policy_batch_MB", "adoc-b")}
+KNOBS = {"threads": ("policy_threads", "adoc-t"), "batch": ("policy_batch_MiB", "adoc-b")}
 
 
 def adjustments(results: Results, label: str, column: str) -> tuple[int, float]:
@@ -46,7 +46,7 @@ def build(scale: Scale) -> Experiment:
         title="ADOC Fig. 21 analogue: threads and batch size over time, ADOC vs ADOC-T/-B",
         runs=runs,
         metrics=("throughput_ops_per_s", "stall_time_s"),
-        series=("policy_threads", "policy_batch_MB"),
+        series=("policy_threads", "policy_batch_MiB"),
         claims=tuple(with_variants(
             Claim("ADOC", "§6.4, Fig. 21", f"tuning both parameters together reduces the "
                   f"frequency and fluctuations of the {knob} adjustments compared with "
