@@ -1420,8 +1420,5 @@ def _weight_tuple(weights: Weights | None, policy: Policy,
     if weights is None:
         return UNWEIGHTED
     if not isinstance(weights, Weights):
-        # Worded as before this named the hook that answered (callers match the words).
-        raise PolicyError(f"policy {policy.name}: job_weights and writer_weights return "
-                          f"lsmsim.policy.Weights or None, not {weights!r}, which {hook} "
-                          "returned")
+        raise bad_answer(policy, hook, weights, "give lsmsim.policy.Weights or None")
     return (weights.cpu, weights.device, weights.rate_limiter)

@@ -101,9 +101,10 @@ class MemtableList:
         return max(self._entries_to_fill(write_buffer_size), self.active.entries)
 
     def _entries_to_fill(self, write_buffer_size: float) -> float:
-        """Entries that fill a memtable of `write_buffer_size` bytes: at least the one that
-        crosses it, whole (MemTable::ShouldFlushNow is checked after each insert, so an entry
-        larger than the buffer fills a memtable of its own)."""
+        """Entries that fill a memtable of `write_buffer_size` bytes, as a fluid count: at
+        least one (MemTable::ShouldFlushNow is checked after each insert, so an entry larger
+        than the buffer fills a memtable of its own); above one, the fraction of the entry
+        that crosses the buffer is not rounded up."""
         entries = write_buffer_size / self.entry_bytes
         return entries if entries > 1.0 else 1.0
 

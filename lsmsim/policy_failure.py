@@ -34,7 +34,6 @@ def policy_failure(policy: Policy, picker: Any, exc: Exception,
     if picker is not None and not _picker_codes(picker):
         picker = None   # the engine's own picker: its errors are the engine's
     codes = _policy_codes(policy, picker)
-    owners = [policy] if picker is None else [policy, picker]
     innermost = frames[-1][0]
     if isinstance(original, RuntimeError) and innermost.f_code is _PROCESS_RESUME:
         # SimPy refused what a process yielded (`yield 1.0` for env.timeout(1.0)).
@@ -50,10 +49,7 @@ def policy_failure(policy: Policy, picker: Any, exc: Exception,
     def own(frame: types.FrameType, starts_process: bool) -> bool:
         if starts_process and frame.f_code not in engine_processes:
             return True   # a process the policy started, wherever its generator is defined
-        if frame.f_code in codes:
-            return True
-        self = frame.f_locals.get("self")
-        return any(self is owner for owner in owners)
+        return frame.f_code in codes
 
     entry = None  # the last frame where the engine (or SimPy) called into the policy
     called_from_policy = False
@@ -113,11 +109,14 @@ def _run_frames(exc: BaseException) -> tuple[list[tuple[types.FrameType, bool]],
 
 
 def _policy_codes(policy: Policy, picker: Any) -> dict[types.CodeType, str]:
-    """The code of every method of the policy's classes (the base `Policy`'s defaults
-    included: RocksDB's behaviour is a policy too) and of its own compaction picker, each
-    with the name it is called by, and of the functions defined inside them (name "")."""
+    """The code of every method of the policy's own classes (not the base `Policy`'s
+    defaults, which are the engine's: an error there is lsmsim's, not the policy's) and of
+    its own compaction picker, each with the name it is called by, and of the functions
+    defined inside them (name "")."""
     codes: dict[types.CodeType, str] = {}
-    for cls in type(policy).__mro__[:-1]:   # all but object
+    for cls in type(policy).__mro__:
+        if cls is Policy or cls is object:
+            break
         _add_class_codes(codes, cls)
     if picker is not None:
         for code, name in _picker_codes(picker).items():

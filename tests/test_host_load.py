@@ -51,7 +51,9 @@ def test_the_host_load_is_read_from_machine_json_or_the_last_capture_log_row(tmp
 
 @pytest.mark.parametrize("recorded", [{"other_cores_during": "lots"},
                                       {"other_cores_during": -1.0},
-                                      {"idle_before": 1.0}])
+                                      {"idle_before": 1.0}, 5, "x", [1],
+                                      {"other_cores_during": True},
+                                      {"other_cores_during": "inf"}])
 def test_a_damaged_host_load_names_the_file(tmp_path, recorded):
     folder = _run_copy(tmp_path, recorded)
     with pytest.raises(TraceError, match="machine.json: host load"):

@@ -134,9 +134,19 @@ def test_a_row_of_unreadable_time_and_count_gives_the_next_row_one_interval(row,
     assert trace.summary["duration_s"] == 12
     found = [w for w in trace.warnings if w.startswith(str(folder / "report.csv"))]
     assert len(found) == 1 and "report.csv:5: skipped unreadable row" in found[0]
-    assert found[0].endswith("the next row is taken to cover one reporting interval (1 s) and "
-                             "the time before it is left out of the per-second rows and the "
-                             "summary")
+    assert found[0].endswith("the next readable row is taken to cover one reporting interval "
+                             "(1 s) for itself and each row whose ops it carries, and the time "
+                             "before that is left out of the per-second rows and the summary")
+
+
+def test_ops_carried_past_an_unreadable_row_keep_their_own_interval(tmp_path):
+    """A row unreadable throughout, then one of unreadable time whose ops the next row
+    carries: those ops were put over two reporting intervals, not squeezed into one."""
+    path = tmp_path / "report.csv"
+    path.write_text("secs_elapsed,interval_qps\n1,100\n2,100\nx,abc\ny,100\n5,100\n")
+    report = read_report_csv(path)
+    assert list(report.start_times_s) == [0.0, 1.0, 3.0]
+    assert list(report.end_times_s) == [1.0, 2.0, 5.0] and list(report.ops) == [100, 100, 200]
 
 
 def test_the_reporting_interval_is_the_files_own(tmp_path):

@@ -440,6 +440,6 @@ def test_a_policys_weights_are_typed_and_checked():
         def job_weights(self, view, job):
             return {"device": 2.0}
 
-    with pytest.raises(PolicyError, match="policy untyped: job_weights and writer_weights "
-                                          "return lsmsim.policy.Weights or None"):
+    with pytest.raises(PolicyError, match="policy untyped: job_weights returned "
+                                          "{'device': 2.0}; give lsmsim.policy.Weights or None"):
         run_small(duration_s=5, policy=Untyped())

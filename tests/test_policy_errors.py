@@ -38,7 +38,7 @@ def test_an_exception_in_a_hook_names_policy_hook_and_exception_and_keeps_it_cha
     with pytest.raises(PolicyError) as info:
         run_small(duration_s=5, policy=policy_with(job_weights=oops))
     assert str(info.value) == "policy mypolicy: job_weights raised ValueError: oops"
-    assert isinstance(info.value.__cause__, ValueError)   # the original, for --debug
+    assert isinstance(info.value.__cause__, ValueError)   # the original, chained
     assert info.value.__cause__.__traceback__ is not None
 
 
@@ -153,6 +153,15 @@ def test_the_engines_own_errors_are_not_blamed_on_the_policy(monkeypatch):
     monkeypatch.setattr(LevelCompactionPicker, "pick", engine_bug)
     with pytest.raises(IndexError):   # the default picker is the engine's, not the policy's
         run_small(duration_s=2, policy=policy_with(job_weights=lambda self, view, job: None))
+    monkeypatch.undo()
+
+    from lsmsim.db_view import DBView
+
+    def view_bug(_view):
+        raise ZeroDivisionError("in the view")
+    monkeypatch.setattr(DBView, "compaction_speedup_needed", property(view_bug))
+    with pytest.raises(ZeroDivisionError):   # reached through the base Policy's default hook
+        run_small(duration_s=2, policy=policy_with())
 
 
 # -- 2. values out of range: the delayed write rate, a negative timeout ------------------------

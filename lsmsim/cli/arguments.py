@@ -14,7 +14,7 @@ from lsmsim.keyspace import MAX_BUCKETS
 from lsmsim.data_file import DataFileError
 from lsmsim.mechanisms import (INTRODUCED_IN, MODELLED_RELEASE, OLDEST_RELEASE, MechanismError,
                                Mechanisms, absent_in_version, is_release, release)
-from lsmsim.options import OptionError
+from lsmsim.options import OPTIONS_INTRODUCED_IN, OptionError
 from lsmsim.units import UnitError, parse_rate_bps
 
 
@@ -232,10 +232,12 @@ def mechanism_name(text: str) -> str:
 
 
 def add_release_flag(parser: argparse.ArgumentParser) -> None:
-    """`--rocksdb-version RELEASE`: the mechanisms RocksDB brought after RELEASE are off
-    (`lsmsim.mechanisms.INTRODUCED_IN`)."""
-    brought = ", ".join(f"{name} in {'.'.join(map(str, since))}"
-                        for name, since in INTRODUCED_IN.items())
+    """`--rocksdb-version RELEASE`: the mechanisms and options RocksDB brought after RELEASE
+    are off (`lsmsim.mechanisms.INTRODUCED_IN`, `lsmsim.options.OPTIONS_INTRODUCED_IN`),
+    whatever --set says of such an option."""
+    since_release = [*INTRODUCED_IN.items(),
+                     *((name, since) for name, (since, _) in OPTIONS_INTRODUCED_IN.items())]
+    brought = ", ".join(f"{name} in {'.'.join(map(str, since))}" for name, since in since_release)
     parser.add_argument("--rocksdb-version", type=rocksdb_release, metavar="RELEASE",
                         help=f"simulate RocksDB RELEASE ({_release_text(OLDEST_RELEASE)} to "
                              f"{_release_text(MODELLED_RELEASE)}), e.g. 6.11.0: what later "

@@ -86,7 +86,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              "of one kind differ by tens of percent from day to day), its "
                              "writer's to the writer thread's CPU per put where its "
                              "threads.csv has it; jobs: every cost at the jobs' scale; "
-                             "profile: every run on the profile as it is")
+                             "profile: every run on the profile as it is, with none of the "
+                             "other work a capture recorded taken from its cores")
     parser.add_argument("--seed", type=non_negative_int,
                         help="seed of the simulations (default: each run's own db_bench --seed)")
     add_progress_flags(parser)

@@ -31,8 +31,8 @@ each cost alone, then Nelder-Mead,
 each evaluation simulating every distinct command once (a process pool over runs).
 `cores` is a fact of the machine and comes with the base profile, as do the held costs.
 A run whose capture recorded other work on its host (`lsmsim.traces.host_load`) is simulated
-with that much less CPU, as `lsmsim validate` simulates it: the fitted costs are the
-machine's, not the busy host's.
+with that much less CPU, as `lsmsim validate` simulates it by default: the fitted costs
+are the machine's, not the busy host's.
 
 The loss, summed over the runs (each run its own command line, for its real duration):
 

@@ -10,7 +10,8 @@ measured from the CPU their own flushes and compactions took, pooled over the ru
 folder (`lsmsim.fidelity.job_cpu`): hosts of one machine kind differ by tens of percent from day to
 day, and the errors should be the model's, not the host's. The scale is reported per run, and
 a run whose capture recorded other work on its host (`lsmsim.traces.host_load`) is simulated
-with that much less CPU (`MachineProfile.other_work_cores`). The ranking of configurations by mean throughput, real against
+with that much less CPU (`MachineProfile.other_work_cores`); `host_speed="profile"` leaves
+the machine as it is, load included. The ranking of configurations by mean throughput, real against
 simulated, is scored with Spearman's rho and Kendall's tau over the configurations given.
 A run whose import or simulation fails is named with its error in the report, beside the
 others (`lsmsim.sweeps.worker_pool`: a failure is data); Ctrl-C leaves a report of the runs done.

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lsmsim.traces.run_files import TraceError
 from lsmsim.traces.thread_schedstat import group_totals
@@ -125,16 +127,27 @@ def read_host_load(folder: Path) -> HostLoad | None:
     return _load_from(rows[-1][1], f"{log}: line {rows[-1][0]}") if rows else None
 
 
-def _load_from(values: dict, where: str) -> HostLoad:
+def _load_from(values: Any, where: str) -> HostLoad:
     """A HostLoad from a machine.json `host_load` object or a capture_log.csv row."""
+    if not isinstance(values, dict):
+        raise TraceError(f"{where}: host load: expected an object of other_cores_during, "
+                         f"idle_before and steal_during, got {values!r}")
     try:
-        load = HostLoad(float(values.get("idle_before", "nan")),
-                        float(values["other_cores_during"]),
-                        float(values.get("steal_during", 0.0)))
+        numbers = [_number(values.get("idle_before", "nan")),
+                   _number(values["other_cores_during"]),
+                   _number(values.get("steal_during", 0.0))]
     except (KeyError, TypeError, ValueError) as exc:
         raise TraceError(f"{where}: host load: other_cores_during, idle_before and "
                          f"steal_during must be numbers ({exc})") from None
-    if not (load.other_cores >= 0.0 and 0.0 <= load.steal_share <= 1.0):
+    load = HostLoad(*numbers)
+    if not (0.0 <= load.other_cores < math.inf and 0.0 <= load.steal_share <= 1.0):
         raise TraceError(f"{where}: host load: other_cores_during {load.other_cores} or "
                          f"steal_during {load.steal_share} out of range")
     return load
+
+
+def _number(value: Any) -> float:
+    """A recorded figure as a float: a number or its text (a CSV cell), not a bool."""
+    if isinstance(value, bool):
+        raise TypeError(f"{value!r} is not a number")
+    return float(value)

@@ -149,11 +149,12 @@ def _row_intervals(path: Path, rows: list[ReportRow]
     warnings: list[str] = []
     start_s: float | None = 0.0  # where the next kept row starts (None: one interval before)
     last_s = 0.0  # the end of the last kept row
-    carried = 0.0
+    carried, carried_rows = 0.0, 0  # ops (and their rows) of rows whose time is unreadable
     for index, (number, text, at_s, ops) in enumerate(rows):
         if index not in kept:
             if not math.isnan(ops):
                 carried += ops
+                carried_rows += 1
                 problem = ("has an unreadable time" if math.isnan(at_s) else
                            f"time {at_s:g} s is out of order with the rows around it")
                 warnings.append(f"{path}:{number}: row {problem}: its ops are counted in the "
@@ -161,16 +162,20 @@ def _row_intervals(path: Path, rows: list[ReportRow]
             elif index < last_kept:
                 time = "unreadable" if math.isnan(at_s) else f"{at_s:g} s out of order"
                 warnings.append(f"{path}:{number}: skipped unreadable row {text!r}, its time "
-                                f"{time} too: the next row is taken to cover one reporting "
-                                f"interval ({interval_s:g} s) and the time before it is left "
+                                f"{time} too: the next readable row is taken to cover one "
+                                f"reporting interval ({interval_s:g} s) for itself and each "
+                                "row whose ops it carries, and the time before that is left "
                                 "out of the per-second rows and the summary"
                                 f"{_and_carried(carried)}")
-                start_s, carried = None, 0.0
+                start_s, carried, carried_rows = None, 0.0, 0
             else:
                 warnings.append(f"{path}:{number}: skipped unreadable row {text!r}: the ops "
                                 "of its interval are not counted")
             continue
-        begin_s = start_s if start_s is not None else max(last_s, at_s - interval_s)
+        # After a row unreadable throughout: one reporting interval for this row and one for
+        # each row since whose ops it carries.
+        begin_s = (start_s if start_s is not None
+                   else max(last_s, at_s - interval_s * (1 + carried_rows)))
         start_s = last_s = at_s
         left_out = (f"its interval, {begin_s:g}-{at_s:g} s, is left out of the per-second "
                     f"rows and the summary{_and_carried(carried)}")
@@ -184,7 +189,7 @@ def _row_intervals(path: Path, rows: list[ReportRow]
             starts.append(begin_s)
             times.append(at_s)
             ops_done.append(ops + carried)
-        carried = 0.0
+        carried, carried_rows = 0.0, 0
     if carried:
         warnings.append(f"{path}: the last rows' {carried:,.0f} ops are not counted (no row "
                         "with a readable time follows them)")

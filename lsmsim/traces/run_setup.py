@@ -18,7 +18,7 @@ from lsmsim.traces.db_bench import (OPTION_FLAGS, DbBenchError, DbBenchSetup,
 from lsmsim.traces.rocksdb_log import RocksDBLog, parse_log
 from lsmsim.traces.run_files import (ReportCsv, RunFiles, TraceError, find_run_files,
                                      logged_options, read_report_csv)
-from lsmsim.workload import WRITE_ONLY, make_workload
+from lsmsim.workload import WRITE_ONLY, distinct_keys, make_workload
 
 
 # A logged run whose puts are within this fraction of --num was ended by --num.
@@ -130,7 +130,9 @@ def setup_from_logged_options(files: RunFiles, log: "RocksDBLog",
     has_rows = report is not None and report.ops.size > 0
     done_ops = float(np.sum(report.ops)) if has_rows else float(num)  # type: ignore[union-attr]
     ended_by_num = abs(done_ops - num) <= NUM_MATCH_FRACTION * num
-    workload = make_workload(name, key_size=key_size, value_size=value_size, num_keys=num,
+    # Keys shorter than --num needs repeat in db_bench: the key space is what they hold.
+    workload = make_workload(name, key_size=key_size, value_size=value_size,
+                             num_keys=min(num, distinct_keys(key_size)),
                              max_ops=num if ended_by_num else 0, write_rate_limit_bps=rate)
     if options.compression != NONE:
         assumed.append(f"{log.path}: no command.txt: db_bench's --compression_ratio "
