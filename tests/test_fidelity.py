@@ -419,3 +419,15 @@ def test_a_host_session_is_the_folder_of_runs_taken_together(tmp_path):
     assert host_session(tmp_path / "day1" / "j2_wb16_r1") == (tmp_path / "day1").resolve()
     adoc = tmp_path / "set" / "15000000" / "StorageMaterial.PM" / "1CPU" / "64MB"
     assert host_session(adoc) == (tmp_path / "set" / "15000000").resolve()
+
+
+def test_calibrate_says_when_a_measured_cost_cannot_be_told_apart():
+    """One run of one value size cannot tell a compaction's per-entry cost from its per-byte
+    one: the fit puts it at 0, and says so instead of quietly dropping the base's figure."""
+    from lsmsim.fidelity.calibration import measured_costs
+    from lsmsim.fidelity.trace_validation import run_setup
+    real, _ = run_setup(LOCAL / "j2_wb16_r2", None)
+    measured, notes = measured_costs([real], load_machine("server"))
+    assert measured["compaction_ns_per_entry"] == 0.0
+    assert any(note.startswith("compaction_ns_per_entry came out 0 (177.689 in the base "
+                               "profile): these runs do not tell it apart") for note in notes)

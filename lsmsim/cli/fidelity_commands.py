@@ -67,7 +67,9 @@ def register(commands: Any) -> None:
     calibrate.add_argument("--holdout", type=path_argument, nargs="+", default=[], metavar="DIR",
                            help="runs to validate the fitted profile on (not fitted)")
     calibrate.add_argument("--max-evaluations", type=positive_int, default=40,
-                           help="bound on loss evaluations of the optimizer (default 40)")
+                           help="bound on the optimizer's loss evaluations (default 40); the "
+                                "coarse scan of each fitted cost before it and the "
+                                "sensitivities after it take more")
     calibrate.set_defaults(handler=_calibrate)
 
 
@@ -145,7 +147,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         output_folder(args.device_out, "--device-out")
     check_run_folders(args.holdout)  # before the fit, not after it: a typo costs no minutes
     fit = [name.strip() for name in args.fit.split(",") if name.strip()]
-    progress = Progress(expected_evaluations(args.max_evaluations), "loss evaluations",
+    progress = Progress(expected_evaluations(args.max_evaluations, len(fit)), "loss evaluations",
                         enabled=progress_wanted(args))
     try:
         result = calibrate(args.folders, load_machine(args.machine), fit=fit,
@@ -190,9 +192,12 @@ def _write_profile(path: Path, result: Calibration) -> None:
 
 
 def _print_calibration(args: argparse.Namespace, result: Calibration) -> list[str]:
-    """What was fitted and measured, then the report of the fitted (and held-out) runs on
-    the written profile, with what each run's import skipped; returns the runs that
-    failed there (a held-out folder that is not a run)."""
+    """What was fitted and measured, then the report of the fitted and held-out runs on
+    the written profile, validated together, with each group's median error and what each
+    run's import skipped; returns the runs that failed there (a held-out folder that is
+    not a run)."""
+    import statistics
+
     from lsmsim.fidelity.trace_validation import format_report, validate
 
     print(f"fitted {', '.join(f'{k} = {v:g}' for k, v in result.fitted.items())}; measured from "
@@ -207,17 +212,21 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> list[st
     for fit in result.device_fits:
         print(format_device_fit(fit, result.device_files.get(fit.preset.name)))
     print(f"profile written to {args.out}")
-    failed: list[str] = []
-    for title, folders in (("fitted runs", args.folders), ("held-out runs", args.holdout)):
-        if folders:
-            report = validate(folders, result.profile, device=args.device,
-                              max_seconds=args.max_seconds, workers=args.workers,
-                              device_dir=args.device_out, seed=args.seed,
-                              host_speed=args.host_speed)
-            print(f"\n{title}:\n" + format_report(report))
-            _print_import_warnings(report)
-            failed += list(report.failed)
-    return failed
+    # Validated together, as `lsmsim validate` on the same folders would: runs of one folder
+    # share one host speed whether they were fitted or held out.
+    report = validate([*args.folders, *args.holdout], result.profile, device=args.device,
+                      max_seconds=args.max_seconds, workers=args.workers,
+                      device_dir=args.device_out, seed=args.seed, host_speed=args.host_speed)
+    print("\nthe runs on the written profile:\n" + format_report(report))
+    held_out = {Path(folder) for folder in args.holdout}
+    for title, held in (("fitted", False), ("held-out", True)):
+        errors = [abs(r.errors["throughput"]) for r in report.results
+                  if (r.path in held_out) == held]
+        if errors:
+            print(f"{title} runs: {len(errors)}, median |throughput error| "
+                  f"{100 * statistics.median(errors):.1f}%")
+    _print_import_warnings(report)
+    return list(report.failed)
 
 
 def format_device_fit(fit: DeviceFit, path: str | None) -> str:

@@ -195,6 +195,11 @@ def measured_costs(traces: Sequence[Trace], base: MachineProfile
     else:
         notes.append("flush CPU not measured: no DUMPING STATS with L0 CompMergeCPU(sec) "
                      "over enough flushed bytes")
+    held = cost_values(base)
+    notes += [f"{name} came out 0 ({held[name]:g} in the base profile): these runs do not tell "
+              "it apart from the other terms of its job's cost, which took it (one value size, "
+              "few sorted-run counts); runs of other value sizes or L0 triggers would"
+              for name, value in measured.items() if value == 0.0 and held.get(name, 0.0) > 0.0]
     return measured, notes
 
 
@@ -210,12 +215,13 @@ def measured_unlink(folders: Sequence[Path], runs: Sequence[Run], cores: int
     logs = [files.log for files in map(find_run_files, alone) if files.log is not None]
     ns_per_byte, deletions = estimate_unlink_ns_per_byte(logs)
     if deletions < MIN_MEASURED_DELETIONS:
-        return {}, [f"unlink_ns_per_byte not measured: the LOGs of the {len(alone)} runs with "
-                    f"no more threads than cores log {deletions} SST deletions (at least "
-                    f"{MIN_MEASURED_DELETIONS} needed)"]
+        return {}, [f"unlink_ns_per_byte not measured: the LOGs of the {len(alone)} runs "
+                    f"whose background jobs and client threads together fit the {cores} cores "
+                    f"log {deletions} SST deletions (at least {MIN_MEASURED_DELETIONS} needed)"]
     return ({"unlink_ns_per_byte": round(ns_per_byte, 4)},
             [f"unlink_ns_per_byte measured from {deletions} SST deletions in the LOGs of the "
-             f"{len(alone)} runs with no more threads than cores"])
+             f"{len(alone)} runs whose background jobs and client threads together fit the "
+             f"{cores} cores"])
 
 
 def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: Sequence[Trace],
@@ -505,10 +511,12 @@ def fit_run_devices(runs: list[Run], traces: Sequence[Trace], labels: Sequence[s
     return moved, fits, files
 
 
-def expected_evaluations(max_evaluations: int) -> int:
-    """About how many loss evaluations a fit takes (the optimizer's bound, then the fitted
-    profile's loss and each cost's sensitivity at -10% and +10%): a progress bar's total."""
-    return max_evaluations + 1 + 2 * len([k for k in COST_FIELDS if k not in READ_COSTS])
+def expected_evaluations(max_evaluations: int, fitted: int) -> int:
+    """About how many loss evaluations a fit of `fitted` costs takes (the start, the coarse
+    scan of each fitted cost, the optimizer's bound, then the fitted profile's loss and each
+    cost's sensitivity at -10% and +10%): a progress bar's total."""
+    return (1 + SCAN_POINTS * fitted + max_evaluations + 1
+            + 2 * len([k for k in COST_FIELDS if k not in READ_COSTS]))
 
 
 def check_fit_names(fit: Sequence[str]) -> None:

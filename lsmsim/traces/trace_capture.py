@@ -57,7 +57,7 @@ def capture(out_dir: str | Path, flags: Sequence[str], seconds: float = 30.0,
     clash = sorted(set(parsed) & set(CAPTURE_FLAGS))
     if clash:
         raise CaptureError(f"trace capture sets {', '.join('--' + c for c in clash)} itself; "
-                           "leave them out")
+                           f"leave {'it' if len(clash) == 1 else 'them'} out")
     # The values too, as `trace import` will read them: a run it refuses is not captured.
     setup_from_flags(flags, source="trace capture", duration_s=seconds)
     executable = find_db_bench(db_bench)
