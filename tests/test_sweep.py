@@ -301,3 +301,17 @@ def test_a_cache_that_cannot_be_written_is_said_once(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("warning: results are not cached") == 1
     assert cache.get("ab" * 32) is None
+
+
+def test_duration_overrides_every_cells_length_unless_it_is_a_factor(tmp_path, capsys):
+    """`sweep --duration 3`: a short trial of a long sweep file (compare and tune have it)."""
+    path = spec_file(tmp_path, 'duration_s = 600\n[workload]\nname = "fillrandom"\n'
+                               '[sweep]\ndevice = ["nvme", "hdd"]\n')
+    assert main(["sweep", str(path), "--duration", "3", "--workers", "1", "--no-cache",
+                 "--out", str(tmp_path / "o")]) == 0
+    rows = list(csv.DictReader(open(tmp_path / "o" / "sweep.csv")))
+    assert [float(r["requested_duration_s"]) for r in rows] == [3.0, 3.0]
+    factor = spec_file(tmp_path, 'duration_s = 600\n[workload]\nname = "fillrandom"\n'
+                                 '[sweep]\nduration_s = [5, 10]\n')
+    assert main(["sweep", str(factor), "--duration", "3", "--dry-run"]) == 2
+    assert "duration_s is a factor of this sweep; leave out --duration" in capsys.readouterr().err

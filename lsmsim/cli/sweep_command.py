@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lsmsim.cli.arguments import path_argument
+from lsmsim.cli.arguments import path_argument, positive_number
 from lsmsim.output_path import output_folder
 from lsmsim.sweeps.spec import load_sweep_spec
 from lsmsim.sweeps.sweep import run_sweep, sweep_rows
@@ -29,6 +29,9 @@ def register(commands: Any) -> None:
                              "installed (default sweep-out)")
     parser.add_argument("--dry-run", action="store_true",
                         help="check the file and list its cells without running them")
+    parser.add_argument("--duration", type=positive_number,
+                        help="simulated seconds of every cell, instead of the file's "
+                             "duration_s (a shorter trial of a sweep)")
     add_execution_flags(parser)
     parser.set_defaults(handler=_sweep)
 
@@ -39,6 +42,8 @@ def _sweep(args: argparse.Namespace) -> int:
     from lsmsim.sweeps.worker_pool import NOT_RUN, Interrupted
 
     spec = load_sweep_spec(args.spec)
+    if args.duration is not None:
+        spec = spec.with_duration(args.duration)
     if args.dry_run:
         for cell in spec.cells():
             print(f"{cell.index:5}  " + ", ".join(f"{k}={v}" for k, v in cell.settings.items()))

@@ -27,6 +27,7 @@ error names the file, the line of the factor, the factor and the value.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,14 @@ class SweepSpec:
         for factor in self.factors:
             count *= len(factor.values)
         return count
+
+    def with_duration(self, duration_s: float) -> "SweepSpec":
+        """This sweep with every cell `duration_s` simulated seconds long (`sweep
+        --duration`), unless the duration is one of its factors."""
+        if any("duration_s" in factor.fields for factor in self.factors):
+            raise SweepSpecError(f"{self.path}: duration_s is a factor of this sweep; "
+                                 "leave out --duration")
+        return dataclasses.replace(self, base={**self.base, "duration_s": duration_s})
 
     def cells(self) -> list[SweepCell]:
         """Every cell, in grid order (first factor slowest), each checked and resolved."""
