@@ -196,8 +196,7 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> list[st
     the written profile, validated together, with each group's median error and what each
     run's import skipped; returns the runs that failed there (a held-out folder that is
     not a run)."""
-    import statistics
-
+    from lsmsim.fidelity.trace_comparison import median_abs
     from lsmsim.fidelity.trace_validation import format_report, validate
 
     print(f"fitted {', '.join(f'{k} = {v:g}' for k, v in result.fitted.items())}; measured from "
@@ -220,11 +219,11 @@ def _print_calibration(args: argparse.Namespace, result: Calibration) -> list[st
     print("\nthe runs on the written profile:\n" + format_report(report))
     held_out = {Path(folder) for folder in args.holdout}
     for title, held in (("fitted", False), ("held-out", True)):
-        errors = [abs(r.errors["throughput"]) for r in report.results
+        errors = [r.errors["throughput"] for r in report.results
                   if (r.path in held_out) == held]
         if errors:
             print(f"{title} runs: {len(errors)}, median |throughput error| "
-                  f"{100 * statistics.median(errors):.1f}%")
+                  f"{100 * median_abs(errors):.1f}%")
     _print_import_warnings(report)
     return list(report.failed)
 

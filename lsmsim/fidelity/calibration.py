@@ -69,7 +69,7 @@ from lsmsim.fidelity.job_cpu import (HostSpeed, compaction_cpu_jobs, flush_cpu_r
 from lsmsim.fidelity.writer_cpu import measure_writer_cpu
 from lsmsim.traces.thread_schedstat import group_totals
 from lsmsim.trace import Trace
-from lsmsim.fidelity.trace_validation import (check_run_folders, other_cores_taken,
+from lsmsim.fidelity.trace_validation import (check_run_folders, less_other_work,
                                               run_devices, run_setup)
 from lsmsim.traces.host_load import HostLoad, counted_other_cores, read_host_load
 from lsmsim.page_cache_writeback import synced_fraction
@@ -111,8 +111,7 @@ class Run:
 
     def machine(self, profile: MachineProfile) -> MachineProfile:
         """`profile` as this run had it: less the cores its host's other work took."""
-        taken = other_cores_taken(profile, self.load)
-        return dataclasses.replace(profile, other_work_cores=taken) if taken else profile
+        return less_other_work(profile, self.load)
 
 
 @dataclass

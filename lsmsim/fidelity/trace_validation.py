@@ -362,8 +362,7 @@ def _on_host(machine: MachineProfile, host: HostSpeed | None,
     the cores the run's other work took (`other_cores_taken`)."""
     if host is not None and (host.measured or host.writer_measured):
         machine = with_cpu_scale(machine, host.cpu_scale, host.writer_scale)
-    taken = other_cores_taken(machine, load)
-    return dataclasses.replace(machine, other_work_cores=taken) if taken else machine
+    return less_other_work(machine, load)
 
 
 # Other work a run is simulated beside takes at most this share of the cores: a record of
@@ -374,6 +373,12 @@ MAX_OTHER_SHARE = 0.9
 def other_cores_taken(machine: MachineProfile, load: HostLoad | None) -> float:
     """The cores' worth of CPU a run's recorded other work takes from `machine`."""
     return min(counted_other_cores(load), MAX_OTHER_SHARE * machine.cores)
+
+
+def less_other_work(machine: MachineProfile, load: HostLoad | None) -> MachineProfile:
+    """`machine` as a run had it: less the cores its host's recorded other work took."""
+    taken = other_cores_taken(machine, load)
+    return dataclasses.replace(machine, other_work_cores=taken) if taken else machine
 
 
 def validate(folders: Sequence[Path], machine: MachineProfile, device: str | None = None,
