@@ -238,7 +238,9 @@ class DB:
         self.scores = self.version.compute_compaction_score(options)
         self.writer = ForegroundWriter(workload, self.entry, machine, self._wal_synced(),
                                        self.distribution.ascending_inserts,
-                                       self._searches_per_put(machine, policy))
+                                       self._searches_per_put(machine, policy),
+                                       machine.write_group_cpu_s_per_writer
+                                       if mechanisms.write_group else 0.0)
         self.put_spread = (self._put_spread(machine) if mechanisms.put_time_spread
                            else None)
         # Workloads with phases (reads, mixes) run as client streams; write-only ones as the writer.

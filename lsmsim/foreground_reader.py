@@ -148,10 +148,11 @@ class ForegroundClients:
         self._loaded = (get, scan)
         put = db.writer.demand(db.write_controller, db.memtables.active.entries,
                                db.memtables.full_entries(db.options.write_buffer_size),
-                               write_bps, db.device.write_latency_s, policy_cap_ops)
+                               write_bps, db.device.write_latency_s, policy_cap_ops,
+                               self._writers_at_once(get, scan))
         put_cpu, put_device = put.per_unit[0], put.per_unit[1]
         self.put_device_s = put_device
-        self._write_service_s = put_cpu + put_device
+        self._write_service_s = db.writer.service_s  # its write-group wait included
         admission = db.writer.admission_cap_ops(db.write_controller, policy_cap_ops)
         iops = getattr(db.device, "random_read_iops", 0.0)
         block_device_s = max(db.options.block_size / read_bps, 1.0 / iops if iops else 0.0)
@@ -169,6 +170,22 @@ class ForegroundClients:
                 cap = min(cap, s.put_cap)
             demands.append(Demand([cpu, device, 0.0], cap))
         return demands
+
+    def _writers_at_once(self, get: ReadCost, scan: ReadCost) -> float:
+        """Client threads in DB::Write at once, which form its write groups
+        (`lsmsim.write_group`): each stream's threads times the share of their time its
+        puts take (their own time; the reads at their unloaded latency)."""
+        writer = self.db.writer
+        if not writer.group_turn_s:
+            return 0.0
+        put_s = writer.cpu_s_per_op(self.db.memtables.active.entries)
+        writers = 0.0
+        for s in self.streams:
+            if s.puts > 0:
+                puts_s = s.puts * put_s
+                writers += s.threads * puts_s / (puts_s + s.gets * get.service_s
+                                                 + s.scans * scan.service_s)
+        return writers
 
     def set_rates(self, rates: list[float]) -> None:
         for stream, rate in zip(self.streams, rates):

@@ -31,6 +31,7 @@ from lsmsim.machine import MachineProfile
 from lsmsim.workload import Workload
 from lsmsim.write_controller import WriteController
 from lsmsim.write_delay import delay_sleeps
+from lsmsim.write_group import group_wait_s, spin_cpu_s
 
 BACKLOG_EPSILON_OPS = 1e-6
 BINDING_TOLERANCE = 1e-9  # a rate this close below a cap is held by it
@@ -44,7 +45,7 @@ class ForegroundWriter:
 
     def __init__(self, workload: Workload, entry: EntryFormat, machine: MachineProfile,
                  wal_synced: bool, ascending_inserts: bool = False,
-                 searches_per_put: float = 1.0) -> None:
+                 searches_per_put: float = 1.0, group_turn_s: float = 0.0) -> None:
         self.workload = workload
         self.splice_hit = ascending_inserts  # no skiplist search (`MachineProfile.write_cpu_s`)
         self.searches = searches_per_put  # memtable work per put (`MachineProfile.write_cpu_s`)
@@ -56,6 +57,8 @@ class ForegroundWriter:
         self.backlog_ops = 0.0
         self.rate = 0.0
         self.service_s = 0.0  # one put's own CPU and WAL time, as of the last `demand`
+        # A write-group mate's turn, which a put waits for (`lsmsim.write_group`; 0: none).
+        self.group_turn_s = 0.0 if self.open_loop else group_turn_s
 
     def cpu_s_per_op(self, memtable_entries: float) -> float:
         return self.machine.write_cpu_s(self.entry.batch_bytes, self.entry.memtable_bytes,
@@ -64,10 +67,12 @@ class ForegroundWriter:
 
     def demand(self, wc: WriteController, memtable_entries: float, full_entries: float,
                device_write_bps: float, device_write_latency_s: float,
-               policy_cap_ops: float | None) -> Demand:
+               policy_cap_ops: float | None, writers: float | None = None) -> Demand:
         """Per-op CPU and WAL device time, capped by threads, stalls, limits and admission.
         The CPU is the mean of the puts that fill the active memtable from
-        `memtable_entries` to `full_entries` (`machine.mean_skiplist_depth`).
+        `memtable_entries` to `full_entries` (`machine.mean_skiplist_depth`), and what a
+        put spins away waiting in its write group of `writers` (by default every client
+        thread; `lsmsim.write_group`), whose whole wait also lengthens each thread's round.
 
         Only a synced WAL (WriteOptions.sync) costs device time: each write group waits for
         its bytes and one fsync, shared by the group (at most one put per client thread;
@@ -78,13 +83,16 @@ class ForegroundWriter:
         cpu = self.machine.write_cpu_s(self.entry.batch_bytes, self.entry.memtable_bytes,
                                        memtable_entries, full_entries, self.splice_hit,
                                        self.searches)
-        cap = min(self.workload.threads / cpu, self.admission_cap_ops(wc, policy_cap_ops))
+        threads = self.workload.threads
+        wait = group_wait_s(threads if writers is None else writers, self.entry.batch_bytes,
+                            self.group_turn_s) if self.group_turn_s else 0.0
+        cap = min(threads / (cpu + wait), self.admission_cap_ops(wc, policy_cap_ops))
         wal_device_s = 0.0
         if self.wal_synced:
             wal_device_s = (self.entry.batch_bytes / device_write_bps
                             + device_write_latency_s / self.workload.threads)
-        self.service_s = cpu + wal_device_s
-        return Demand([cpu, wal_device_s, 0.0], cap)
+        self.service_s = cpu + wait + wal_device_s
+        return Demand([cpu + spin_cpu_s(wait), wal_device_s, 0.0], cap)
 
     def admission_cap_ops(self, wc: WriteController, policy_cap_ops: float | None) -> float:
         """Puts/s allowed by the write controller (0 while stopped, the delayed write rate
