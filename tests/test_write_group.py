@@ -12,11 +12,14 @@ import pytest
 from hypothesis import given, strategies as st
 
 import lsmsim
+from lsmsim.fidelity.calibration import Run, measured_from_threads
+from lsmsim.fidelity.trace_validation import run_setup
 from lsmsim.machine import load_machine
 from lsmsim.write_group import (MAX_WRITE_BATCH_GROUP_SIZE_BYTES, WRITE_THREAD_MAX_YIELD_S,
                                 group_wait_s, group_writers, spin_cpu_s)
 
 REPO = Path(__file__).resolve().parent.parent
+THREADS_RUNS = REPO / "validation" / "traces" / "local-2core-writer-threads"
 
 
 @given(writers=st.floats(0.0, 1000.0), batch_bytes=st.integers(1, 4 << 20))
@@ -95,3 +98,28 @@ def test_the_profiles_figure_is_what_the_shipped_runs_measure():
     measured = float(out.strip().rsplit("=", 1)[1].split()[0])
     assert load_machine("local-2core").write_group_cpu_s_per_writer == pytest.approx(
         measured * 1e-9, rel=1e-3)
+
+
+def _measured_from(folders):
+    runs, traces = [], []
+    for folder in folders:
+        trace, setup = run_setup(folder, None)
+        runs.append(Run(folder.name, setup, "nvme", 1.0, 0.0, 1.0))
+        traces.append(trace)
+    return measured_from_threads(folders, runs, traces, load_machine("local-2core"))
+
+
+def test_calibrate_measures_the_turn_where_runs_differ_in_client_threads():
+    folders = sorted(p for p in THREADS_RUNS.iterdir() if p.is_dir())
+    measured, notes = _measured_from(folders)
+    assert measured["write_group_ns_per_writer"] == pytest.approx(
+        load_machine("local-2core").write_group_cpu_s_per_writer * 1e9, rel=1e-3)
+    assert any("write_group_ns_per_writer measured from the client threads' CPU per put in 6"
+               in note for note in notes)
+    alone, notes = _measured_from([f for f in folders if "_t" not in f.name])
+    assert "write_group_ns_per_writer" not in alone
+    assert not any("write_group" in note for note in notes)  # nothing to say
+    grouped, notes = _measured_from([f for f in folders if "_t" in f.name])
+    assert "write_group_ns_per_writer" not in grouped
+    assert any("write_group_ns_per_writer not measured: needs write-only runs" in note
+               for note in notes)

@@ -66,6 +66,7 @@ from lsmsim.machine import (COST_FIELDS, FITTED_BY_DEFAULT, READ_COSTS, MachineP
                             cost_values, with_costs)
 from lsmsim.fidelity.job_cpu import (HostSpeed, compaction_cpu_jobs, flush_cpu_row,
                                      sharing_factors)
+from lsmsim.fidelity.write_group_fit import TurnFit, fit_turn, run_client_cpu
 from lsmsim.fidelity.writer_cpu import measure_writer_cpu
 from lsmsim.traces.thread_schedstat import group_totals
 from lsmsim.trace import Trace
@@ -229,7 +230,9 @@ def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: 
     `wakeups_per_output_file`, `wakeups_per_dirty_mib`) and the idle share of
     `lsmsim.run_queue_idle` (`run_queue_idle_share`, where some seconds had a runnable
     thread more than the cores) from the runs' `threads.csv`
-    (trace capture's per-thread schedstat) beside their LOGs' jobs. Runs without the file
+    (trace capture's per-thread schedstat) beside their LOGs' jobs, and a write-group
+    mate's turn (`write_group_ns_per_writer`, `lsmsim.fidelity.write_group_fit`) where
+    write-only runs with one client thread and with more are among them. Runs without the file
     (captured before lsmsim recorded it) measure none. The writer thread's CPU per put is
     not taken for `write_ns_per_op`: the model's put cost is the writer's time per put while
     it has a core, and real writers also block in the WAL's write() (about a quarter of
@@ -276,6 +279,18 @@ def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: 
     else:
         notes.append("run_queue_idle_share not measured: no second had a runnable thread "
                      "more than the cores")
+    clients = [c for c in (run_client_cpu(path.parent, trace, run.setup, profile)
+                           for path, run, trace in with_threads) if c is not None]
+    turn = fit_turn(clients)
+    if isinstance(turn, TurnFit):
+        measured["write_group_ns_per_writer"] = round(turn.turn_s * 1e9, 1)
+        notes.append(f"write_group_ns_per_writer measured from the client threads' CPU per put "
+                     f"in {len(clients)} threads.csv of runs with 1 to "
+                     f"{max(c.threads for c in clients)} client threads: "
+                     f"{turn.host_turn_s * 1e9:.0f} ns a turn on their host, whose writer ran "
+                     f"x{turn.host_writer_scale:.3f} of the profile's put cost")
+    elif any(c.threads > 1 for c in clients):
+        notes.append(f"write_group_ns_per_writer not measured: {turn}")
     return measured, notes
 
 
