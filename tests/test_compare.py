@@ -75,3 +75,41 @@ def test_cli_compare_prints_no_nan(capsys):
                  "--duration", "1e-9", "--workers", "1"]) == 0
     out = capsys.readouterr().out
     assert "nan" not in out and "1e-09 simulated s" in out
+
+
+def test_cli_compare_with_seeds_gives_means_a_row_per_seed_and_a_verdict(tmp_path, capsys):
+    """Two seeds: compare.csv has both runs of each cell, the table their mean, and a
+    verdict line per device and headline metric says on how many seeds the best leads."""
+    args = ["compare", "fillrandom", "--policies", "rocksdb,adoc", "--devices", "nvme",
+            "--duration", "20", "--workers", "1", "--seeds", "2", "--seed", "5",
+            "--out", str(tmp_path), "--set", "write_buffer_size=4MB",
+            "--set", "max_bytes_for_level_base=16MB"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    rows = list(csv.DictReader(open(tmp_path / "compare.csv")))
+    assert [(r["policy"], r["seed"]) for r in rows] == [
+        ("rocksdb", "5"), ("rocksdb", "6"), ("adoc", "5"), ("adoc", "6")]
+    runs = [float(r["throughput_ops_per_s"]) for r in rows[:2]]
+    assert runs[0] != runs[1]   # the seeds are different runs
+    mean = f"{(runs[0] + runs[1]) / 2:,.0f}"
+    assert any(line.split()[:3] == ["nvme", "rocksdb", mean] for line in out.splitlines())
+    assert "each row is the mean of 2 seeds (5 to 6)" in out
+    verdicts = [line for line in out.splitlines() if " best " in line and "ahead of" in line]
+    assert len(verdicts) == 4 and all(" of 2 (" in line for line in verdicts)
+    assert all(line.endswith(("[holds on every seed]", "[SEEDS DISAGREE]")) for line in verdicts)
+    assert (tmp_path / "bars_throughput_ops_per_s.png").exists()
+
+
+def test_a_verdict_is_given_seed_by_seed():
+    """The best policy on the mean that loses on one seed is flagged; lead ranges are per
+    seed, and a zero the other policy got is said in words."""
+    from lsmsim.sweeps.compare import Cell, seed_verdicts
+
+    def cells(policy, values):
+        return [Cell(policy, "nvme", {"throughput_ops_per_s": v}) for v in values]
+
+    text = seed_verdicts([cells("a", [100.0, 300.0]), cells("b", [150.0, 100.0])])
+    assert text.split() == ["nvme", "ops/s", "best", "a:", "ahead", "of", "b", "on", "1", "of",
+                            "2", "(-33.3%", "to", "+200.0%)", "[SEEDS", "DISAGREE]"]
+    text = seed_verdicts([cells("a", [10.0, 20.0]), cells("b", [0.0, 5.0])])
+    assert "on 2 of 2 (+300.0% to over 0)  [holds on every seed]" in text

@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from lsmsim.cli.arguments import non_negative_int, path_argument, positive_number
+from lsmsim.cli.arguments import non_negative_int, path_argument, positive_number, seed_count
 from lsmsim.output_path import output_folder
-from lsmsim.sweeps.compare import format_table, run_grid, save_figures, write_csv
+from lsmsim.sweeps.compare import (format_table, mean_of_seeds, run_grid, save_figures,
+                                   seed_groups, seed_verdicts, write_csv)
 from lsmsim.units import format_seconds
 
 
@@ -38,6 +39,11 @@ def register(commands: Any) -> None:
     parser.add_argument("--machine", default="server")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE")
     parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--seeds", type=seed_count, default=1, metavar="N",
+                        help="run each cell with N seeds counted up from --seed: the table "
+                             "shows their means and says, per device, whether the best "
+                             "policy leads on every seed; compare.csv has a row per seed "
+                             "(default 1)")
     parser.add_argument("--out", type=path_argument, help="folder for compare.csv and figures")
     add_execution_flags(parser)
     parser.set_defaults(handler=_compare)
@@ -101,25 +107,33 @@ def _compare(args: argparse.Namespace) -> int:
     stopped: Interrupted | None = None
     try:
         cells = run_grid(args.workload, policies, devices, args.duration, execution=execution,
-                         machine=args.machine, options=options, seed=args.seed)
+                         seeds=args.seeds, machine=args.machine, options=options,
+                         seed=args.seed)
     except Interrupted as stop:
         cells, stopped = stop.results, stop
     wall_s = time.perf_counter() - started
-    print(format_table(cells))
+    groups = seed_groups(cells, args.seeds)
+    means = [mean_of_seeds(group) for group in groups]
+    print(format_table(means))
+    if args.seeds > 1:
+        print(f"\neach row is the mean of {args.seeds} seeds ({args.seed} to "
+              f"{args.seed + args.seeds - 1}); the best policy per device, seed by seed:")
+        print(seed_verdicts(groups) or "  (one policy per device: nothing to rank)")
     cpu = [c.cpu_s for c in cells if c.error != NOT_RUN] or [0.0]
     print(f"\n{len(cpu) if stopped else len(cells)} runs of {format_seconds(args.duration)} simulated s in "
           f"{wall_s:.1f} s wall on "
           f"{describe_execution(execution)}; CPU per run mean {np.mean(cpu):.1f} s, max {max(cpu):.1f} s")
     if out:
         out.mkdir(parents=True, exist_ok=True)
-        write_csv(cells, out / "compare.csv")
+        write_csv(cells, out / "compare.csv", args.seeds, args.seed)
         if stopped is None:
-            save_figures(cells, out, args.workload, args.duration)
+            save_figures(means, out, args.workload, args.duration,
+                         groups if args.seeds > 1 else None)
         print(f"results written to {out}/" + (" (compare.csv only)" if stopped else ""))
     if stopped is not None:
         print(f"lsmsim: {stopped.summary()}", file=sys.stderr)
         return stopped.exit_status
-    failed = [f"{c.policy}/{c.device}" for c in cells if c.error]
+    failed = [f"{c.policy}/{c.device}" for c in means if c.error]
     if failed:
         print(f"{len(failed)} of {len(cells)} runs failed: {', '.join(failed)}")
     return 1 if failed else 0

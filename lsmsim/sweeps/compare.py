@@ -1,5 +1,6 @@
 """`lsmsim compare`: a grid of policies x devices, run in a process pool, as one table, a
-CSV and a figure set.
+CSV and a figure set; with several seeds, each cell's mean and whether each device's best
+policy leads on every seed.
 
 Each cell is an independent, seeded simulation, so results do not depend on which worker
 runs it or when; cells come back in grid order. A cell that fails is a row with its
@@ -16,7 +17,7 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -105,11 +106,92 @@ def run_cell(policy: str, device: str, workload: str, duration_s: float,
 
 def run_grid(workload: str, policies: list[str], devices: list[str], duration_s: float,
              workers: int = 2, progress: str = "", execution: "Execution | None" = None,
-             **simulate_kwargs: Any) -> list[Cell]:
+             seeds: int = 1, **simulate_kwargs: Any) -> list[Cell]:
     """Every (policy, device) cell, in grid order (device-major), on `workers` processes
-    (or as `execution` says)."""
-    return run_cells([(p, d, workload, duration_s, simulate_kwargs)
-                      for d in devices for p in policies], workers, progress, execution)
+    (or as `execution` says); with `seeds` > 1 each cell that many times, with seeds
+    counted up from `simulate_kwargs`' seed (0 if none), one after another in the list."""
+    if seeds == 1:
+        return run_cells([(p, d, workload, duration_s, simulate_kwargs)
+                          for d in devices for p in policies], workers, progress, execution)
+    first = simulate_kwargs.get("seed", 0)
+    return run_cells([(p, d, workload, duration_s, {**simulate_kwargs, "seed": first + k})
+                      for d in devices for p in policies for k in range(seeds)],
+                     workers, progress, execution)
+
+
+def mean_of_seeds(cells: Sequence[Cell]) -> Cell:
+    """One run's cells under several seeds as one: each metric's mean over the seeds (those
+    every seed has), the first seed's series, the CPU of all; the first error, if any
+    failed. One cell is itself."""
+    if len(cells) == 1:
+        return cells[0]
+    first = cells[0]
+    failed = [c.error for c in cells if c.error]
+    if failed:
+        return Cell(first.policy, first.device, error=failed[0],
+                    cpu_s=sum(c.cpu_s for c in cells))
+    names = [m for m in first.metrics if all(m in c.metrics for c in cells)]
+    return Cell(first.policy, first.device,
+                {m: float(np.mean([c.metrics[m] for c in cells])) for m in names},
+                cpu_s=sum(c.cpu_s for c in cells), policy_series=first.policy_series)
+
+
+def seed_groups(cells: Sequence[Cell], seeds: int) -> list[list[Cell]]:
+    """`run_grid`'s cells as one list per (policy, device), its seeds in order."""
+    return [list(cells[i:i + seeds]) for i in range(0, len(cells), seeds)]
+
+
+# The headline metrics a verdict is given on, and whether more is better.
+VERDICT_METRICS = (("throughput_ops_per_s", "ops/s", True),
+                   ("tail_throughput_p99_ops_per_s", "tail p99 ops/s", True),
+                   ("stall_time_s", "stall s", False),
+                   ("latency_p99_us", "p99 us", False))
+
+
+def seed_verdicts(groups: Sequence[Sequence[Cell]]) -> str:
+    """Per device and headline metric: the policy best on the seeds' mean, and on how many
+    seeds it leads each other policy (the same seed, so the same workload draws), with the
+    range of its lead; the verdict of one seed is not to be trusted where they disagree."""
+    by_device: dict[str, list[Sequence[Cell]]] = {}
+    for group in groups:
+        if not any(c.error for c in group):
+            by_device.setdefault(group[0].device, []).append(group)
+    lines = []
+    for device, policies in by_device.items():
+        if len(policies) < 2:
+            continue
+        for metric, label, more_is_better in VERDICT_METRICS:
+            values = {g[0].policy: np.array([c.metrics.get(metric, np.nan) for c in g])
+                      for g in policies}
+            if any(np.isnan(v).any() for v in values.values()):
+                continue
+            sign = 1.0 if more_is_better else -1.0
+            best = max(values, key=lambda p: sign * values[p].mean())
+            parts, everywhere = [], True
+            for other, theirs in values.items():
+                if other == best:
+                    continue
+                ahead = int(np.sum(sign * (values[best] - theirs) > 0))
+                everywhere = everywhere and ahead == len(theirs)
+                lead = [_relative(a, b) for a, b in zip(values[best], theirs)]
+                parts.append(f"{other} on {ahead} of {len(theirs)} ({_lead(min(lead))} to "
+                             f"{_lead(max(lead))})")
+            verdict = "holds on every seed" if everywhere else "SEEDS DISAGREE"
+            lines.append(f"{device:>10s}  {label:<15s} best {best}: ahead of "
+                         + "; ".join(parts) + f"  [{verdict}]")
+    return "\n".join(lines)
+
+
+def _lead(relative: float) -> str:
+    """A relative lead as a signed percentage, or where the other had 0 as that."""
+    return f"{relative:+.1%}" if np.isfinite(relative) else "over 0"
+
+
+def _relative(value: float, other: float) -> float:
+    """`value` over `other`, less 1 (0 when both are 0; inf over a 0)."""
+    if other == 0.0:
+        return 0.0 if value == 0.0 else float("inf")
+    return value / other - 1.0
 
 
 def run_cells(specs: list[tuple[Any, ...]], workers: int = 2, progress: str = "",
@@ -167,21 +249,27 @@ def format_table(cells: list[Cell]) -> str:
     return "\n".join(lines)
 
 
-def write_csv(cells: list[Cell], path: Path) -> None:
+def write_csv(cells: list[Cell], path: Path, seeds: int = 1, first_seed: int = 0) -> None:
+    """One row per run; with `seeds` > 1 (`run_grid`'s order) a `seed` column says which."""
     columns = sorted({name for cell in cells for name in cell.metrics})
+    seeded = seeds > 1
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["policy", "device", *columns, "cpu_s", "error"])
-        for cell in cells:
+        writer.writerow(["policy", "device", *(["seed"] if seeded else []), *columns, "cpu_s",
+                         "error"])
+        for index, cell in enumerate(cells):
             writer.writerow([cell.policy, cell.device,
+                             *([first_seed + index % seeds] if seeded else []),
                              *(repr(cell.metrics[c]) if c in cell.metrics else "" for c in columns),
                              f"{cell.cpu_s:.3f}", cell.error])
 
 
-def save_figures(cells: list[Cell], out: Path, workload: str, duration_s: float) -> list[Path]:
+def save_figures(cells: list[Cell], out: Path, workload: str, duration_s: float,
+                 groups: Sequence[Sequence[Cell]] | None = None) -> list[Path]:
     """Grouped bars per metric (devices on x, one bar per policy) and, per policy, its own
     state over time (its `policy_*` columns, one line per device), titled in words with
-    the workload and the length of each run."""
+    the workload and the length of each run. With `groups` (each cell's runs under several
+    seeds, `cells` their means) each bar has whiskers from the least seed to the most."""
     import matplotlib.pyplot as plt
 
     from lsmsim.plot.timeline import save_figure  # also selects the Agg backend
@@ -190,6 +278,7 @@ def save_figures(cells: list[Cell], out: Path, workload: str, duration_s: float)
     policies = list(dict.fromkeys(c.policy for c in cells))
     devices = list(dict.fromkeys(c.device for c in cells))
     by_key = {(c.policy, c.device): c for c in cells}
+    seeded = {(g[0].policy, g[0].device): g for g in groups or ()}
     written = []
     columns = [c for c, _, _, _ in METRICS] + [f"stall_s_{f}" for f in STALL_FAMILIES]
     run_words = f"{workload}, {format_seconds(duration_s)} s simulated per run"
@@ -199,7 +288,15 @@ def save_figures(cells: list[Cell], out: Path, workload: str, duration_s: float)
         width = 0.8 / len(policies)
         for i, policy in enumerate(policies):
             values = [by_key[(policy, d)].metrics.get(column, np.nan) for d in devices]
-            bars = axis.bar(np.arange(len(devices)) + i * width, values, width, label=policy)
+            whiskers = None
+            if seeded:
+                runs = [[c.metrics.get(column, np.nan) for c in seeded[(policy, d)]]
+                        for d in devices]
+                # max(0, ...): the mean of equal values can differ from them in the last bit
+                whiskers = [[max(0.0, v - min(r)) for v, r in zip(values, runs)],
+                            [max(0.0, max(r) - v) for v, r in zip(values, runs)]]
+            bars = axis.bar(np.arange(len(devices)) + i * width, values, width, label=policy,
+                            yerr=whiskers, capsize=2 if whiskers else 0)
             axis.bar_label(bars, labels=[formats.get(column, "{:.0f}").format(v)
                                          for v in values], fontsize=7)
         axis.set_xticks(np.arange(len(devices)) + width * (len(policies) - 1) / 2, devices)
@@ -207,7 +304,11 @@ def save_figures(cells: list[Cell], out: Path, workload: str, duration_s: float)
         axis.margins(y=0.12)
         axis.set_xlabel("device")
         axis.set_ylabel(FIGURE_TITLES[column].rsplit(" (", 1)[-1].rstrip(")"))
-        axis.set_title(f"{FIGURE_TITLES[column]}\n{run_words}", fontsize=9)
+        title = f"{FIGURE_TITLES[column]}\n{run_words}"
+        if seeded:
+            seeds = len(next(iter(seeded.values())))
+            title += f"\nmean of {seeds} seeds; whiskers: the least and the most"
+        axis.set_title(title, fontsize=9)
         axis.legend(title="policy", fontsize=7, title_fontsize=7)
         figure.tight_layout()
         path = out / f"bars_{column}.png"

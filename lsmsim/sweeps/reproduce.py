@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from lsmsim.sweeps.compare import Cell, run_cells
+from lsmsim.sweeps.compare import Cell, mean_of_seeds, run_cells
 from lsmsim.data_file import DataFileError
 from lsmsim.mechanisms import absent_in_version
 from lsmsim.options import release_option_values
@@ -426,23 +426,6 @@ def run_experiments(experiments: Sequence[Experiment], duration_scale: float = 1
     if stopped is not None:
         raise stopped.carrying((results, rows))
     return results, rows
-
-
-def mean_of_seeds(cells: Sequence[Cell]) -> Cell:
-    """One run's cells under several seeds as one: each metric's mean over the seeds (those
-    every seed has), the first seed's series, the CPU of all; the first error, if any
-    failed. One cell is itself."""
-    if len(cells) == 1:
-        return cells[0]
-    first = cells[0]
-    failed = [c.error for c in cells if c.error]
-    if failed:
-        return Cell(first.policy, first.device, error=failed[0],
-                    cpu_s=sum(c.cpu_s for c in cells))
-    names = [m for m in first.metrics if all(m in c.metrics for c in cells)]
-    return Cell(first.policy, first.device,
-                {m: float(np.mean([c.metrics[m] for c in cells])) for m in names},
-                cpu_s=sum(c.cpu_s for c in cells), policy_series=first.policy_series)
 
 
 def _key(spec: tuple[Any, ...]) -> tuple[Any, ...]:
