@@ -56,12 +56,13 @@ SETUPS = {
     "keys30k_inplace": {"num": "30000", "writes": "100000000",
                         "allow_concurrent_memtable_write": "false",
                         "inplace_update_support": "true"},
-    # One, two and four client threads into 64 MiB memtables with four jobs: writers that
+    # One to eight client threads into 64 MiB memtables with four jobs: writers that
     # share the WAL (one write-group leader appends it at a time, WriteThread) and insert
     # into the memtable side by side (allow_concurrent_memtable_write).
     "wb64j4": {"max_background_jobs": "4", "write_buffer_size": "67108864"},
     "wb64j4_t2": {"max_background_jobs": "4", "write_buffer_size": "67108864", "threads": "2"},
     "wb64j4_t4": {"max_background_jobs": "4", "write_buffer_size": "67108864", "threads": "4"},
+    "wb64j4_t8": {"max_background_jobs": "4", "write_buffer_size": "67108864", "threads": "8"},
 }
 
 
