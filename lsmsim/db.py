@@ -240,7 +240,8 @@ class DB:
                                        self.distribution.ascending_inserts,
                                        self._searches_per_put(machine, policy),
                                        machine.write_group_cpu_s_per_writer
-                                       if mechanisms.write_group else 0.0)
+                                       if mechanisms.write_group else 0.0,
+                                       machine.write_group_spin_cpu_s)
         self.put_spread = (self._put_spread(machine) if mechanisms.put_time_spread
                            else None)
         # Workloads with phases (reads, mixes) run as client streams; write-only ones as the writer.

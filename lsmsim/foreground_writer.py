@@ -45,7 +45,8 @@ class ForegroundWriter:
 
     def __init__(self, workload: Workload, entry: EntryFormat, machine: MachineProfile,
                  wal_synced: bool, ascending_inserts: bool = False,
-                 searches_per_put: float = 1.0, group_turn_s: float = 0.0) -> None:
+                 searches_per_put: float = 1.0, group_turn_s: float = 0.0,
+                 group_spin_s: float = 0.0) -> None:
         self.workload = workload
         self.splice_hit = ascending_inserts  # no skiplist search (`MachineProfile.write_cpu_s`)
         self.searches = searches_per_put  # memtable work per put (`MachineProfile.write_cpu_s`)
@@ -59,6 +60,7 @@ class ForegroundWriter:
         self.service_s = 0.0  # one put's own CPU and WAL time, as of the last `demand`
         # A write-group mate's turn, which a put waits for (`lsmsim.write_group`; 0: none).
         self.group_turn_s = 0.0 if self.open_loop else group_turn_s
+        self.group_spin_s = group_spin_s  # the most a wait burns before it blocks
 
     def cpu_s_per_op(self, memtable_entries: float) -> float:
         return self.machine.write_cpu_s(self.entry.batch_bytes, self.entry.memtable_bytes,
@@ -92,7 +94,7 @@ class ForegroundWriter:
             wal_device_s = (self.entry.batch_bytes / device_write_bps
                             + device_write_latency_s / self.workload.threads)
         self.service_s = cpu + wait + wal_device_s
-        return Demand([cpu + spin_cpu_s(wait), wal_device_s, 0.0], cap)
+        return Demand([cpu + spin_cpu_s(wait, self.group_spin_s), wal_device_s, 0.0], cap)
 
     def admission_cap_ops(self, wc: WriteController, policy_cap_ops: float | None) -> float:
         """Puts/s allowed by the write controller (0 while stopped, the delayed write rate

@@ -26,6 +26,7 @@ from lsmsim.wakeup_wait import (WAKEUP_WAIT_S, WAKEUPS_PER_DIRTY_MIB, WAKEUPS_PE
                                 WakeupModel)
 from lsmsim.value_range import INT32_MAX, Range
 from lsmsim.write_delay import TIMER_SLACK_S
+from lsmsim.write_group import WRITE_THREAD_MAX_YIELD_S
 
 PROFILE_DIR = Path(__file__).parent / "machine_profiles"
 NS = 1e-9
@@ -105,6 +106,9 @@ class MachineProfile:
     # (`lsmsim.write_group`): measured with validation/write_group_cost.py. 0: client
     # threads never wait for each other.
     write_group_cpu_s_per_writer: float = 0.0
+    # The most CPU such a wait burns before the writer blocks (`lsmsim.write_group`): at most
+    # RocksDB's write_thread_max_yield_usec, less where slow yields make it block sooner.
+    write_group_spin_cpu_s: float = WRITE_THREAD_MAX_YIELD_S
     # The read path (DBImpl::GetImpl, Version::Get, BlockBasedTable::Get). First estimates,
     # not yet fitted: a Get's fixed cost (SuperVersion reference, LookupKey), each SST file
     # probed (FindFile, table-cache lookup, filter probe, in-memory index search), each
@@ -263,6 +267,7 @@ COST_FIELDS = {"write_ns_per_op": ("write_cpu_s_per_op", NS),
                "memtable_insert_ns_per_level": ("memtable_insert_cpu_s_per_level", NS),
                "memtable_miss_ns_per_level": ("memtable_miss_cpu_s_per_level", NS),
                "write_group_ns_per_writer": ("write_group_cpu_s_per_writer", NS),
+               "write_group_spin_ns": ("write_group_spin_cpu_s", NS),
                "flush_ns_per_byte": ("flush_cpu_s_per_byte", NS),
                "compaction_ns_per_byte": ("compaction_cpu_s_per_byte", NS),
                "page_cache_GiB": ("page_cache_bytes", float(1 << 30)),
@@ -288,9 +293,9 @@ NOT_CPU_COSTS = ("page_cache_GiB",)
 FITTED_BY_DEFAULT = ("write_ns_per_op",)
 # Costs a profile file may leave out (MachineProfile's default), so older files stay valid.
 CODEC_COSTS = tuple(name for name in COST_FIELDS if name.endswith("compress_ns_per_byte"))
-_OPTIONAL_COSTS = ("memtable_miss_ns_per_level", "write_group_ns_per_writer", "flush_ns_per_entry",
-                   "compaction_ns_per_entry", "compaction_merge_ns_per_entry_per_log2_run",
-                   "io_request_ns",
+_OPTIONAL_COSTS = ("memtable_miss_ns_per_level", "write_group_ns_per_writer",
+                   "write_group_spin_ns", "flush_ns_per_entry", "compaction_ns_per_entry",
+                   "compaction_merge_ns_per_entry_per_log2_run", "io_request_ns",
                    "unlink_ns_per_byte", *READ_COSTS, *CODEC_COSTS)
 # Linux settings and scheduler figures a profile may give (else the defaults above), as the
 # TOML file spells them -> (MachineProfile field, unit); facts of the machine and its
@@ -344,7 +349,8 @@ PUT_COSTS = ("write_ns_per_op", "write_ns_per_byte", "memtable_insert_ns_per_lev
 MIN_PUT_NS = 1.0
 # The costs of the client's writer thread (a put: WAL append and memtable insert), which a
 # host may run at another speed than the flush and compaction code (`with_cpu_scale`).
-WRITER_COSTS = (*PUT_COSTS, "memtable_miss_ns_per_level", "write_group_ns_per_writer")
+WRITER_COSTS = (*PUT_COSTS, "memtable_miss_ns_per_level", "write_group_ns_per_writer",
+                "write_group_spin_ns")
 
 
 MACHINES = NamedData("machine profile", PROFILE_DIR, ".toml", "machines")

@@ -87,9 +87,9 @@ class Mechanisms:
     # the segment's mean latency (threads / rate). Throughput is the same either way.
     delayed_write_sleeps: bool = True
     # Client threads writing at once form write groups (WriteThread): a put waits for its
-    # group-mates' turns, spinning and yielding on its core (`write_group_ns_per_writer` of
-    # the machine profile each; `lsmsim.write_group`). Off: each client thread costs only its
-    # own puts' CPU, however many write at once.
+    # group-mates' turns (`write_group_ns_per_writer` of the machine profile each), spinning
+    # and yielding on its core until it blocks (`write_group_spin_ns`; `lsmsim.write_group`).
+    # Off: each client thread costs only its own puts' CPU, however many write at once.
     write_group: bool = True
     # An undelayed put's latency spreads around its mean by the machine's `put_time_spread`,
     # measured from real runs' DB::Write histograms; it stands in for causes not modelled

@@ -18,15 +18,20 @@ of a write-only workload's threads, a mixed workload's threads in the share of t
 they spend in puts), bounded by the group's byte limit, and the put waits on average for
 half of its group-mates' turns, `write_group_ns_per_writer` of the machine profile each.
 The wait lengthens each client thread's round (the closed loop's rate is threads / (put +
-wait)) and costs CPU up to `write_thread_max_yield_usec` per put, past which the writer
-blocks. Measured from real runs' client-thread CPU per put with 1, 2 and 4 threads
-(`python validation/write_group_cost.py`): on two cores with four client threads a put took
-44% more CPU than with one, and the store put 17% fewer keys per second. Simplified: the
-per-writer turn is one mean-field figure of the machine (the leader's WAL append per
-member, the handoffs, and the yields on an oversubscribed CPU together), not a queue of
-threads; an open-loop workload's puts are not grouped; the turns are not a serial bound of
-their own (at 2 us a turn one would bind beyond 500k puts/s). Off (`--without write_group`, or a
-profile without the figure): each client thread costs only its own puts' CPU.
+wait)) and costs CPU up to `write_group_spin_ns` per put, past which the writer blocks:
+AwaitState's adaptive yield gives up once its yields are slow (three of more than
+`write_thread_slow_yield_usec`, 3 us: other threads ran meanwhile, as on an oversubscribed
+CPU) and then, its `yield_credit` spent, blocks at once; at most it yields for
+`write_thread_max_yield_usec`. Both figures are measured from real runs' client-thread CPU
+per put with 1 to 8 threads (`python validation/write_group_cost.py`): on two cores a put
+took about 2 us more CPU with four client threads than with one, and no more with eight,
+whose waiters blocked (0.11 voluntary context switches a put, against 0.002 with four).
+Simplified: the per-writer turn is one mean-field figure of the machine (the leader's WAL
+append per member, the handoffs, and the yields on an oversubscribed CPU together), not a
+queue of threads; an open-loop workload's puts are not grouped; the turns are not a serial
+bound of their own (at 1.7 us a turn one would bind beyond 600k puts/s). Off (`--without
+write_group`, or a profile without the figure): each client thread costs only its own puts'
+CPU.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ def group_wait_s(writers: float, batch_bytes: int, turn_s: float) -> float:
     return 0.5 * (group_writers(writers, batch_bytes) - 1.0) * turn_s
 
 
-def spin_cpu_s(wait_s: float) -> float:
-    """The CPU a waiting writer burns: it spins and yields until the wait ends or
-    write_thread_max_yield_usec has passed, then blocks."""
-    return min(wait_s, WRITE_THREAD_MAX_YIELD_S)
+def spin_cpu_s(wait_s: float, limit_s: float = WRITE_THREAD_MAX_YIELD_S) -> float:
+    """The CPU a waiting writer burns: it spins and yields until the wait ends or it has
+    spun `limit_s` (at most write_thread_max_yield_usec), then blocks."""
+    return min(wait_s, limit_s, WRITE_THREAD_MAX_YIELD_S)

@@ -231,7 +231,8 @@ def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: 
     `lsmsim.run_queue_idle` (`run_queue_idle_share`, where some seconds had a runnable
     thread more than the cores) from the runs' `threads.csv`
     (trace capture's per-thread schedstat) beside their LOGs' jobs, and a write-group
-    mate's turn (`write_group_ns_per_writer`, `lsmsim.fidelity.write_group_fit`) where
+    mate's turn and spin limit (`write_group_ns_per_writer`, `write_group_spin_ns`:
+    `lsmsim.fidelity.write_group_fit`) where
     write-only runs with one client thread and with more are among them. Runs without the file
     (captured before lsmsim recorded it) measure none. The writer thread's CPU per put is
     not taken for `write_ns_per_op`: the model's put cost is the writer's time per put while
@@ -284,11 +285,15 @@ def measured_from_threads(folders: Sequence[Path], runs: Sequence[Run], traces: 
     turn = fit_turn(clients)
     if isinstance(turn, TurnFit):
         measured["write_group_ns_per_writer"] = round(turn.turn_s * 1e9, 1)
+        spin = "its spin limit not reached"
+        if np.isfinite(turn.spin_s):
+            measured["write_group_spin_ns"] = round(turn.spin_s * 1e9, 1)
+            spin = f"write_group_spin_ns {turn.spin_s * 1e9:.0f}"
         notes.append(f"write_group_ns_per_writer measured from the client threads' CPU per put "
                      f"in {len(clients)} threads.csv of runs with 1 to "
-                     f"{max(c.threads for c in clients)} client threads: "
-                     f"{turn.host_turn_s * 1e9:.0f} ns a turn on their host, whose writer ran "
-                     f"x{turn.host_writer_scale:.3f} of the profile's put cost")
+                     f"{max(c.threads for c in clients)} client threads "
+                     f"({len(turn.sessions)} capture folder(s)): {turn.turn_s * 1e9:.0f} ns a "
+                     f"turn, {spin}")
     elif any(c.threads > 1 for c in clients):
         notes.append(f"write_group_ns_per_writer not measured: {turn}")
     return measured, notes

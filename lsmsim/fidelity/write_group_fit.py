@@ -1,15 +1,19 @@
-"""A write-group mate's turn (`write_group_ns_per_writer`, `lsmsim.write_group`), measured from
+"""A write-group mate's turn and the most a waiting writer spins before it blocks
+(`write_group_ns_per_writer`, `write_group_spin_ns`; `lsmsim.write_group`), measured from
 real runs that differ in their client threads, from the `threads.csv` that `lsmsim trace
 capture` records beside each run.
 
 A run's client CPU per put is the CPU time of all its db_bench threads (the client threads;
 the main thread sleeps) over its puts. With one thread no put waits for another; with N, a
 put waits for half its group-mates' turns and spins that wait away
-(`WriteThread::AwaitState`), so its CPU per put over the one-thread runs' is
-`(group - 1) / 2` turns (`lsmsim.write_group.group_writers`): the turn is the least-squares
-fit over the runs with more threads. It is given in a machine profile's units: divided by
-how much slower than the profile the one-thread runs' writer ran
-(`lsmsim.fidelity.writer_cpu`), as `lsmsim validate` scales a writer.
+(`WriteThread::AwaitState`), up to what it spins before it blocks: its CPU per put over the
+one-thread runs' of its capture session (its folder: one host, one speed) is
+`min((group - 1) / 2 x turn, spin)` (`lsmsim.write_group.group_writers`). Each session's
+extra CPU is put in a machine profile's units first: divided by how much slower than the
+profile its one-thread runs' writer ran (`lsmsim.fidelity.writer_cpu`), as `lsmsim validate`
+scales a writer. The two figures are the least-squares fit over every run with more threads
+(a 10 ns grid); the spin is told only where some run's group is past it, else it is left
+unbounded (RocksDB's `write_thread_max_yield_usec`).
 """
 
 from __future__ import annotations
@@ -34,9 +38,11 @@ CLIENT_THREAD_NAME = "db_bench"
 @dataclass(frozen=True)
 class ClientCpu:
     """One run's client threads, their CPU per put, and (one-thread runs) how many times the
-    profile's put cost its writer took (`writer_cpu`; None where it cannot tell)."""
+    profile's put cost its writer took (`writer_cpu`; None where it cannot tell); `session`
+    is its capture session (its folder)."""
 
     name: str
+    session: str
     threads: int
     batch_bytes: int
     cpu_s_per_put: float
@@ -74,35 +80,63 @@ def run_client_cpu(folder: Path, trace: Trace, setup: DbBenchSetup,
                         stored_value_fraction(setup.options.compression,
                                               workload.compression_ratio))
     writer = measure_writer_cpu(folder, trace, setup, machine)
-    return ClientCpu(folder.name, workload.threads, entry.batch_bytes,
+    return ClientCpu(folder.name, str(folder.resolve().parent), workload.threads,
+                     entry.batch_bytes,
                      client_cpu_s(path) / puts, float(trace.summary["throughput_ops_per_s"]),
                      writer.cpu_s / writer.profile_cpu_s if writer else None)
 
 
 @dataclass(frozen=True)
-class TurnFit:
-    """The fitted turn on the capture host and in the profile's units, with its basis."""
+class Session:
+    """A capture session's one-thread baseline: CPU per put, and its writer's speed."""
 
-    host_turn_s: float
-    turn_s: float
     alone_cpu_s_per_put: float
-    host_writer_scale: float
+    writer_scale: float
+
+
+@dataclass(frozen=True)
+class TurnFit:
+    """The fitted turn and spin limit in the profile's units (the limit inf where the runs
+    do not reach it), with each session's baseline."""
+
+    turn_s: float
+    spin_s: float
+    sessions: dict[str, Session]
+
+    def extra_s(self, run: ClientCpu) -> float:
+        """The fit's extra CPU per put for `run`, on its own host."""
+        return (min(run.mates() * self.turn_s, self.spin_s)
+                * self.sessions[run.session].writer_scale)
+
+
+GRID_S = 10e-9  # the fit's step
 
 
 def fit_turn(runs: list[ClientCpu]) -> TurnFit | str:
-    """The turn that explains the runs' extra CPU per put over their one-thread runs', or
-    why the runs cannot tell it."""
-    alone = [r for r in runs if r.threads == 1]
-    grouped = [r for r in runs if r.threads > 1]
-    if not alone or not grouped:
+    """The turn and spin limit that explain the runs' extra CPU per put over their session's
+    one-thread runs', or why the runs cannot tell them."""
+    sessions: dict[str, Session] = {}
+    for session in dict.fromkeys(r.session for r in runs):
+        alone = [r for r in runs if r.session == session and r.threads == 1]
+        scales = [r.writer_scale for r in alone if r.writer_scale is not None]
+        if scales:
+            sessions[session] = Session(float(np.mean([r.cpu_s_per_put for r in alone])),
+                                        float(np.mean(scales)))
+    grouped = [r for r in runs if r.threads > 1 and r.session in sessions]
+    if not grouped:
+        found = sorted({r.threads for r in runs}) or "none"
         return (f"needs write-only runs with threads.csv with one client thread and with more "
-                f"(found client threads {sorted({r.threads for r in runs}) or 'none'})")
-    base_s = float(np.mean([r.cpu_s_per_put for r in alone]))
-    scales = [r.writer_scale for r in alone if r.writer_scale is not None]
-    if not scales:
-        return "the one-thread runs' writer CPU cannot be told (threads.csv too short)"
+                f"in one folder (found client threads {found})")
     mates = np.array([r.mates() for r in grouped])
-    extra_s = np.array([r.cpu_s_per_put - base_s for r in grouped])
-    host_turn_s = max(0.0, float(mates @ extra_s / (mates @ mates)))
-    scale = float(np.mean(scales))
-    return TurnFit(host_turn_s, host_turn_s / scale, base_s, scale)
+    extra = np.array([(r.cpu_s_per_put - sessions[r.session].alone_cpu_s_per_put)
+                      / sessions[r.session].writer_scale for r in grouped])
+    top = max(float(extra.max()), GRID_S)
+    turns = np.arange(0.0, 2.0 * top / max(float(mates.min()), 0.5) + GRID_S, GRID_S)
+    spins = np.append(np.arange(GRID_S, 1.5 * top + GRID_S, GRID_S), np.inf)
+    fitted = np.minimum(turns[:, None, None] * mates, spins[None, :, None])
+    loss = ((fitted - extra) ** 2).sum(axis=2)
+    i, j = np.unravel_index(int(np.argmin(loss)), loss.shape)
+    turn, spin = float(turns[i]), float(spins[j])
+    if spin >= float(mates.max()) * turn:  # no run's wait reaches it: not told
+        spin = np.inf
+    return TurnFit(turn, spin, sessions)
