@@ -84,11 +84,21 @@ def read_fields(path: Path, required: dict[str, Any], optional: dict[str, Any],
         raise DataFileError(f"{path}: missing field(s) {', '.join(missing)}")
     for key, value in data.items():
         if not isinstance(value, known[key]) or (isinstance(value, bool) and known[key] is Number):
-            raise DataFileError(f"{path}: field {key} has the wrong type: {value!r}")
+            raise DataFileError(f"{path}: field {key} has the wrong type: {value!r} "
+                                f"(expected {_type_words(known[key])})")
         problem = ranges[key].problem(value) if key in ranges else None
         if problem is not None:
             raise DataFileError(f"{path}: field {key} {problem}, got {value!r}")
     return data
+
+
+def _type_words(kind: Any) -> str:
+    """What a field of type `kind` holds, in words."""
+    if kind is Number:
+        return "a number"
+    words = {str: "text in quotes", int: "an integer", float: "a number", bool: "true or false",
+             list: "a list", dict: "a table"}
+    return words.get(kind, getattr(kind, "__name__", str(kind)))
 
 
 def toml_text(fields: dict[str, Any]) -> str:

@@ -331,6 +331,10 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            "run_queue_idle_share": Range(0.0, 1.0, high_open=True),
            "timer_slack_us": Range(0.0, 1e6), "memtable_cache_MiB": Range(0.0, 2.0 ** 30),
            "memtable_update_seek_share": Range(0.0, 10.0),
+           # RocksDB's write_thread_max_yield_usec bounds both: a writer spins no longer, and
+           # a turn longer than that would block every waiter.
+           "write_group_ns_per_writer": Range(0.0, WRITE_THREAD_MAX_YIELD_S / NS),
+           "write_group_spin_ns": Range(0.0, WRITE_THREAD_MAX_YIELD_S / NS),
            # A writer's CPU per put against a put cost fitted to throughput: within 10x.
            "writer_cpu_ratio": Range(0.1, 10.0),
            # Checked against `cores` too (`load_machine`): some core must be left.

@@ -102,14 +102,42 @@ def test_cli_compare_with_seeds_gives_means_a_row_per_seed_and_a_verdict(tmp_pat
 
 def test_a_verdict_is_given_seed_by_seed():
     """The best policy on the mean that loses on one seed is flagged; lead ranges are per
-    seed, and a zero the other policy got is said in words."""
+    seed in the metric's own terms, a zero the other policy got is said in words, and
+    policies alike on every seed are a tie, not a disagreement."""
     from lsmsim.sweeps.compare import Cell, seed_verdicts
 
-    def cells(policy, values):
-        return [Cell(policy, "nvme", {"throughput_ops_per_s": v}) for v in values]
+    def cells(policy, values, metric="throughput_ops_per_s"):
+        return [Cell(policy, "nvme", {metric: v}) for v in values]
 
     text = seed_verdicts([cells("a", [100.0, 300.0]), cells("b", [150.0, 100.0])])
     assert text.split() == ["nvme", "ops/s", "best", "a:", "ahead", "of", "b", "on", "1", "of",
-                            "2", "(-33.3%", "to", "+200.0%)", "[SEEDS", "DISAGREE]"]
+                            "2", "(from", "33.3%", "less", "to", "x3.0)", "[SEEDS", "DISAGREE]"]
     text = seed_verdicts([cells("a", [10.0, 20.0]), cells("b", [0.0, 5.0])])
-    assert "on 2 of 2 (+300.0% to over 0)  [holds on every seed]" in text
+    assert "on 2 of 2 (from x4.0 to 10 vs 0)  [holds on every seed]" in text
+    assert seed_verdicts([cells("a", [7.0, 7.0]), cells("b", [7.0, 7.0])]).endswith(
+        "ops/s           a tie: every policy the same on every seed")
+    text = seed_verdicts([cells("a", [5.0, 3.0], "stall_time_s"),
+                          cells("b", [5.0, 4.0], "stall_time_s")])
+    assert text.endswith("best a: ahead of b on 1 of 2, tied on 1 (from the same to 25.0% less)  "
+                         "[never behind, tied on some seeds]")
+    failed = [Cell("b", "nvme", error="boom"), Cell("b", "nvme", {})]
+    assert seed_verdicts([cells("a", [1.0, 2.0]), failed]) == (
+        "      nvme  nothing to rank: fewer than two policies ran on every seed")
+
+
+def test_cli_compare_counts_failed_runs_seed_by_seed(tmp_path, capsys):
+    register("broken-for-test", Broken)
+    args = ["compare", "fillrandom", "--policies", "rocksdb,broken-for-test", "--devices",
+            "nvme", "--duration", "5", "--workers", "1", "--seeds", "2", "--out", str(tmp_path)]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "2 of 4 runs failed: broken-for-test/nvme (seed 0), broken-for-test/nvme (seed 1)" in out
+    assert "FAILED on 2 of 2 seeds: " in out
+    assert "nothing to rank: fewer than two policies ran on every seed" in out
+
+
+def test_compare_csv_names_the_seed_of_a_one_seed_grid_too(tmp_path):
+    assert main(["compare", "fillrandom", "--policies", "rocksdb", "--devices", "nvme",
+                 "--duration", "5", "--workers", "1", "--seed", "7", "--out", str(tmp_path)]) == 0
+    rows = list(csv.DictReader(open(tmp_path / "compare.csv")))
+    assert [(r["policy"], r["seed"]) for r in rows] == [("rocksdb", "7")]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lsmsim.data_file import DataFileError
 from lsmsim.fidelity.trace_validation import run_setup
 from lsmsim.fidelity.write_group_fit import TurnFit, fit_turn, run_client_cpu
 from lsmsim.machine import load_machine
@@ -31,16 +32,27 @@ def main() -> None:
     parser.add_argument("--machine", default="local-2core",
                         help="profile whose units the figures are given in (default local-2core)")
     args = parser.parse_args()
-    machine = load_machine(args.machine)
+    try:
+        machine = load_machine(args.machine)
+    except DataFileError as exc:
+        raise SystemExit(f"write_group_cost.py: {exc}") from None
     runs = []
     for session in args.folders:
-        for folder in sorted(p for p in session.iterdir() if (p / "threads.csv").exists()):
+        if not session.is_dir():
+            raise SystemExit(f"write_group_cost.py: {session}: not a folder of capture folders")
+        captured = sorted(p for p in session.iterdir() if (p / "threads.csv").is_file())
+        if not captured:
+            hint = (" (it is one run: give the folder that holds it and its session's other "
+                    "runs)" if (session / "threads.csv").is_file() else "")
+            raise SystemExit(f"write_group_cost.py: {session}: no capture folder with a "
+                             f"threads.csv in it{hint}")
+        for folder in captured:
             run = run_client_cpu(folder, *run_setup(folder, None), machine)
             if run is not None:
                 runs.append(run)
     fit = fit_turn(runs)
     if not isinstance(fit, TurnFit):
-        raise SystemExit(f"{', '.join(map(str, args.folders))}: {fit}")
+        raise SystemExit(f"write_group_cost.py: {', '.join(map(str, args.folders))}: {fit}")
     print(f"{'session':34s} {'run':14s} {'threads':>7s} {'kops/s':>7s} {'CPU/put us':>10s} "
           f"{'extra us':>8s} {'fit us':>7s}")
     for run in runs:
@@ -54,9 +66,10 @@ def main() -> None:
     for name, session in fit.sessions.items():
         print(f"{Path(name).name}: its writer ran x{session.writer_scale:.3f} of "
               f"{machine.name}'s put cost")
-    spin = f"{fit.spin_s * 1e9:.1f}" if fit.spin_s != float("inf") else "not reached"
     print(f"for {machine.name}: write_group_ns_per_writer = {fit.turn_s * 1e9:.1f}, "
-          f"write_group_spin_ns = {spin}")
+          + (f"write_group_spin_ns = {fit.spin_s * 1e9:.1f}" if fit.spin_s != float("inf")
+             else "write_group_spin_ns not reached by any run: leave it unset (RocksDB's "
+                  "write_thread_max_yield_usec, 100000 ns)"))
 
 
 if __name__ == "__main__":

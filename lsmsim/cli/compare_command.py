@@ -113,7 +113,7 @@ def _compare(args: argparse.Namespace) -> int:
         cells, stopped = stop.results, stop
     wall_s = time.perf_counter() - started
     groups = seed_groups(cells, args.seeds)
-    means = [mean_of_seeds(group) for group in groups]
+    means = [_mean_cell(group) for group in groups]
     print(format_table(means))
     if args.seeds > 1:
         print(f"\neach row is the mean of {args.seeds} seeds ({args.seed} to "
@@ -133,7 +133,19 @@ def _compare(args: argparse.Namespace) -> int:
     if stopped is not None:
         print(f"lsmsim: {stopped.summary()}", file=sys.stderr)
         return stopped.exit_status
-    failed = [f"{c.policy}/{c.device}" for c in means if c.error]
+    failed = [f"{c.policy}/{c.device}" + (f" (seed {args.seed + i % args.seeds})"
+                                           if args.seeds > 1 else "")
+              for i, c in enumerate(cells) if c.error]
     if failed:
         print(f"{len(failed)} of {len(cells)} runs failed: {', '.join(failed)}")
     return 1 if failed else 0
+
+
+def _mean_cell(group: list[Any]) -> Any:
+    """A cell's runs under its seeds as one row: their mean, or, where some failed, the
+    first error and how many seeds it failed on."""
+    mean = mean_of_seeds(group)
+    failed = sum(1 for c in group if c.error)
+    if failed and len(group) > 1:
+        mean.error = f"on {failed} of {len(group)} seeds: {mean.error}"
+    return mean

@@ -51,7 +51,14 @@ def register(commands: Any) -> None:
     capture.set_defaults(handler=_capture)
     bench = commands.add_parser(
         "db_bench", allow_abbrev=False,
-        help="simulate a db_bench command line (its flags, db_bench's defaults)")
+        help="simulate a db_bench command line (its flags, db_bench's defaults)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Besides the flags above, give db_bench's own flags as db_bench takes them,\n"
+               "with its defaults for those left out, e.g.:\n"
+               "  lsmsim db_bench --machine local-2core --benchmarks=fillrandom \\\n"
+               "      --value_size=1000 --threads=4 --max_background_jobs=4 --duration=60\n"
+               "Every db_bench 7.8.3 flag is known; one the simulator does not model is\n"
+               "named in a warning. See docs/how-to/real-runs.md.")
     bench.add_argument("--device", default="nvme", help="device preset or .toml file")
     bench.add_argument("--machine", default="server", help="machine profile or .toml file")
     bench.add_argument("--out", type=path_argument,

@@ -151,47 +151,66 @@ VERDICT_METRICS = (("throughput_ops_per_s", "ops/s", True),
 def seed_verdicts(groups: Sequence[Sequence[Cell]]) -> str:
     """Per device and headline metric: the policy best on the seeds' mean, and on how many
     seeds it leads each other policy (the same seed, so the same workload draws), with the
-    range of its lead; the verdict of one seed is not to be trusted where they disagree."""
+    range of its lead; the verdict of one seed is not to be trusted where they disagree.
+    Devices where fewer than two policies ran on every seed are named as such."""
     by_device: dict[str, list[Sequence[Cell]]] = {}
     for group in groups:
+        by_device.setdefault(group[0].device, [])
         if not any(c.error for c in group):
-            by_device.setdefault(group[0].device, []).append(group)
+            by_device[group[0].device].append(group)
     lines = []
     for device, policies in by_device.items():
         if len(policies) < 2:
+            lines.append(f"{device:>10s}  nothing to rank: fewer than two policies ran on "
+                         "every seed")
             continue
         for metric, label, more_is_better in VERDICT_METRICS:
             values = {g[0].policy: np.array([c.metrics.get(metric, np.nan) for c in g])
                       for g in policies}
             if any(np.isnan(v).any() for v in values.values()):
                 continue
-            sign = 1.0 if more_is_better else -1.0
-            best = max(values, key=lambda p: sign * values[p].mean())
-            parts, everywhere = [], True
-            for other, theirs in values.items():
-                if other == best:
-                    continue
-                ahead = int(np.sum(sign * (values[best] - theirs) > 0))
-                everywhere = everywhere and ahead == len(theirs)
-                lead = [_relative(a, b) for a, b in zip(values[best], theirs)]
-                parts.append(f"{other} on {ahead} of {len(theirs)} ({_lead(min(lead))} to "
-                             f"{_lead(max(lead))})")
-            verdict = "holds on every seed" if everywhere else "SEEDS DISAGREE"
-            lines.append(f"{device:>10s}  {label:<15s} best {best}: ahead of "
-                         + "; ".join(parts) + f"  [{verdict}]")
+            lines.append(f"{device:>10s}  {label:<15s} "
+                         + _metric_verdict(values, more_is_better))
     return "\n".join(lines)
 
 
-def _lead(relative: float) -> str:
-    """A relative lead as a signed percentage, or where the other had 0 as that."""
-    return f"{relative:+.1%}" if np.isfinite(relative) else "over 0"
+def _metric_verdict(values: dict[str, np.ndarray], more_is_better: bool) -> str:
+    """One metric's verdict over the policies' per-seed values."""
+    sign = 1.0 if more_is_better else -1.0
+    best = max(values, key=lambda p: sign * values[p].mean())
+    if all(np.array_equal(v, values[best]) for v in values.values()):
+        return "a tie: every policy the same on every seed"
+    parts, behind_somewhere, tied_somewhere = [], False, False
+    for other, theirs in values.items():
+        if other == best:
+            continue
+        gain = sign * (values[best] - theirs)
+        ahead, tied = int(np.sum(gain > 0)), int(np.sum(gain == 0))
+        behind_somewhere = behind_somewhere or ahead + tied < len(theirs)
+        tied_somewhere = tied_somewhere or tied > 0
+        order = np.argsort(gain / np.maximum(np.abs(theirs), 1e-300))
+        low, high = (_lead(values[best][k], theirs[k]) for k in (order[0], order[-1]))
+        lead = low if low == high else f"from {low} to {high}"
+        parts.append(f"{other} on {ahead} of {len(theirs)}"
+                     + (f", tied on {tied}" if tied else "") + f" ({lead})")
+    verdict = ("SEEDS DISAGREE" if behind_somewhere
+               else "never behind, tied on some seeds" if tied_somewhere
+               else "holds on every seed")
+    return f"best {best}: ahead of " + "; ".join(parts) + f"  [{verdict}]"
 
 
-def _relative(value: float, other: float) -> float:
-    """`value` over `other`, less 1 (0 when both are 0; inf over a 0)."""
+def _lead(best: float, other: float) -> str:
+    """The best policy's value against another's on one seed, in words: 12.5% more, 3.0%
+    less (of the metric itself: fewer stall seconds are less), x2.4 (times as much), the
+    same, or against a 0."""
+    if best == other:
+        return "the same"
     if other == 0.0:
-        return 0.0 if value == 0.0 else float("inf")
-    return value / other - 1.0
+        return (f"{best:,.0f}" if abs(best) >= 100 else f"{best:.3g}") + " vs 0"
+    relative = best / other - 1.0
+    if relative > 1.0:
+        return f"x{best / other:.1f}"
+    return f"{abs(relative):.1%} {'more' if relative > 0 else 'less'}"
 
 
 def run_cells(specs: list[tuple[Any, ...]], workers: int = 2, progress: str = "",
@@ -250,16 +269,14 @@ def format_table(cells: list[Cell]) -> str:
 
 
 def write_csv(cells: list[Cell], path: Path, seeds: int = 1, first_seed: int = 0) -> None:
-    """One row per run; with `seeds` > 1 (`run_grid`'s order) a `seed` column says which."""
+    """One row per run, its seed among them (`run_grid`'s order: `seeds` a cell, counted up
+    from `first_seed`)."""
     columns = sorted({name for cell in cells for name in cell.metrics})
-    seeded = seeds > 1
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["policy", "device", *(["seed"] if seeded else []), *columns, "cpu_s",
-                         "error"])
+        writer.writerow(["policy", "device", "seed", *columns, "cpu_s", "error"])
         for index, cell in enumerate(cells):
-            writer.writerow([cell.policy, cell.device,
-                             *([first_seed + index % seeds] if seeded else []),
+            writer.writerow([cell.policy, cell.device, first_seed + index % seeds,
                              *(repr(cell.metrics[c]) if c in cell.metrics else "" for c in columns),
                              f"{cell.cpu_s:.3f}", cell.error])
 
@@ -283,8 +300,10 @@ def save_figures(cells: list[Cell], out: Path, workload: str, duration_s: float,
     columns = [c for c, _, _, _ in METRICS] + [f"stall_s_{f}" for f in STALL_FAMILIES]
     run_words = f"{workload}, {format_seconds(duration_s)} s simulated per run"
     formats = {column: fmt for column, _, fmt, _ in METRICS}
+    # Wide enough for the titles and the legend beside few devices.
+    size = (max(5.0, 1.6 + len(devices) * (0.6 + 0.45 * len(policies))), 3.9)
     for column in columns:
-        figure, axis = plt.subplots(figsize=(1.6 + 1.4 * len(devices), 3.6))
+        figure, axis = plt.subplots(figsize=size)
         width = 0.8 / len(policies)
         for i, policy in enumerate(policies):
             values = [by_key[(policy, d)].metrics.get(column, np.nan) for d in devices]
@@ -297,8 +316,14 @@ def save_figures(cells: list[Cell], out: Path, workload: str, duration_s: float,
                             [max(0.0, max(r) - v) for v, r in zip(values, runs)]]
             bars = axis.bar(np.arange(len(devices)) + i * width, values, width, label=policy,
                             yerr=whiskers, capsize=2 if whiskers else 0)
-            axis.bar_label(bars, labels=[formats.get(column, "{:.0f}").format(v)
-                                         for v in values], fontsize=7)
+            labels = [formats.get(column, "{:.0f}").format(v) for v in values]
+            if whiskers is None:
+                axis.bar_label(bars, labels=labels, fontsize=7)
+            else:  # above the whisker, not on it
+                for bar, value, up, label in zip(bars, values, whiskers[1], labels):
+                    axis.annotate(label, (bar.get_x() + bar.get_width() / 2, value + up),
+                                  xytext=(0, 2), textcoords="offset points", ha="center",
+                                  va="bottom", fontsize=7)
         axis.set_xticks(np.arange(len(devices)) + width * (len(policies) - 1) / 2, devices)
         axis.set_ylim(bottom=0)
         axis.margins(y=0.12)
@@ -308,8 +333,9 @@ def save_figures(cells: list[Cell], out: Path, workload: str, duration_s: float,
         if seeded:
             seeds = len(next(iter(seeded.values())))
             title += f"\nmean of {seeds} seeds; whiskers: the least and the most"
-        axis.set_title(title, fontsize=9)
-        axis.legend(title="policy", fontsize=7, title_fontsize=7)
+        figure.suptitle(title, fontsize=9)  # over the legend too: the axis alone is narrow
+        axis.legend(title="policy", fontsize=7, title_fontsize=7, loc="upper left",
+                    bbox_to_anchor=(1.01, 1.0))
         figure.tight_layout()
         path = out / f"bars_{column}.png"
         save_figure(figure, path)
@@ -330,7 +356,10 @@ def save_figures(cells: list[Cell], out: Path, workload: str, duration_s: float,
                                        label=device)
             axis.legend(title="device", fontsize=7, title_fontsize=7)
         axes[-1, 0].set_xlabel("time since start (s)")
-        axes[0, 0].set_title(f"{policy}: its own state over time ({run_words})")
+        seed_words = ""
+        if seeded:
+            seed_words = "; the first seed's run"
+        axes[0, 0].set_title(f"{policy}: its own state over time ({run_words}{seed_words})")
         figure.tight_layout()
         path = out / f"policy_{file_stem(policy)}.png"
         save_figure(figure, path)
