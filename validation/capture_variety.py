@@ -63,6 +63,12 @@ SETUPS = {
     "wb64j4_t2": {"max_background_jobs": "4", "write_buffer_size": "67108864", "threads": "2"},
     "wb64j4_t4": {"max_background_jobs": "4", "write_buffer_size": "67108864", "threads": "4"},
     "wb64j4_t8": {"max_background_jobs": "4", "write_buffer_size": "67108864", "threads": "8"},
+    # The same with 100 B and 4000 B values, one and four client threads: does a write-group
+    # mate's turn depend on the batch's bytes?
+    **{f"wb64j4_v{size}{threads}": {"max_background_jobs": "4", "write_buffer_size": "67108864",
+                                    "value_size": str(size),
+                                    **({"threads": "4"} if threads else {})}
+       for size in (100, 4000) for threads in ("", "_t4")},
 }
 
 
