@@ -19,7 +19,7 @@ from pathlib import Path
 
 from lsmsim.data_file import DataFileError
 from lsmsim.fidelity.trace_validation import run_setup
-from lsmsim.fidelity.write_group_fit import TurnFit, fit_turn, run_client_cpu
+from lsmsim.fidelity.write_group_fit import TurnFit, baseline_key, fit_turn, run_client_cpu
 from lsmsim.machine import load_machine
 
 TRACES = Path(__file__).parent / "traces"
@@ -56,7 +56,7 @@ def main() -> None:
     print(f"{'session':34s} {'run':14s} {'threads':>7s} {'kops/s':>7s} {'CPU/put us':>10s} "
           f"{'extra us':>8s} {'fit us':>7s}")
     for run in runs:
-        session = fit.sessions.get(run.session)
+        session = fit.sessions.get(baseline_key(run))
         if session is None:
             continue
         print(f"{Path(run.session).name:34s} {run.name:14s} {run.threads:7d} "

@@ -7,7 +7,8 @@ A run's client CPU per put is the CPU time of all its db_bench threads (the clie
 the main thread sleeps) over its puts. With one thread no put waits for another; with N, a
 put waits for half its group-mates' turns and spins that wait away
 (`WriteThread::AwaitState`), up to what it spins before it blocks: its CPU per put over the
-one-thread runs' of its capture session (its folder: one host, one speed) is
+one-thread runs' of its capture session (its folder: one host, one speed) with batches of its
+size is
 `min((group - 1) / 2 x turn, spin)` (`lsmsim.write_group.group_writers`). Each session's
 extra CPU is put in a machine profile's units first: divided by how much slower than the
 profile its one-thread runs' writer ran (`lsmsim.fidelity.writer_cpu`), as `lsmsim validate`
@@ -106,7 +107,12 @@ class TurnFit:
     def extra_s(self, run: ClientCpu) -> float:
         """The fit's extra CPU per put for `run`, on its own host."""
         return (min(run.mates() * self.turn_s, self.spin_s)
-                * self.sessions[run.session].writer_scale)
+                * self.sessions[baseline_key(run)].writer_scale)
+
+
+def baseline_key(run: ClientCpu) -> str:
+    """The one-thread runs a run is compared with: its session's, with its batches' size."""
+    return f"{run.session} ({run.batch_bytes} B batches)"
 
 
 GRID_S = 10e-9  # the fit's step
@@ -116,20 +122,20 @@ def fit_turn(runs: list[ClientCpu]) -> TurnFit | str:
     """The turn and spin limit that explain the runs' extra CPU per put over their session's
     one-thread runs', or why the runs cannot tell them."""
     sessions: dict[str, Session] = {}
-    for session in dict.fromkeys(r.session for r in runs):
-        alone = [r for r in runs if r.session == session and r.threads == 1]
+    for key in dict.fromkeys(baseline_key(r) for r in runs):
+        alone = [r for r in runs if baseline_key(r) == key and r.threads == 1]
         scales = [r.writer_scale for r in alone if r.writer_scale is not None]
         if scales:
-            sessions[session] = Session(float(np.mean([r.cpu_s_per_put for r in alone])),
-                                        float(np.mean(scales)))
-    grouped = [r for r in runs if r.threads > 1 and r.session in sessions]
+            sessions[key] = Session(float(np.mean([r.cpu_s_per_put for r in alone])),
+                                    float(np.mean(scales)))
+    grouped = [r for r in runs if r.threads > 1 and baseline_key(r) in sessions]
     if not grouped:
         found = sorted({r.threads for r in runs}) or "none"
         return (f"needs write-only runs with threads.csv with one client thread and with more "
                 f"in one folder (found client threads {found})")
     mates = np.array([r.mates() for r in grouped])
-    extra = np.array([(r.cpu_s_per_put - sessions[r.session].alone_cpu_s_per_put)
-                      / sessions[r.session].writer_scale for r in grouped])
+    extra = np.array([(r.cpu_s_per_put - sessions[baseline_key(r)].alone_cpu_s_per_put)
+                      / sessions[baseline_key(r)].writer_scale for r in grouped])
     top = max(float(extra.max()), GRID_S)
     turns = np.arange(0.0, 2.0 * top / max(float(mates.min()), 0.5) + GRID_S, GRID_S)
     spins = np.append(np.arange(GRID_S, 1.5 * top + GRID_S, GRID_S), np.inf)
