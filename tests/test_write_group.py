@@ -159,3 +159,14 @@ def test_calibrate_measures_the_figures_where_runs_differ_in_client_threads():
     assert "write_group_ns_per_writer" not in grouped
     assert any("write_group_ns_per_writer not measured: needs write-only runs" in note
                for note in notes)
+
+
+def test_validate_says_when_the_profile_cannot_make_client_threads_wait(capsys):
+    from lsmsim.cli.main import main
+
+    run = str(SESSIONS[0] / "wb64j4_t4_r1")
+    assert main(["validate", run, "--machine", "server", "--quiet"]) == 0
+    assert "wb64j4_t4_r1: more than one client thread, but server has no " \
+           "write_group_ns_per_writer" in capsys.readouterr().out
+    assert main(["validate", run, "--machine", "local-2core", "--quiet"]) == 0
+    assert "write_group_ns_per_writer" not in capsys.readouterr().out

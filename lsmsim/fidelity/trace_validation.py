@@ -512,6 +512,16 @@ def format_report(report: ValidationReport) -> str:
               f"during the real run (its capture's host load): simulated with "
               f"{report.cores - r.other_cores:.2f}" for r in report.results
               if r.other_cores >= BUSY_OTHER_CORES]
+    ungrouped = [r.label for r in report.results
+                 if r.sim.config["workload"].get("threads", 1) > 1
+                 and not r.sim.config["machine"].get("write_group_cpu_s_per_writer")
+                 and "write_group" not in report.mechanisms_off]
+    if ungrouped:
+        notes.append(f"note: {', '.join(ungrouped)}: more than one client thread, but "
+                     f"{report.machine} has no write_group_ns_per_writer: its client threads "
+                     "never wait for each other, and on a machine with fewer cores than "
+                     "threads the simulated writer is too fast (lsmsim calibrate measures it "
+                     "from runs with one client thread and more; lsmsim/write_group.py)")
     for r in report.results:
         lines.append(row(r.label, device_label(r.device),
                          f"{r.real.summary['throughput_ops_per_s']:,.0f}",
