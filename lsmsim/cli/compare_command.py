@@ -13,8 +13,8 @@ import numpy as np
 
 from lsmsim.cli.arguments import non_negative_int, path_argument, positive_number, seed_count
 from lsmsim.output_path import output_folder
-from lsmsim.sweeps.compare import (format_table, mean_of_seeds, run_grid, save_figures,
-                                   seed_groups, seed_verdicts, write_csv)
+from lsmsim.sweeps.compare import (format_table, mean_of_seeds, run_grid, run_seed,
+                                   save_figures, seed_groups, seed_verdicts, write_csv)
 from lsmsim.units import format_seconds
 
 
@@ -133,7 +133,7 @@ def _compare(args: argparse.Namespace) -> int:
     if stopped is not None:
         print(f"lsmsim: {stopped.summary()}", file=sys.stderr)
         return stopped.exit_status
-    failed = [f"{c.policy}/{c.device}" + (f" (seed {args.seed + i % args.seeds})"
+    failed = [f"{c.policy}/{c.device}" + (f" (seed {run_seed(i, args.seeds, args.seed)})"
                                            if args.seeds > 1 else "")
               for i, c in enumerate(cells) if c.error]
     if failed:

@@ -24,13 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmsim.block_compression import stored_value_fraction
-from lsmsim.entry_format import EntryFormat
 from lsmsim.fidelity.writer_cpu import measure_writer_cpu
 from lsmsim.machine import MachineProfile
 from lsmsim.trace import Trace
 from lsmsim.traces.db_bench import DbBenchSetup
-from lsmsim.traces.thread_schedstat import read_samples
+from lsmsim.traces.thread_schedstat import thread_spent
 from lsmsim.write_group import group_writers
 
 CLIENT_THREAD_NAME = "db_bench"
@@ -57,15 +55,8 @@ class ClientCpu:
 
 def client_cpu_s(threads_csv: Path) -> float:
     """CPU seconds of a run's db_bench threads, each from its first sample to its last."""
-    samples, names = read_samples(threads_csv)
-    first: dict[str, int] = {}
-    last: dict[str, int] = {}
-    for at_s in sorted(samples):
-        for tid, (run_ns, *_rest) in samples[at_s].items():
-            if names[tid] == CLIENT_THREAD_NAME:
-                first.setdefault(tid, run_ns)
-                last[tid] = run_ns
-    return sum(last[tid] - first[tid] for tid in last) / 1e9
+    _, spent, names = thread_spent(threads_csv)
+    return sum(spent[tid][0] for tid in spent if names[tid] == CLIENT_THREAD_NAME) / 1e9
 
 
 def run_client_cpu(folder: Path, trace: Trace, setup: DbBenchSetup,
@@ -76,13 +67,9 @@ def run_client_cpu(folder: Path, trace: Trace, setup: DbBenchSetup,
     puts = float(trace.summary.get("ops", 0.0))
     if not path.is_file() or setup.workload.phases or puts <= 0:
         return None
-    workload = setup.workload
-    entry = EntryFormat(workload.key_size, workload.value_size,
-                        stored_value_fraction(setup.options.compression,
-                                              workload.compression_ratio))
     writer = measure_writer_cpu(folder, trace, setup, machine)
-    return ClientCpu(folder.name, str(folder.resolve().parent), workload.threads,
-                     entry.batch_bytes,
+    return ClientCpu(folder.name, str(folder.resolve().parent), setup.workload.threads,
+                     setup.entry().batch_bytes,
                      client_cpu_s(path) / puts, float(trace.summary["throughput_ops_per_s"]),
                      writer.cpu_s / writer.profile_cpu_s if writer else None)
 

@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsmsim.block_compression import stored_value_fraction
-from lsmsim.entry_format import EntryFormat
 from lsmsim.trace import Trace
 from lsmsim.traces.thread_schedstat import group_totals
 
@@ -51,8 +49,7 @@ def profile_put_cpu_s(setup: DbBenchSetup, machine: MachineProfile) -> float:
     """A put's CPU on `machine` for the run's workload and options, the mean over the puts
     that fill a memtable (`MachineProfile.write_cpu_s`, as the simulated writer takes it)."""
     workload, options = setup.workload, setup.options
-    entry = EntryFormat(workload.key_size, workload.value_size,
-                        stored_value_fraction(options.compression, workload.compression_ratio))
+    entry = setup.entry()
     seek = machine.memtable_update_seek_share if options.inplace_update_support else 0.0
     return machine.write_cpu_s(entry.batch_bytes, entry.memtable_bytes, 0.0,
                                options.write_buffer_size / entry.memtable_bytes,

@@ -136,6 +136,11 @@ def mean_of_seeds(cells: Sequence[Cell]) -> Cell:
                 cpu_s=sum(c.cpu_s for c in cells), policy_series=first.policy_series)
 
 
+def run_seed(index: int, seeds: int, first_seed: int) -> int:
+    """The seed of `run_grid`'s `index`-th run (`seeds` a cell, from `first_seed`)."""
+    return first_seed + index % seeds
+
+
 def seed_groups(cells: Sequence[Cell], seeds: int) -> list[list[Cell]]:
     """`run_grid`'s cells as one list per (policy, device), its seeds in order."""
     return [list(cells[i:i + seeds]) for i in range(0, len(cells), seeds)]
@@ -276,7 +281,7 @@ def write_csv(cells: list[Cell], path: Path, seeds: int = 1, first_seed: int = 0
         writer = csv.writer(handle)
         writer.writerow(["policy", "device", "seed", *columns, "cpu_s", "error"])
         for index, cell in enumerate(cells):
-            writer.writerow([cell.policy, cell.device, first_seed + index % seeds,
+            writer.writerow([cell.policy, cell.device, run_seed(index, seeds, first_seed),
                              *(repr(cell.metrics[c]) if c in cell.metrics else "" for c in columns),
                              f"{cell.cpu_s:.3f}", cell.error])
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 
-from lsmsim.block_compression import CODECS, UNMODELLED
+from lsmsim.block_compression import CODECS, UNMODELLED, stored_value_fraction
+from lsmsim.entry_format import EntryFormat
 from lsmsim.mechanisms import absent_in_version
 from lsmsim.options import DB_BENCH_DEFAULTS, LsmOptions, OptionError, for_release
 from lsmsim.units import UnitError, parse_size_bytes
@@ -77,6 +78,13 @@ class DbBenchSetup:
     assumed: tuple[str, ...] = ()  # what was taken as a default for lack of a record, said why
     # The RocksDB release run ("6.11.0", a LOG header's); None: the 7.8 lsmsim models.
     rocksdb_version: str | None = None
+
+    def entry(self) -> EntryFormat:
+        """A put's entry as the simulated writer counts it (its codec's stored value)."""
+        workload = self.workload
+        return EntryFormat(workload.key_size, workload.value_size,
+                           stored_value_fraction(self.options.compression,
+                                                 workload.compression_ratio))
 
     def simulate(self, device: Any = "nvme", machine: Any = "server", **kwargs: Any):  # type: ignore[no-untyped-def]
         """Run this command in the simulator (keyword arguments go to `simulate`); the

@@ -102,11 +102,9 @@ def _number(row: dict[str, str], name: str, kind: type, path: Path, line: int) -
                          f"{'time' if kind is float else 'count'}") from None
 
 
-def group_totals(path: Path) -> tuple[float, dict[str, dict[str, float]]]:
-    """(seconds sampled, {group: {cpu_s, runqueue_s, voluntary, preemptions}}) of one
-    threads.csv, each thread's counters from its first sample to its last, grouped as the
-    writer (the db_bench thread that ran longest: the benchmark's client thread), `flush`,
-    `compaction` (`GROUPS`) and `other`."""
+def thread_spent(path: Path) -> tuple[float, dict[str, list[int]], dict[str, str]]:
+    """(seconds sampled, {tid: its `COUNTERS` from its first sample to its last}, {tid:
+    thread name}) of one threads.csv."""
     samples, names = read_samples(path)
     first: dict[str, tuple[int, int, int, int]] = {}
     last: dict[str, tuple[int, int, int, int]] = {}
@@ -115,7 +113,15 @@ def group_totals(path: Path) -> tuple[float, dict[str, dict[str, float]]]:
             first.setdefault(tid, values)
             last[tid] = values
     length_s = max(samples) - min(samples) if samples else 0.0
-    spent = {tid: [b - a for a, b in zip(first[tid], last[tid])] for tid in last}
+    return length_s, {tid: [b - a for a, b in zip(first[tid], last[tid])] for tid in last}, names
+
+
+def group_totals(path: Path) -> tuple[float, dict[str, dict[str, float]]]:
+    """(seconds sampled, {group: {cpu_s, runqueue_s, voluntary, preemptions}}) of one
+    threads.csv, each thread's counters from its first sample to its last, grouped as the
+    writer (the db_bench thread that ran longest: the benchmark's client thread), `flush`,
+    `compaction` (`GROUPS`) and `other`."""
+    length_s, spent, names = thread_spent(path)
     writer = max((tid for tid in spent if names[tid] == "db_bench"),
                  key=lambda t: spent[t][0], default=None)
     totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
