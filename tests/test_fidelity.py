@@ -253,6 +253,22 @@ def test_flush_and_compaction_cpu_are_measured_from_the_log():
     assert 0.7 < measured["flush_ns_per_byte"] < 3.0  # one thread per core
 
 
+def test_runs_of_several_value_sizes_measure_a_per_entry_cost():
+    """One session of 100, 250, 1000 and 4000 B values: a flush's per-entry CPU is told
+    apart from its per-byte CPU, and a 100 B flush then costs several times the profile's
+    per byte (fitted on 1000 B only), which gave it none."""
+    sizes = LOCAL.parent / "local-2core-value-sizes"
+    measured, notes = measured_costs([import_trace(sizes / f"v{size}_r1")
+                                      for size in (100, 250, 4000)]
+                                     + [import_trace(sizes / "base_r1")],
+                                     load_machine("local-2core"))
+    assert not notes
+    assert measured["flush_ns_per_entry"] > 100.0
+    small = EntryFormat(16, 100).sst_bytes
+    per_byte_at_100 = measured["flush_ns_per_byte"] + measured["flush_ns_per_entry"] / small
+    assert per_byte_at_100 > 2 * load_machine("local-2core").flush_cpu_s_per_byte * 1e9
+
+
 def test_per_unit_costs_recover_known_costs():
     rng = np.random.default_rng(3)
     entries = rng.uniform(1e4, 1e5, 40)

@@ -6,8 +6,9 @@ calibrated on.
 
 Each setup changes one thing from the local-2core baseline (fillrandom, 16 B keys, 1000 B
 values, no compression, `--seed=42`, 1e8 keys, `--max_background_jobs=2`, 16 MiB
-memtables): sequential keys (trivial moves), 100 B and 4000 B values (per-put CPU against
-per-byte costs), four memtables merged two at a time (memtable slowdown, merged flushes),
+memtables): sequential keys (trivial moves), 100 B, 250 B and 4000 B values (per-put and
+per-entry CPU against per-byte costs; `--setups base,v100,v250,v4000` for
+validation/job_cost_shape.py), four memtables merged two at a time (memtable slowdown, merged flushes),
 lower L0 triggers, a 5 M-key space (overwrites, so compactions drop keys), and Snappy,
 LZ4 and ZSTD block compression (`--setups base,snappy,lz4,zstd` into a folder of its own),
 direct I/O for flush and compaction output, alone and with direct reads (`--setups
@@ -36,6 +37,7 @@ SETUPS = {
     "fillseq": {"benchmarks": "fillseq"},
     "v100": {"value_size": "100"},
     "v4000": {"value_size": "4000"},
+    "v250": {"value_size": "250"},  # with the three above: per-entry against per-byte job CPU
     "mwb4_merge2": {"max_write_buffer_number": "4", "min_write_buffer_number_to_merge": "2"},
     "l0_8_12": {"level0_slowdown_writes_trigger": "8", "level0_stop_writes_trigger": "12"},
     "keys5m": {"num": "5000000"},

@@ -54,7 +54,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -158,6 +158,46 @@ class Calibration:
         }
 
 
+class JobRows(NamedTuple):
+    """A job kind's measured CPU beside what each of its costs is per (one row a
+    compaction, or a run's flushes together): what `per_unit_costs` fits."""
+
+    columns: dict[str, np.ndarray]  # cost name -> its units (bytes, entries, ...) a row
+    cpu_ns: np.ndarray  # the rows' CPU, net of codec and I/O requests, over core sharing
+    size: np.ndarray    # the rows' bytes (the fit's weights)
+
+
+def compaction_rows(traces: Sequence[Trace], base: MachineProfile) -> JobRows | None:
+    """The runs' compactions (`compaction_cpu_jobs`) as rows of the compaction costs; None
+    when they hold under MIN_MEASURED_BYTES of input."""
+    jobs = [job for trace in traces
+            for job in compaction_cpu_jobs(trace, sharing_factors(trace, base))]
+    if sum(job.input_bytes for job in jobs) < MIN_MEASURED_BYTES:
+        return None
+    size, entries, runs, cpu_ns, requests, sharing = np.asarray(
+        [(job.input_bytes, job.entries, job.sorted_runs,
+          job.cpu_ns - base.codec_cpu_s(job.codec, job.output_bytes, job.input_bytes) * 1e9,
+          job.requests, job.core_sharing) for job in jobs], dtype=float).T
+    return JobRows({"compaction_ns_per_byte": size, "compaction_ns_per_entry": entries,
+                    "compaction_merge_ns_per_entry_per_log2_run": entries * np.log2(runs)},
+                   cpu_ns / sharing - base.io_request_cpu_s * 1e9 * requests, size)
+
+
+def flush_rows(traces: Sequence[Trace], base: MachineProfile) -> JobRows | None:
+    """Each run's flushes (`flush_cpu_row`) as a row of the flush costs; None when they
+    flushed under MIN_MEASURED_BYTES."""
+    flushes = [row for trace in traces
+               for row in [flush_cpu_row(trace, sharing_factors(trace, base))] if row is not None]
+    if sum(row.output_bytes for row in flushes) < MIN_MEASURED_BYTES:
+        return None
+    size, entries, cpu_ns, requests, sharing = np.asarray(
+        [(row.output_bytes, row.entries,
+          row.cpu_ns - base.codec_cpu_s(row.codec, row.output_bytes, 0.0) * 1e9,
+          row.requests, row.core_sharing) for row in flushes], dtype=float).T
+    return JobRows({"flush_ns_per_byte": size, "flush_ns_per_entry": entries},
+                   cpu_ns / sharing - base.io_request_cpu_s * 1e9 * requests, size)
+
+
 def measured_costs(traces: Sequence[Trace], base: MachineProfile
                    ) -> tuple[dict[str, float], list[str]]:
     """Costs read straight from the LOGs (see the module docstring): each job's CPU, less
@@ -167,31 +207,15 @@ def measured_costs(traces: Sequence[Trace], base: MachineProfile
     for each cost the LOGs do not hold enough of."""
     measured: dict[str, float] = {}
     notes = []
-    io_request_ns = base.io_request_cpu_s * 1e9
-    factors = [sharing_factors(trace, base) for trace in traces]
-    jobs = [job for trace, found in zip(traces, factors)
-            for job in compaction_cpu_jobs(trace, found)]
-    if sum(job.input_bytes for job in jobs) >= MIN_MEASURED_BYTES:
-        size, entries, runs, cpu_ns, requests, sharing = np.asarray(
-            [(job.input_bytes, job.entries, job.sorted_runs,
-              job.cpu_ns - base.codec_cpu_s(job.codec, job.output_bytes, job.input_bytes) * 1e9,
-              job.requests, job.core_sharing) for job in jobs], dtype=float).T
-        columns = {"compaction_ns_per_byte": size, "compaction_ns_per_entry": entries,
-                   "compaction_merge_ns_per_entry_per_log2_run": entries * np.log2(runs)}
-        measured.update(per_unit_costs(columns, cpu_ns / sharing - io_request_ns * requests,
-                                       size))
+    compactions = compaction_rows(traces, base)
+    if compactions is not None:
+        measured.update(per_unit_costs(*compactions))
     else:
         notes.append("compaction CPU not measured: the LOGs hold too few compactions with "
                      "compaction_time_cpu_micros")
-    flushes = [row for trace, found in zip(traces, factors)
-               for row in [flush_cpu_row(trace, found)] if row is not None]
-    if sum(row.output_bytes for row in flushes) >= MIN_MEASURED_BYTES:
-        size, entries, cpu_ns, requests, sharing = np.asarray(
-            [(row.output_bytes, row.entries,
-              row.cpu_ns - base.codec_cpu_s(row.codec, row.output_bytes, 0.0) * 1e9,
-              row.requests, row.core_sharing) for row in flushes], dtype=float).T
-        measured.update(per_unit_costs({"flush_ns_per_byte": size, "flush_ns_per_entry": entries},
-                                       cpu_ns / sharing - io_request_ns * requests, size))
+    flushes = flush_rows(traces, base)
+    if flushes is not None:
+        measured.update(per_unit_costs(*flushes))
     else:
         notes.append("flush CPU not measured: no DUMPING STATS with L0 CompMergeCPU(sec) "
                      "over enough flushed bytes")
