@@ -12,6 +12,7 @@ from typing import Any
 
 from lsmsim.device_models.model import DeviceModel
 from lsmsim.data_file import DataFileError, Number, read_fields
+from lsmsim.machine import spread_multipliers
 from lsmsim.named_data import NamedData
 from lsmsim.value_range import Range
 
@@ -44,7 +45,7 @@ _OPTIONAL = {"read_scaling": list, "write_scaling": list, "mixed_efficiency": Nu
              "source": str, "name": str, "random_read_kiops": Number,
              "program_latency_us": Number, "gc_write_amplification": Number,
              "gc_unit_MB": Number, "gc_base_write_amplification": Number,
-             "rated_write_MBps": Number,
+             "rated_write_MBps": Number, "job_time_spread": list,
              "calibration": dict}  # how `lsmsim calibrate --device-out` fitted the file
 # Bandwidths up to 1 PB/s, latencies up to 1000 s and scaling fractions up to 1000x the
 # quoted peak: beyond any device, and larger values only overflow.
@@ -79,6 +80,8 @@ def parse_device_file(path: Path) -> DeviceModel:
         gc_unit_bytes=data.get("gc_unit_MB", 0.0) * MB,
         gc_base_write_amplification=float(data.get("gc_base_write_amplification", 1.0)),
         rated_write_bps=data.get("rated_write_MBps", 0.0) * MB,
+        job_time_spread=spread_multipliers(path, data.get("job_time_spread", []),
+                                           "job_time_spread"),
     )
 
 

@@ -18,7 +18,8 @@ page program, tPROG): a read issued while writes are in flight waits behind it
 much more a saturated drive writes for files smaller than its reclaim unit, and
 `gc_base_write_amplification` how much it writes per host byte of larger files
 (`lsmsim.drive_gc`); 0 and 1 where it never collects at the host's expense.
-`rated_write_bps` is the write bandwidth the device is rated at (its data sheet, or fio
+`job_time_spread` is how much one job's I/O takes more or less device time than the mean
+(`lsmsim.device_time_spread`). `rated_write_bps` is the write bandwidth the device is rated at (its data sheet, or fio
 flooding it with threads), what a user tells a policy as "the device's bandwidth": a
 device fitted to real runs writes less in the model than its rating. 0: the model's peak.
 """
@@ -54,6 +55,9 @@ class DeviceModel:
     # (1: none), by which the file-size term multiplies.
     gc_base_write_amplification: float = 1.0
     rated_write_bps: float = 0.0  # 0 = the model's peak write bandwidth
+    # Equally likely multipliers of a job's device time (mean 1; `lsmsim.device_time_spread`);
+    # empty: every job's I/O takes the mean time.
+    job_time_spread: tuple[float, ...] = ()
 
     def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
         """Computed at each call, not cached: the engine asks at every event with an average

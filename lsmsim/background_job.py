@@ -75,6 +75,8 @@ class BackgroundJob:
     # (`lsmsim.core_sharing`): what its LOG's compaction_time_cpu_micros adds.
     shared_core_cpu_s: float = 0.0
     codec: str = NONE  # its output's compression
+    # Its reads' and writes' device time over the device's mean (`lsmsim.device_time_spread`).
+    device_time: float = 1.0
     _thread_work: ThreadWork | None = field(default=None, init=False, repr=False)
 
     kind: ClassVar[str] = "job"
@@ -94,8 +96,8 @@ class BackgroundJob:
         Computed on the first call and kept: the job's work is fixed when it starts and so
         is the device, while the DB asks at every event. Pass the same values each time."""
         if self._thread_work is None:
-            read_s = self.read_bytes / read_bps
-            write_s = self.write_bytes / write_bps
+            read_s = self.read_bytes / read_bps * self.device_time
+            write_s = self.write_bytes / write_bps * self.device_time
             synced, dirty_bytes, range_tail = 1.0, 0.0, 1.0
             bytes_per_sync = options.bytes_per_sync
             if writeback is not None and self.write_bytes > 0:

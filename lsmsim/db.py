@@ -45,6 +45,7 @@ from lsmsim.memtable import MemtableList
 from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
 from lsmsim.obsolete_file_purge import ObsoleteFilePins
+from lsmsim.device_time_spread import device_time_draws
 from lsmsim.page_cache_residency import PageCacheResidency
 from lsmsim.page_cache_writeback import background_share
 from lsmsim.policy import Policy, PolicyError, Weights, bad_answer, is_real
@@ -158,6 +159,10 @@ class DB:
         # Each job's CPU cost multiplier, drawn when it starts from a stream of its own.
         self._cost_spread = machine.job_cost_spread() if mechanisms.job_cost_spread else None
         self._cost_rng = self.rng.spawn(1)[0]
+        # And its device time multiplier (`lsmsim.device_time_spread`), likewise.
+        self._device_time_spread = device_time_draws(device, mechanisms.device_time_spread)
+        self._device_time_rng = (self.rng.spawn(1)[0] if self._device_time_spread is not None
+                                 else None)
         # A shared core's cost on a job's CPU per unit (0: none), and the factor now.
         self._core_sharing_slope = machine.core_sharing_slope if mechanisms.core_sharing else 0.0
         self._core_sharing = 1.0
@@ -603,20 +608,25 @@ class DB:
             sharing = cost_factor(self._core_sharing_slope, cores, running)
         self._core_sharing = sharing
         drive_gc = self._drive_gc
-        amplifications: list[float] = []
+        # Each job's device time per written byte over 1 / write_bps: the drive's own
+        # writes (`lsmsim.drive_gc`) and the job's draw (`lsmsim.device_time_spread`).
+        write_factors: list[float] = []
+        timed = drive_gc is not None or self._device_time_spread is not None
         for job, thread, fraction in zip(jobs, thread_works, runnable):
             cpu_s, cap = job.cpu_s, thread.cap
             if sharing != 1.0:
                 cpu_s *= sharing
                 cap = job.threads / (cpu_s + thread.blocked_s)
-            write_device_s = job.write_bytes / write_bps
-            if drive_gc is not None:
-                amplification = write_amplification(drive_gc[0], drive_gc[1],
-                                                    job.output_file_bytes, drive_gc[2])
-                amplifications.append(amplification)
-                write_device_s *= amplification
-            per_unit = [cpu_s, job.read_bytes / read_bps + write_device_s,
-                        job.write_bytes if limiter_bps else 0.0]
+            device_s = job.read_bytes / read_bps + job.write_bytes / write_bps
+            if timed:
+                write_factor = job.device_time
+                if drive_gc is not None:
+                    write_factor *= write_amplification(drive_gc[0], drive_gc[1],
+                                                        job.output_file_bytes, drive_gc[2])
+                write_factors.append(write_factor)
+                device_s = (job.read_bytes / read_bps * job.device_time
+                            + job.write_bytes / write_bps * write_factor)
+            per_unit = [cpu_s, device_s, job.write_bytes if limiter_bps else 0.0]
             # A purge runs on its finished job's thread, at that job's weights.
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
                 policy.job_weights(view, job.finished if isinstance(job, PurgeJob) else job),
@@ -645,10 +655,10 @@ class DB:
         for job, rate in zip(jobs, rates[clients:]):
             job.rate = rate
             written_bps += rate * job.write_bytes
-        # The drive's own writes hold the device as the host's do.
-        device_written_bps = (sum([rate * job.write_bytes * amplification for job, rate,
-                                   amplification in zip(jobs, rates[clients:], amplifications)])
-                              if drive_gc is not None else written_bps)
+        # The drive's own writes hold the device as the host's do, a slow job's longer.
+        device_written_bps = (sum([rate * job.write_bytes * factor for job, rate, factor
+                                   in zip(jobs, rates[clients:], write_factors)])
+                              if timed else written_bps)
         self._limiter_saturated = bool(limiter_bps) and written_bps >= limiter_bps * (1 - 1e-9)
         self._demands = demands
         wal_device_s = self.clients.put_device_s if self.clients is not None else 0.0
@@ -1043,7 +1053,8 @@ class DB:
         job = FlushJob(self._new_job_id(), self.env.now,
                        cpu_s=cpu_s * self._job_cost_multiplier(), read_bytes=read_bytes,
                        write_bytes=written, outputs=outputs, codec=codec, memtables=memtables,
-                       output_level=level, level_inputs=below)
+                       output_level=level, level_inputs=below,
+                       device_time=self._device_time_multiplier())
         self.flush_jobs.append(job)
         self.events.emit_row(FLUSH_STARTED, self.env.now, job.job_id, len(memtables),
                              round(entries), 0, round(memtable_bytes),
@@ -1094,6 +1105,13 @@ class DB:
         if self._cost_spread is None:
             return 1.0
         return self._cost_spread.draw(self._cost_rng)
+
+    def _device_time_multiplier(self) -> float:
+        """A starting job's device time multiplier (`lsmsim.device_time_spread`), 1 without
+        it."""
+        if self._device_time_spread is None:
+            return 1.0
+        return self._device_time_spread.draw(self._device_time_rng)
 
     def _device_read_bytes(self, parts: list[tuple[SstFile, float]]) -> float:
         """Bytes of (file, bytes read) parts that come from the device, not the page cache
@@ -1205,7 +1223,8 @@ class DB:
                             read_bytes=device_read, write_bytes=written, outputs=outputs,
                             codec=codec, threads=plan.parallelism,
                             subcompactions=plan.subcompactions,
-                            compaction=compaction, input_bytes=sum(read), high_pool=high_pool)
+                            compaction=compaction, input_bytes=sum(read), high_pool=high_pool,
+                            device_time=self._device_time_multiplier())
         self.compaction_jobs.append(job)
         files = {f"files_L{compaction.start_level}": [f.number for f in compaction.inputs]}
         if compaction.output_level_inputs:

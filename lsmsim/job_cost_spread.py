@@ -32,7 +32,9 @@ import numpy as np
 
 @dataclass(frozen=True)
 class JobCostSpread:
-    """Equally likely CPU cost multipliers of a job (mean 1)."""
+    """Equally likely multipliers of a job's cost (mean 1): its CPU (a machine's
+    `job_cpu_spread`) or its device time (a device's `job_time_spread`,
+    `lsmsim.device_time_spread`)."""
 
     multipliers: tuple[float, ...]
 

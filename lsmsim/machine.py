@@ -395,8 +395,9 @@ def load_machine(name_or_path: str) -> MachineProfile:
 
 
 def spread_multipliers(path: Path, values: list[Any], name: str) -> tuple[float, ...]:
-    """A profile's spread table `name` (SPREAD_FIELDS), checked: numbers in _SPREAD_RANGE,
-    at most MAX_SPREAD_POINTS of them, mean 1 (to 1%: the fitted costs are the mean cost)."""
+    """A data file's spread table `name` (a profile's SPREAD_FIELDS, a device's
+    `job_time_spread`), checked: numbers in _SPREAD_RANGE, at most MAX_SPREAD_POINTS of
+    them, mean 1 (to 1%: the fitted costs and bandwidths are the mean's)."""
     where = f"{path}: field {name}"
     if len(values) > MAX_SPREAD_POINTS:
         raise DataFileError(f"{where} has {len(values)} multipliers, at most "

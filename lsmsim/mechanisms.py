@@ -46,6 +46,10 @@ class Mechanisms:
     # machine's `job_cpu_spread`, measured from real LOGs (`lsmsim.job_cost_spread`). Off:
     # every job costs the machine's mean, and runs of every seed are alike.
     job_cost_spread: bool = True
+    # Each flush's and compaction's I/O takes its own device time: a multiplier drawn when it
+    # starts from the device's `job_time_spread`, measured from real LOGs
+    # (`lsmsim.device_time_spread`). Off: every job's I/O takes the device's mean time.
+    device_time_spread: bool = True
     # Each read and write request of a flush or compaction costs CPU (`io_request_ns`), so
     # `compaction_readahead_size`, `block_size` and `writable_file_max_buffer_size` move a
     # job's CPU (`lsmsim.io_request_cost`). Off: per-byte costs alone.

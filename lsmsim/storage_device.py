@@ -22,6 +22,9 @@ class StorageDevice(Protocol):
     gc_unit_bytes: float
     gc_base_write_amplification: float  # ... and per host byte of larger files (1: none)
     rated_write_bps: float  # what the device is rated at (0: the model's peak)
+    # Equally likely multipliers of a job's device time, mean 1 (`lsmsim.device_time_spread`;
+    # empty: every job the mean).
+    job_time_spread: tuple[float, ...]
 
     def bandwidth_bps(self, streams: float, mixed: bool) -> tuple[float, float]:
         """Aggregate read and write bandwidth (bytes/s) while `streams` threads share the

@@ -55,6 +55,7 @@ class FakeDevice:
     gc_unit_bytes: float = 0.0
     gc_base_write_amplification: float = 1.0
     rated_write_bps: float = 0.0
+    job_time_spread: tuple[float, ...] = ()
     read_bps: float = 1e9
     write_curve: Callable[[float], float] = lambda streams: 5e8
     mixed_write_factor: float = 1.0

@@ -128,3 +128,19 @@ def test_a_fitted_flash_file_keeps_its_presets_drive_gc(tmp_path: Path) -> None:
     assert loaded.gc_write_amplification == pytest.approx(preset.gc_write_amplification)
     assert loaded.gc_unit_bytes == pytest.approx(preset.gc_unit_bytes, rel=1e-3)
     assert loaded.rated_write_bps == pytest.approx(2700 * MB)
+
+
+def test_the_fitted_file_carries_the_measured_job_time_spread(tmp_path: Path) -> None:
+    """calibrate --device-out measures the device time spread of compactions that ran alone
+    (`lsmsim.device_time_spread`) and writes it where it measured one."""
+    from lsmsim.traces.trace_import import import_trace
+
+    runs = [ADOC.parent / rate / "StorageMaterial.NVMeSSD" / "1CPU" / "64MB"
+            for rate in ("5000000", "15000000")]
+    fit = fit_device("nvme", [(str(run), import_trace(run)) for run in runs],
+                     load_machine("server"))
+    assert fit.job_time_spread is not None and any("job_time_spread measured" in note
+                                                    for note in fit.notes)
+    loaded = load_device(str(write_fitted(fit, tmp_path)))
+    assert loaded.job_time_spread == tuple(fit.job_time_spread)
+    assert min(loaded.job_time_spread) < 0.8 < 1.2 < max(loaded.job_time_spread)

@@ -45,6 +45,7 @@ import numpy as np
 
 from lsmsim.device_models import MB, DeviceModel, load_device
 from lsmsim.data_file import toml_text
+from lsmsim.fidelity.job_cost_spread_fit import MIN_GROUP_JOBS, MIN_SPREAD_JOBS, spread_table
 from lsmsim.fluid_share import Demand, allocate, io_streams
 from lsmsim.machine import MachineProfile
 from lsmsim.storage_device import rated_write_bps
@@ -183,6 +184,30 @@ def alone_write_MBps(runs: Sequence[Sequence[MeasuredJob]],
     return figures
 
 
+def job_time_spread(runs: Sequence[Sequence[MeasuredJob]]) -> tuple[list[float] | None, str]:
+    """The device's `job_time_spread` table (`lsmsim.device_time_spread`) the runs'
+    compactions that ran alone measure: each one's time blocked per byte written over the
+    geometric mean of its run's (runs with fewer than MIN_GROUP_JOBS such compactions left
+    out), as equally likely multipliers; None when fewer than MIN_SPREAD_JOBS in all. With a
+    note saying from what."""
+    ratios = []
+    for jobs in runs:
+        logs = [math.log((j.wall_s - j.cpu_s) / j.write_bytes)
+                for j, f in zip(jobs, overlapped_fractions(jobs))
+                if j.kind == "compaction" and f < ALONE_FRACTION and j.wall_s > j.cpu_s]
+        if len(logs) >= MIN_GROUP_JOBS:
+            ratios.append(np.exp(np.asarray(logs) - np.mean(logs)))
+    measured = np.concatenate(ratios) if ratios else np.zeros(0)
+    if measured.size < MIN_SPREAD_JOBS:
+        return None, (f"job_time_spread not measured: {measured.size} compactions ran alone "
+                      f"in runs with {MIN_GROUP_JOBS} or more such, {MIN_SPREAD_JOBS} needed")
+    return spread_table(measured), (
+        f"job_time_spread measured from {measured.size} compactions that ran alone: time "
+        f"blocked per byte written, relative to their run's mean; sd of its log "
+        f"{np.log(measured).std():.3f}, 5th-95th percentile "
+        f"{np.quantile(measured, 0.05):.2f}-{np.quantile(measured, 0.95):.2f}")
+
+
 def replay_loss(runs: Sequence[Sequence[MeasuredJob]], write_bps: float,
                 two_stream_scaling: float, cores: int) -> float:
     """L of the module docstring."""
@@ -207,6 +232,7 @@ class DeviceFit:
     alone_MBps_by_run: dict[str, float] = field(default_factory=dict)
     sensitivity: dict[str, dict[str, float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    job_time_spread: list[float] | None = None  # measured (`job_time_spread`), or not
 
     @property
     def identified(self) -> bool:
@@ -226,7 +252,9 @@ class DeviceFit:
             scaled = sorted(scaled + [(2, scaling2)])
         return dataclasses.replace(self.preset, write_bps=self.write_bps,
                                    write_scaling=tuple(scaled),
-                                   rated_write_bps=rated_write_bps(self.preset))
+                                   rated_write_bps=rated_write_bps(self.preset),
+                                   job_time_spread=tuple(self.job_time_spread
+                                                         or self.preset.job_time_spread))
 
     def record(self) -> dict[str, Any]:
         """The [calibration] table of the fitted device's TOML file."""
@@ -280,6 +308,8 @@ class DeviceFit:
         if device.gc_base_write_amplification > 1.0:
             fields["gc_base_write_amplification"] = device.gc_base_write_amplification
         fields["rated_write_MBps"] = round(device.rated_write_bps / MB, 1)
+        if device.job_time_spread:
+            fields["job_time_spread"] = list(device.job_time_spread)
         fields["calibration"] = self.record()
         return toml_text(fields)
 
@@ -302,10 +332,14 @@ def _preset_two_stream(device: DeviceModel) -> float:
 def fit_device(preset: str, labelled_traces: Sequence[tuple[str, Trace]],
                machine: MachineProfile, max_evaluations: int = 60) -> DeviceFit:
     """Fit the device `preset` (a preset name or file) to the jobs of the runs on it (module
-    docstring); `machine` gives the cores and the flush CPU costs."""
+    docstring), and measure its `job_time_spread`; `machine` gives the cores and the flush
+    CPU costs."""
     runs = [measured_jobs(trace, machine, label) for label, trace in labelled_traces]
-    return fit_jobs(load_device(preset), runs, [label for label, _ in labelled_traces],
-                    machine.cores, max_evaluations)
+    fit = fit_jobs(load_device(preset), runs, [label for label, _ in labelled_traces],
+                   machine.cores, max_evaluations)
+    fit.job_time_spread, note = job_time_spread(runs)
+    fit.notes.append(note)
+    return fit
 
 
 def fit_jobs(base: DeviceModel, runs: Sequence[Sequence[MeasuredJob]], labels: Sequence[str],
