@@ -6,7 +6,7 @@ import csv
 
 from conftest import SMALL
 from lsmsim.cli.main import main
-from lsmsim.sweeps.compare import format_table, run_grid
+from lsmsim.sweeps.compare import Cell, format_table, mean_of_seeds, run_grid
 from lsmsim.policy import Policy
 from lsmsim.policies import register
 
@@ -104,7 +104,7 @@ def test_a_verdict_is_given_seed_by_seed():
     """The best policy on the mean that loses on one seed is flagged; lead ranges are per
     seed in the metric's own terms, a zero the other policy got is said in words, and
     policies alike on every seed are a tie, not a disagreement."""
-    from lsmsim.sweeps.compare import Cell, seed_verdicts
+    from lsmsim.sweeps.compare import seed_verdicts
 
     def cells(policy, values, metric="throughput_ops_per_s"):
         return [Cell(policy, "nvme", {metric: v}) for v in values]
@@ -123,6 +123,15 @@ def test_a_verdict_is_given_seed_by_seed():
     failed = [Cell("b", "nvme", error="boom"), Cell("b", "nvme", {})]
     assert seed_verdicts([cells("a", [1.0, 2.0]), failed]) == (
         "      nvme  nothing to rank: fewer than two policies ran on every seed")
+
+
+def test_a_cell_failed_on_some_seeds_says_on_how_many():
+    """`mean_of_seeds`, which compare and reproduce both merge a cell's seeds with."""
+    merged = mean_of_seeds([Cell("a", "nvme", {"x": 1.0}), Cell("a", "nvme", error="boom"),
+                            Cell("a", "nvme", {"x": 3.0})])
+    assert merged.error == "on 1 of 3 seeds: boom"
+    assert mean_of_seeds([Cell("a", "nvme", {"x": 1.0}),
+                          Cell("a", "nvme", {"x": 3.0})]).metrics == {"x": 2.0}
 
 
 def test_cli_compare_counts_failed_runs_seed_by_seed(tmp_path, capsys):

@@ -113,7 +113,7 @@ def _compare(args: argparse.Namespace) -> int:
         cells, stopped = stop.results, stop
     wall_s = time.perf_counter() - started
     groups = seed_groups(cells, args.seeds)
-    means = [_mean_cell(group) for group in groups]
+    means = [mean_of_seeds(group) for group in groups]
     print(format_table(means))
     if args.seeds > 1:
         print(f"\neach row is the mean of {args.seeds} seeds ({args.seed} to "
@@ -141,11 +141,3 @@ def _compare(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _mean_cell(group: list[Any]) -> Any:
-    """A cell's runs under its seeds as one row: their mean, or, where some failed, the
-    first error and how many seeds it failed on."""
-    mean = mean_of_seeds(group)
-    failed = sum(1 for c in group if c.error)
-    if failed and len(group) > 1:
-        mean.error = f"on {failed} of {len(group)} seeds: {mean.error}"
-    return mean

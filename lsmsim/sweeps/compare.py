@@ -121,14 +121,15 @@ def run_grid(workload: str, policies: list[str], devices: list[str], duration_s:
 
 def mean_of_seeds(cells: Sequence[Cell]) -> Cell:
     """One run's cells under several seeds as one: each metric's mean over the seeds (those
-    every seed has), the first seed's series, the CPU of all; the first error, if any
-    failed. One cell is itself."""
+    every seed has), the first seed's series, the CPU of all; where some failed, the first
+    error and on how many seeds. One cell is itself."""
     if len(cells) == 1:
         return cells[0]
     first = cells[0]
     failed = [c.error for c in cells if c.error]
     if failed:
-        return Cell(first.policy, first.device, error=failed[0],
+        return Cell(first.policy, first.device,
+                    error=f"on {len(failed)} of {len(cells)} seeds: {failed[0]}",
                     cpu_s=sum(c.cpu_s for c in cells))
     names = [m for m in first.metrics if all(m in c.metrics for c in cells)]
     return Cell(first.policy, first.device,
