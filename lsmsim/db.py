@@ -46,6 +46,7 @@ from lsmsim.metrics import IntervalRecorder
 from lsmsim.options import LsmOptions, OptionError
 from lsmsim.obsolete_file_purge import ObsoleteFilePins
 from lsmsim.device_time_spread import device_time_draws
+from lsmsim.job_cost_spread import drawn
 from lsmsim.page_cache_residency import PageCacheResidency
 from lsmsim.page_cache_writeback import background_share
 from lsmsim.policy import Policy, PolicyError, Weights, bad_answer, is_real
@@ -160,9 +161,9 @@ class DB:
         self._cost_spread = machine.job_cost_spread() if mechanisms.job_cost_spread else None
         self._cost_rng = self.rng.spawn(1)[0]
         # And its device time multiplier (`lsmsim.device_time_spread`), likewise.
+        # (Spawning a child does not move `self.rng`'s own draws nor the first child's.)
         self._device_time_spread = device_time_draws(device, mechanisms.device_time_spread)
-        self._device_time_rng = (self.rng.spawn(1)[0] if self._device_time_spread is not None
-                                 else None)
+        self._device_time_rng = self.rng.spawn(1)[0]
         # A shared core's cost on a job's CPU per unit (0: none), and the factor now.
         self._core_sharing_slope = machine.core_sharing_slope if mechanisms.core_sharing else 0.0
         self._core_sharing = 1.0
@@ -617,16 +618,18 @@ class DB:
             if sharing != 1.0:
                 cpu_s *= sharing
                 cap = job.threads / (cpu_s + thread.blocked_s)
-            device_s = job.read_bytes / read_bps + job.write_bytes / write_bps
+            read_device_s = job.read_bytes / read_bps
+            write_device_s = job.write_bytes / write_bps
             if timed:
                 write_factor = job.device_time
                 if drive_gc is not None:
                     write_factor *= write_amplification(drive_gc[0], drive_gc[1],
                                                         job.output_file_bytes, drive_gc[2])
                 write_factors.append(write_factor)
-                device_s = (job.read_bytes / read_bps * job.device_time
-                            + job.write_bytes / write_bps * write_factor)
-            per_unit = [cpu_s, device_s, job.write_bytes if limiter_bps else 0.0]
+                read_device_s *= job.device_time
+                write_device_s *= write_factor
+            per_unit = [cpu_s, read_device_s + write_device_s,
+                        job.write_bytes if limiter_bps else 0.0]
             # A purge runs on its finished job's thread, at that job's weights.
             cpu_weight, device_weight, limiter_weight = _weight_tuple(
                 policy.job_weights(view, job.finished if isinstance(job, PurgeJob) else job),
@@ -1102,16 +1105,12 @@ class DB:
 
     def _job_cost_multiplier(self) -> float:
         """A starting job's CPU cost multiplier (`lsmsim.job_cost_spread`), 1 without it."""
-        if self._cost_spread is None:
-            return 1.0
-        return self._cost_spread.draw(self._cost_rng)
+        return drawn(self._cost_spread, self._cost_rng)
 
     def _device_time_multiplier(self) -> float:
         """A starting job's device time multiplier (`lsmsim.device_time_spread`), 1 without
         it."""
-        if self._device_time_spread is None:
-            return 1.0
-        return self._device_time_spread.draw(self._device_time_rng)
+        return drawn(self._device_time_spread, self._device_time_rng)
 
     def _device_read_bytes(self, parts: list[tuple[SstFile, float]]) -> float:
         """Bytes of (file, bytes read) parts that come from the device, not the page cache

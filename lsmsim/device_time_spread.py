@@ -11,13 +11,14 @@ or slow down, where another seed's run does not; as real repeats differ.
 What the LOGs measure (`lsmsim.fidelity.device_calibration.job_time_spread`, `lsmsim
 calibrate --device-out`): each compaction that ran alone (no other job during 95% of it),
 its wall time less its `compaction_time_cpu_micros` (EVENT_LOG_v1) per byte it wrote, over
-the geometric mean of its run's. On the ADOC authors' rate-limited 600 s runs (40 cores:
-nothing waited for a core; RocksDB 6.11), the log's standard deviation is 0.24-0.37 on the
-NVMe and SATA SSDs (the 5% slowest jobs 1.3-1.7 times the mean), 0.17-0.22 on PM (whose jobs
-are blocked too little of their time for its bandwidth to be fitted, so it has none) and
-0.03-0.05 on the HDD, whose sequential writes take the time their bytes do. Flushes'
-CPU is not logged per job (RocksDB 6.x/7.x), so they are not measured; they draw from the
-same table.
+the geometric mean of its run's. On the runs the ADOC authors' fitted devices were
+calibrated on (client rate-limited, one background job, 40 cores: nothing waited for a
+core; RocksDB 6.11), the log's standard deviation is 0.26 on the NVMe SSD (5th-95th
+percentile 0.58-1.38 times the mean), 0.18 on the SATA SSD (0.79-1.27) and 0.06 on the
+HDD (0.94-1.13); the authors' other rate-limited runs of those devices give 0.16, 0.31 and
+0.14 (`python validation/device_time_spread.py`). The spread moves with the run and its
+load: a table is one measurement of it, not a constant of the device. Flushes' CPU is not
+logged per job (RocksDB 6.x/7.x), so they are not measured; they draw from the same table.
 
 The device file holds it as `job_time_spread`: equally likely multipliers of mean 1 (the
 bandwidths stay the mean's). A job draws one when it starts, from a stream of the run's

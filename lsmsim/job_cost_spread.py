@@ -41,3 +41,8 @@ class JobCostSpread:
     def draw(self, rng: np.random.Generator) -> float:
         """One job's multiplier: one of the table's, each equally likely."""
         return self.multipliers[int(rng.integers(len(self.multipliers)))]
+
+
+def drawn(spread: JobCostSpread | None, rng: np.random.Generator) -> float:
+    """A starting job's multiplier from `spread` (1 without one)."""
+    return 1.0 if spread is None else spread.draw(rng)

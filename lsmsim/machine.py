@@ -409,8 +409,9 @@ def spread_multipliers(path: Path, values: list[Any], name: str) -> tuple[float,
         if problem is not None:
             raise DataFileError(f"{where}: a multiplier {problem}, got {value!r}")
     if values and abs(sum(values) / len(values) - 1.0) > 0.01:
-        raise DataFileError(f"{where}: the multipliers' mean must be 1 (the costs are the "
-                            f"mean cost), got {sum(values) / len(values):.4f}")
+        raise DataFileError(f"{where}: the multipliers' mean must be 1 within 0.01 (the "
+                            f"file's costs and bandwidths are the mean's), got "
+                            f"{sum(values) / len(values):.6g}")
     return tuple(float(v) for v in values)
 
 

@@ -19,7 +19,6 @@ from lsmsim.machine import load_machine
 
 ROOT = Path(__file__).resolve().parents[1]
 FITTED = ROOT / "device_models" / "fitted" / "adoc-server"
-RATE_LIMITED = ROOT / "validation" / "traces" / "adoc-server-600s"
 # A slow device, so that jobs wait for it and its time spread shows in throughput.
 SLOW = dataclasses.replace(load_device("sata-ssd"), write_bps=60e6)
 SPREAD = dataclasses.replace(SLOW, job_time_spread=load_device(
@@ -69,20 +68,25 @@ def test_the_device_file_refuses_a_bad_table(tmp_path):
             load_device(str(path))
 
 
-def test_the_authors_flash_spreads_and_their_hdd_does_not():
-    """Measured from their rate-limited runs' compactions that ran alone: a flash drive's
-    time per byte varies from job to job, the HDD's sequential writes take their bytes'."""
+def test_the_fitted_files_hold_what_their_calibration_runs_measure():
+    """Each fitted device's table is its own calibration runs' (as `calibrate
+    --device-out` measures it: their compactions that ran alone), mean 1, and the flash
+    drives' spread wider than the HDD's there."""
+    import tomllib
+
     server = load_machine("server")
     sd = {}
-    for material in ("SATASSD", "SATAHDD"):
-        folders = sorted(RATE_LIMITED.glob(f"*/StorageMaterial.{material}/1CPU/64MB"))
+    for device in ("sata-ssd", "hdd"):
+        path = FITTED / f"{device}.toml"
+        folders = [ROOT / run for run in tomllib.loads(path.read_text())["calibration"]["runs"]]
         _, traces = load_runs(folders, None, None, 1)
         table, note = job_time_spread([measured_jobs(t, server, str(f))
                                        for f, t in zip(folders, traces)])
         assert table is not None, note
+        assert tuple(table) == load_device(str(path)).job_time_spread
         assert np.mean(table) == pytest.approx(1.0, abs=0.01)
-        sd[material] = float(np.std(np.log(table)))
-    assert sd["SATASSD"] > 0.2 > 0.1 > sd["SATAHDD"]
+        sd[device] = float(np.std(np.log(table)))
+    assert sd["sata-ssd"] > 0.1 > sd["hdd"]
 
 
 def test_too_few_lone_compactions_measure_none():
