@@ -269,7 +269,7 @@ def test_a_failed_seed_fails_its_run():
     good = reproduce.Cell("rocksdb", "nvme", {"x": 1.0}, cpu_s=1.0)
     bad = reproduce.Cell("rocksdb", "nvme", error="boom", cpu_s=2.0)
     merged = reproduce.mean_of_seeds([good, bad])
-    assert merged.error == "boom" and merged.cpu_s == 3.0 and not merged.metrics
+    assert merged.error == "on 1 of 2 seeds: boom" and merged.cpu_s == 3.0 and not merged.metrics
     assert reproduce.mean_of_seeds([good]) is good
 
 
