@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lsmsim.device_models.model import DeviceModel
-from lsmsim.data_file import DataFileError, Number, read_fields
-from lsmsim.machine import spread_multipliers
+from lsmsim.data_file import DataFileError, Number, read_fields, spread_multipliers
 from lsmsim.named_data import NamedData
 from lsmsim.value_range import Range
 

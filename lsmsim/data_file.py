@@ -133,3 +133,31 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     return json.dumps(str(value))
+
+
+# At most this many multipliers in a spread table (`spread_multipliers`), each within this
+# range.
+MAX_SPREAD_POINTS = 1000
+_SPREAD_RANGE = Range(1e-3, 1e3)
+
+
+def spread_multipliers(path: Path, values: list[Any], name: str) -> tuple[float, ...]:
+    """A data file's table `name` of equally likely multipliers (a machine profile's
+    `job_cpu_spread` and `put_time_spread`, a device's `job_time_spread`), checked: numbers
+    in _SPREAD_RANGE, at most MAX_SPREAD_POINTS of them, mean 1 (to 1%: the fitted costs
+    and bandwidths are the mean's)."""
+    where = f"{path}: field {name}"
+    if len(values) > MAX_SPREAD_POINTS:
+        raise DataFileError(f"{where} has {len(values)} multipliers, at most "
+                            f"{MAX_SPREAD_POINTS} allowed")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, Number):
+            raise DataFileError(f"{where} holds {value!r}: multipliers are numbers")
+        problem = _SPREAD_RANGE.problem(value)
+        if problem is not None:
+            raise DataFileError(f"{where}: a multiplier {problem}, got {value!r}")
+    if values and abs(sum(values) / len(values) - 1.0) > 0.01:
+        raise DataFileError(f"{where}: the multipliers' mean must be 1 within 0.01 (the "
+                            f"file's costs and bandwidths are the mean's), got "
+                            f"{sum(values) / len(values):.6g}")
+    return tuple(float(v) for v in values)

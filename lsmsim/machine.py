@@ -15,7 +15,7 @@ from typing import Any
 
 from lsmsim import data_file
 from lsmsim.block_compression import CODEC_NS_PER_BYTE, CODECS, NONE
-from lsmsim.data_file import DataFileError, Number, read_fields
+from lsmsim.data_file import DataFileError, Number, read_fields, spread_multipliers
 from lsmsim.named_data import NamedData
 from lsmsim.io_request_cost import IO_REQUEST_NS
 from lsmsim.job_cost_spread import JobCostSpread
@@ -339,12 +339,9 @@ _RANGES = {"cores": Range(1, INT32_MAX, integer=True),
            "writer_cpu_ratio": Range(0.1, 10.0),
            # Checked against `cores` too (`load_machine`): some core must be left.
            "other_work_cores": Range(0.0, float(INT32_MAX))}
-# At most this many multipliers in `job_cpu_spread` or `put_time_spread`, each within this
-# range.
-MAX_SPREAD_POINTS = 1000
-# The profile's tables of equally likely multipliers (MachineProfile fields of those names).
+# The profile's tables of equally likely multipliers (MachineProfile fields of those names;
+# `data_file.spread_multipliers` checks them).
 SPREAD_FIELDS = ("job_cpu_spread", "put_time_spread")
-_SPREAD_RANGE = Range(1e-3, 1e3)
 # What one put costs. A put's CPU is at least their sum (a batch has at least one byte, the
 # skiplist at least one level), which must be at least MIN_PUT_NS: with none the client
 # rate is infinite, and with a tiny one (1e-142 ns) a memtable fills in less time than the
@@ -392,27 +389,6 @@ def load_machine(name_or_path: str) -> MachineProfile:
     return with_costs(MachineProfile(data.get("name", path.stem), data["description"],
                                      data["cores"], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, **settings),
                       costs)
-
-
-def spread_multipliers(path: Path, values: list[Any], name: str) -> tuple[float, ...]:
-    """A data file's spread table `name` (a profile's SPREAD_FIELDS, a device's
-    `job_time_spread`), checked: numbers in _SPREAD_RANGE, at most MAX_SPREAD_POINTS of
-    them, mean 1 (to 1%: the fitted costs and bandwidths are the mean's)."""
-    where = f"{path}: field {name}"
-    if len(values) > MAX_SPREAD_POINTS:
-        raise DataFileError(f"{where} has {len(values)} multipliers, at most "
-                            f"{MAX_SPREAD_POINTS} allowed")
-    for value in values:
-        if isinstance(value, bool) or not isinstance(value, Number):
-            raise DataFileError(f"{where} holds {value!r}: multipliers are numbers")
-        problem = _SPREAD_RANGE.problem(value)
-        if problem is not None:
-            raise DataFileError(f"{where}: a multiplier {problem}, got {value!r}")
-    if values and abs(sum(values) / len(values) - 1.0) > 0.01:
-        raise DataFileError(f"{where}: the multipliers' mean must be 1 within 0.01 (the "
-                            f"file's costs and bandwidths are the mean's), got "
-                            f"{sum(values) / len(values):.6g}")
-    return tuple(float(v) for v in values)
 
 
 def cost_values(profile: MachineProfile) -> dict[str, float]:

@@ -15,7 +15,7 @@ tells them apart.
 
 How: the profile's own calibration runs (`--level`, default its `[calibration] runs`) and
 the shape session are fitted together per job kind, as `lsmsim calibrate` measures costs
-(`lsmsim.fidelity.calibration.compaction_rows`, `flush_rows`, `per_unit_costs`), with the
+(`lsmsim.fidelity.calibration.job_rows`, `per_unit_costs`), with the
 shape host's speed against the level runs' host fitted beside them (hosts of one machine
 kind differ by tens of percent: `lsmsim.fidelity.job_cpu`). Prints the costs, then per run
 (shape and `--check` runs) and per compaction kind (L0->L1, deeper) the real CPU over the
@@ -48,8 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from lsmsim.data_file import DataFileError
-from lsmsim.fidelity.calibration import (JobRows, compaction_rows, flush_rows, load_runs,
-                                         per_unit_costs)
+from lsmsim.fidelity.calibration import JobRows, job_rows, load_runs, per_unit_costs
 from lsmsim.fidelity.job_cpu import compaction_cpu_jobs, measure_host_speed, pooled
 from lsmsim.machine import MACHINES, MachineProfile, load_machine, machine_toml, with_costs
 from lsmsim.trace import Trace
@@ -133,8 +132,8 @@ def main() -> None:
     except (DataFileError, TraceError) as exc:
         raise SystemExit(f"job_cost_shape.py: {exc}") from None
     measured: dict[str, float] = {}
-    for kind, rows_of in (("compaction", compaction_rows), ("flush", flush_rows)):
-        level_rows, shape_rows = rows_of(level_traces, machine), rows_of(shape_traces, machine)
+    level_kinds, shape_kinds = job_rows(level_traces, machine), job_rows(shape_traces, machine)
+    for kind, level_rows, shape_rows in zip(("compaction", "flush"), level_kinds, shape_kinds):
         if level_rows is None or shape_rows is None:
             raise SystemExit(f"job_cost_shape.py: too little {kind} CPU in the "
                              f"{'level' if level_rows is None else 'shape'} runs' LOGs")

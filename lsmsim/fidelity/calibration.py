@@ -54,7 +54,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -167,11 +167,19 @@ class JobRows(NamedTuple):
     size: np.ndarray    # the rows' bytes (the fit's weights)
 
 
-def compaction_rows(traces: Sequence[Trace], base: MachineProfile) -> JobRows | None:
-    """The runs' compactions (`compaction_cpu_jobs`) as rows of the compaction costs; None
-    when they hold under MIN_MEASURED_BYTES of input."""
-    jobs = [job for trace in traces
-            for job in compaction_cpu_jobs(trace, sharing_factors(trace, base))]
+def job_rows(traces: Sequence[Trace], base: MachineProfile
+             ) -> tuple[JobRows | None, JobRows | None]:
+    """The runs' compactions (`compaction_cpu_jobs`, a row each) and flushes
+    (`flush_cpu_row`, a row per run) as rows of their costs, each None when the runs hold
+    under MIN_MEASURED_BYTES of it; each run's core-sharing factors found once for both."""
+    factors = [sharing_factors(trace, base) for trace in traces]
+    return (_compaction_rows(traces, factors, base), _flush_rows(traces, factors, base))
+
+
+def _compaction_rows(traces: Sequence[Trace], factors: Sequence[Mapping[int, float]],
+                     base: MachineProfile) -> JobRows | None:
+    jobs = [job for trace, found in zip(traces, factors)
+            for job in compaction_cpu_jobs(trace, found)]
     if sum(job.input_bytes for job in jobs) < MIN_MEASURED_BYTES:
         return None
     size, entries, runs, cpu_ns, requests, sharing = np.asarray(
@@ -183,11 +191,10 @@ def compaction_rows(traces: Sequence[Trace], base: MachineProfile) -> JobRows | 
                    cpu_ns / sharing - base.io_request_cpu_s * 1e9 * requests, size)
 
 
-def flush_rows(traces: Sequence[Trace], base: MachineProfile) -> JobRows | None:
-    """Each run's flushes (`flush_cpu_row`) as a row of the flush costs; None when they
-    flushed under MIN_MEASURED_BYTES."""
-    flushes = [row for trace in traces
-               for row in [flush_cpu_row(trace, sharing_factors(trace, base))] if row is not None]
+def _flush_rows(traces: Sequence[Trace], factors: Sequence[Mapping[int, float]],
+                base: MachineProfile) -> JobRows | None:
+    flushes = [row for trace, found in zip(traces, factors)
+               for row in [flush_cpu_row(trace, found)] if row is not None]
     if sum(row.output_bytes for row in flushes) < MIN_MEASURED_BYTES:
         return None
     size, entries, cpu_ns, requests, sharing = np.asarray(
@@ -207,13 +214,12 @@ def measured_costs(traces: Sequence[Trace], base: MachineProfile
     for each cost the LOGs do not hold enough of."""
     measured: dict[str, float] = {}
     notes = []
-    compactions = compaction_rows(traces, base)
+    compactions, flushes = job_rows(traces, base)
     if compactions is not None:
         measured.update(per_unit_costs(*compactions))
     else:
         notes.append("compaction CPU not measured: the LOGs hold too few compactions with "
                      "compaction_time_cpu_micros")
-    flushes = flush_rows(traces, base)
     if flushes is not None:
         measured.update(per_unit_costs(*flushes))
     else:
